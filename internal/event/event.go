@@ -1,0 +1,207 @@
+// Package event is the source-agnostic model of what the kernel told us about GPU work.
+//
+// Both sources (live eBPF records and replayed ftrace text) produce Event values; the
+// assembler consumes nothing else. An Event is a flat value type on purpose: it is
+// created once per kernel event on the hot path, so it carries no maps and no pointers
+// except the few strings a text decoder has to allocate anyway.
+package event
+
+import "fmt"
+
+// Kind says which kernel hook produced an event, normalised across kernel generations:
+// drm_sched_job (≤6.16) and drm_sched_job_queue (6.17+) are both JobQueue, and so on.
+// The original tracepoint name is kept in Event.Name for diagnostics.
+type Kind uint8
+
+const (
+	KindUnknown Kind = iota
+
+	// Submitting thread (user context).
+	IoctlEnter    // syscalls:sys_enter_ioctl / fentry drm_ioctl: Fd, Cmd, Arg
+	IoctlExit     // syscalls:sys_exit_ioctl / fexit drm_ioctl: Ret
+	BOValidStart  // fentry of a buffer-object validation function (Func)
+	BOValidEnd    // fexit of a buffer-object validation function (Func, Ret)
+	JobQueue      // drm_sched_job / drm_sched_job_queue / amdgpu_cs_ioctl
+	JobDependency // drm_sched_job_wait_dep / drm_sched_job_add_dep / drm_sched_job_unschedulable: Dep
+
+	// Scheduler worker.
+	JobRun    // drm_run_job / drm_sched_job_run / amdgpu_sched_run_job
+	RunJobEnd // fexit of the driver's run_job callback
+
+	// Completion.
+	JobDone // drm_sched_process_job / drm_sched_job_done (scheduler's finished fence signalled)
+
+	// dma_fence core (every driver). Fence is the fence the event is about (32-bit keys).
+	FenceInit
+	FenceEmit
+	FenceEnableSignal
+	FenceSignaled
+	FenceWaitStart
+	FenceWaitEnd
+	FenceDestroy
+	FenceUsedAsDep // unmerged RFC dma_fence_sync_to / dma_fence_used_as_dependency
+
+	// Interrupts.
+	IRQEntry // irq_handler_entry: IRQ, IRQName
+	IRQExit  // irq_handler_exit: IRQ, Ret (1 handled)
+
+	// i915 requests (no DRM scheduler). Fence = {ctx, seqno}; Ring = engine.
+	I915RequestQueue
+	I915RequestAdd
+	I915RequestSubmit
+	I915RequestIn
+	I915RequestOut
+	I915RequestRetire
+	I915RequestWaitBegin
+	I915RequestWaitEnd
+
+	// xe: Fence = {fence ctx, seqno} of the hardware/scheduler fence, JobID = job pointer.
+	XeSchedJobCreate
+	XeSchedJobExec
+	XeSchedJobRun
+	XeSchedJobFree
+	XeHwFenceCreate
+	XeHwFenceSignal
+	XeHwFenceFree
+
+	// msm (Adreno): JobID = submit id, Ring = ring id, Fence.Seqno = seqno.
+	MsmSubmit
+	MsmSubmitFlush
+	MsmSubmitRetired
+
+	// trace_marker writes ("print" events), kept as markers on the timeline.
+	Marker
+
+	kindCount
+)
+
+var kindNames = [kindCount]string{
+	KindUnknown:          "unknown",
+	IoctlEnter:           "ioctl_enter",
+	IoctlExit:            "ioctl_exit",
+	BOValidStart:         "bo_validate_start",
+	BOValidEnd:           "bo_validate_end",
+	JobQueue:             "job_queue",
+	JobDependency:        "job_dependency",
+	JobRun:               "job_run",
+	RunJobEnd:            "run_job_end",
+	JobDone:              "job_done",
+	FenceInit:            "fence_init",
+	FenceEmit:            "fence_emit",
+	FenceEnableSignal:    "fence_enable_signal",
+	FenceSignaled:        "fence_signaled",
+	FenceWaitStart:       "fence_wait_start",
+	FenceWaitEnd:         "fence_wait_end",
+	FenceDestroy:         "fence_destroy",
+	FenceUsedAsDep:       "fence_used_as_dependency",
+	IRQEntry:             "irq_entry",
+	IRQExit:              "irq_exit",
+	I915RequestQueue:     "i915_request_queue",
+	I915RequestAdd:       "i915_request_add",
+	I915RequestSubmit:    "i915_request_submit",
+	I915RequestIn:        "i915_request_in",
+	I915RequestOut:       "i915_request_out",
+	I915RequestRetire:    "i915_request_retire",
+	I915RequestWaitBegin: "i915_request_wait_begin",
+	I915RequestWaitEnd:   "i915_request_wait_end",
+	XeSchedJobCreate:     "xe_sched_job_create",
+	XeSchedJobExec:       "xe_sched_job_exec",
+	XeSchedJobRun:        "xe_sched_job_run",
+	XeSchedJobFree:       "xe_sched_job_free",
+	XeHwFenceCreate:      "xe_hw_fence_create",
+	XeHwFenceSignal:      "xe_hw_fence_signal",
+	XeHwFenceFree:        "xe_hw_fence_free",
+	MsmSubmit:            "msm_submit",
+	MsmSubmitFlush:       "msm_submit_flush",
+	MsmSubmitRetired:     "msm_submit_retired",
+	Marker:               "marker",
+}
+
+// String returns the stable, metric-safe name of the kind.
+func (k Kind) String() string {
+	if k < kindCount {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Kinds lists every defined kind except KindUnknown, in declaration order.
+func Kinds() []Kind {
+	out := make([]Kind, 0, kindCount-1)
+	for k := Kind(1); k < kindCount; k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+// FenceKey identifies a dma_fence: (context, seqno). Scheduler events of 6.17+ carry
+// 64-bit values; dma_fence tracepoints truncate both to 32 bits (Wide=false).
+type FenceKey struct {
+	Context uint64
+	Seqno   uint64
+}
+
+// IsZero reports whether the key is unset.
+func (f FenceKey) IsZero() bool { return f.Context == 0 && f.Seqno == 0 }
+
+// Truncated returns the key as a 32-bit dma_fence tracepoint would print it.
+func (f FenceKey) Truncated() FenceKey {
+	return FenceKey{Context: f.Context & 0xffffffff, Seqno: f.Seqno & 0xffffffff}
+}
+
+func (f FenceKey) String() string { return fmt.Sprintf("%d:%d", f.Context, f.Seqno) }
+
+// Event is one kernel event, normalised. Fields that a kind does not use are zero.
+type Event struct {
+	Kind Kind
+	// Time is nanoseconds on the source's clock: CLOCK_MONOTONIC for the live source,
+	// the capture's own timestamp for replay. The source supplies the wall-clock anchor.
+	Time int64
+	CPU  int32
+	PID  uint32 // thread-group id when known (0 when the source only knows the thread)
+	TID  uint32 // kernel task id of the thread the event ran on
+	Comm string
+
+	// Name is the tracepoint (or hook) name as the kernel spells it, for diagnostics.
+	Name string
+
+	Driver   string // fence driver name, or the GPU driver that produced the event
+	Timeline string // fence timeline name (never used as a key: may read "signaled-timeline")
+	Device   string // dev_name of the scheduler's device (PCI address) when the event carries it
+	Ring     string // ring / scheduler / engine name
+
+	// Fence: for scheduler events, the scheduler's finished fence of the job; for
+	// dma_fence events, the fence itself. FenceWide is true when both halves are 64-bit.
+	Fence     FenceKey
+	FenceWide bool
+	// Dep: the fence a JobDependency event says the job depends on.
+	Dep     FenceKey
+	DepWide bool
+
+	JobID    uint64 // scheduler job id, amdgpu sched_job id, msm submit id, xe job pointer
+	FencePtr uint64 // old kernels: fence pointer (hashed %p in text), the only job identity they print
+	Entity   uint64 // scheduler entity pointer, when printed
+	ClientID uint64 // DRM client id (6.17+ scheduler events)
+	HWFence  FenceKey // hardware fence linked in the kernel (s_fence->parent), when the live source reads it
+
+	// ioctl
+	Fd  int32
+	Cmd uint32
+	Arg uint64
+	Ret int64
+
+	// IRQ
+	IRQ     int32
+	IRQName string
+
+	// Func is the kernel function of an fentry/fexit event (BO validation, run_job).
+	Func string
+
+	// Text is a marker's payload.
+	Text string
+
+	// Trace context read at the submitting ioctl (live source only; zero otherwise).
+	TraceID [16]byte
+	SpanID  [8]byte
+	CtxTier uint8
+}

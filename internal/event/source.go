@@ -1,0 +1,54 @@
+// Source-side contracts shared by the live and replay sources.
+package event
+
+import "context"
+
+// Clock converts a source timestamp (Event.Time) to wall-clock Unix nanoseconds.
+// Replay: epoch + capture time, exactly. Live: CLOCK_MONOTONIC + a re-synced offset.
+type Clock interface {
+	WallNanos(t int64) int64
+}
+
+// OffsetClock is a fixed offset clock: wall = t + Offset.
+type OffsetClock struct{ Offset int64 }
+
+// WallNanos implements Clock.
+func (c OffsetClock) WallNanos(t int64) int64 { return t + c.Offset }
+
+// Sink receives events in batches, in the order the source produced them. The slice is
+// only valid during the call: a sink that keeps events must copy them.
+type Sink interface {
+	Consume(batch []Event)
+	// Watermark tells the sink that no event earlier than t (source clock) is still to
+	// come except within the source's reorder window; it drives timeouts.
+	Watermark(t int64)
+}
+
+// Source produces events until ctx is cancelled or the input ends.
+type Source interface {
+	// Clock is valid once Run has started delivering events.
+	Clock() Clock
+	// Run blocks, delivering to sink, and returns nil at the end of a finite input.
+	Run(ctx context.Context, sink Sink) error
+	// Stats reports what the source decoded, skipped and dropped so far.
+	Stats() SourceStats
+}
+
+// SourceStats is what a source counted. Nothing is dropped without being counted here.
+type SourceStats struct {
+	Events    [kindCount]uint64 // decoded events by kind
+	Unknown   map[string]uint64 // events of families we do not decode, by name
+	Malformed uint64            // lines/records that could not be parsed
+	// MalformedSamples holds the first few malformed inputs with their position
+	// ("line 1234: <reason>").
+	MalformedSamples []string
+	Lost             uint64 // records lost before decoding (ring buffer reserve failures)
+}
+
+// EventsOf returns the count of decoded events of kind k.
+func (s *SourceStats) EventsOf(k Kind) uint64 {
+	if k < kindCount {
+		return s.Events[k]
+	}
+	return 0
+}

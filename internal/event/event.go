@@ -178,10 +178,10 @@ type Event struct {
 	Dep     FenceKey
 	DepWide bool
 
-	JobID    uint64 // scheduler job id, amdgpu sched_job id, msm submit id, xe job pointer
-	FencePtr uint64 // old kernels: fence pointer (hashed %p in text), the only job identity they print
-	Entity   uint64 // scheduler entity pointer, when printed
-	ClientID uint64 // DRM client id (6.17+ scheduler events)
+	JobID    uint64   // scheduler job id, amdgpu sched_job id, msm submit id, xe job pointer
+	FencePtr uint64   // old kernels: fence pointer (hashed %p in text), the only job identity they print
+	Entity   uint64   // scheduler entity pointer, when printed
+	ClientID uint64   // DRM client id (6.17+ scheduler events)
 	HWFence  FenceKey // hardware fence linked in the kernel (s_fence->parent), when the live source reads it
 
 	// ioctl

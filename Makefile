@@ -1,0 +1,60 @@
+# ghostdriver — the two commands a newcomer needs are `make run` and `make test`.
+SHELL := /bin/bash
+GO ?= go
+OCB_VERSION := v0.165.0
+OCB := $(shell $(GO) env GOPATH)/bin/builder
+DIST := build/otelcol-ghostdriver/otelcol-ghostdriver
+CAPTURE ?= testdata/captures/gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz
+RUN_FOR ?=
+
+.PHONY: all build cli dist run test test-unit test-dist test-vgpu generate bench vet clean
+
+all: build
+
+build: cli dist
+
+cli:
+	CGO_ENABLED=0 $(GO) build -o bin/ghostdriver ./cmd/ghostdriver
+
+$(OCB):
+	GOFLAGS=-mod=mod $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
+
+# The collector distribution (ocb). Sources: builder-config.yaml.
+dist: $(OCB)
+	mkdir -p build/otelcol-ghostdriver
+	$(OCB) --config builder-config.yaml
+
+# Build the distribution and run it on the bundled real capture: job spans with their
+# stage children on the console (debug exporter), metrics on http://127.0.0.1:8889/metrics.
+# RUN_FOR=30s stops it after that long; otherwise it runs until Ctrl-C.
+run: dist
+	RUN_FOR=$(RUN_FOR) CAPTURE=$(CAPTURE) DIST=$(DIST) scripts/run.sh
+
+# Everything CI checks: vet, unit + capture tests, the distribution end to end.
+test: vet test-unit test-dist
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+test-unit:
+	$(GO) test -count=1 ./...
+
+# The ocb-built collector on the bundled capture: spans in the file exporter, a
+# Prometheus scrape of the stage histograms.
+test-dist: dist
+	DIST=$(DIST) scripts/test-dist.sh
+
+# The virtual GPU rig: a real DRM driver module under QEMU (TCG), both kernel generations.
+test-vgpu: cli
+	testdata/vgpu/run-all.sh
+
+# Regenerate the committed bpf2go output (needs clang-14).
+generate:
+	$(GO) generate ./internal/probe/...
+
+bench:
+	scripts/bench.sh
+
+clean:
+	rm -rf bin build

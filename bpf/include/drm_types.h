@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
+/*
+ * GPU driver types that vmlinux.h of a DRM-less build host does not contain (verified:
+ * the committed vmlinux.h has no drm_sched_* type). They live in module BTF on the
+ * target (gpu-sched.ko, amdgpu.ko, ...), and CO-RE relocates every access against it,
+ * so only the members we read are declared, by name, with preserve_access_index.
+ * Members that changed across kernel versions are guarded by bpf_core_field_exists().
+ *
+ * The ___gd suffix keeps these from clashing with a vmlinux.h that does contain the
+ * real types (a build host with DRM built in); libbpf/cilium CO-RE ignore the
+ * ___suffix when matching names.
+ */
+#pragma once
+
+#include "vmlinux.h"
+
+struct drm_gpu_scheduler___gd {
+	const char *name;
+	struct device *dev; /* since 6.0 */
+} __attribute__((preserve_access_index));
+
+struct drm_sched_fence___gd {
+	struct dma_fence scheduled;
+	struct dma_fence finished;
+	struct dma_fence *parent;
+	__u64 drm_client_id; /* 6.17+ */
+} __attribute__((preserve_access_index));
+
+struct drm_sched_job___gd {
+	struct drm_gpu_scheduler___gd *sched;
+	struct drm_sched_fence___gd *s_fence;
+	void *entity;
+	__u64 id; /* removed in 6.17 ("drm: Get rid of drm_sched_job.id") */
+} __attribute__((preserve_access_index));
+
+/* amdgpu: struct amdgpu_job embeds the scheduler job as its first member `base`. */
+struct amdgpu_job___gd {
+	struct drm_sched_job___gd base;
+} __attribute__((preserve_access_index));
+
+/* i915: the request is its own dma_fence; engine->name is the ring. */
+struct intel_engine_cs___gd {
+	char name[16];
+} __attribute__((preserve_access_index));
+
+struct i915_request___gd {
+	struct dma_fence fence;
+	struct intel_engine_cs___gd *engine;
+} __attribute__((preserve_access_index));
+
+/* xe */
+struct xe_sched_job___gd {
+	struct drm_sched_job___gd drm;
+	struct dma_fence *fence; /* hardware fence (set once the job is armed) */
+} __attribute__((preserve_access_index));
+
+struct xe_hw_fence___gd {
+	struct dma_fence dma;
+	char name[32];
+} __attribute__((preserve_access_index));
+
+/* msm */
+struct msm_ringbuffer___gd {
+	int id;
+} __attribute__((preserve_access_index));
+
+struct msm_gem_submit___gd {
+	__u32 seqno;
+	__u32 ident;
+	struct msm_ringbuffer___gd *ring;
+} __attribute__((preserve_access_index));

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
+/*
+ * Shared by every program family: the one record that crosses the ring buffer, the
+ * ring buffer itself, the per-CPU reserve-failure counter and the wakeup policy.
+ *
+ * bpf2go generates the Go mirror of `struct record` and `enum hook` (common.c,
+ * -type record -type hook); Go never declares them by hand.
+ */
+#pragma once
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+/*
+ * Which hook produced a record. User space maps each value to an event.Kind and the
+ * kernel's own name for the hook (one table in internal/probe/hooks.go). Values are
+ * part of the record format: append, never renumber.
+ */
+enum hook {
+	HOOK_NONE = 0,
+	/* submitting thread */
+	HOOK_SYS_ENTER_IOCTL = 1,
+	HOOK_SYS_EXIT_IOCTL = 2,
+	HOOK_DRM_IOCTL_ENTER = 3,
+	HOOK_DRM_IOCTL_EXIT = 4,
+	HOOK_BO_VALIDATE_ENTER = 5,
+	HOOK_BO_VALIDATE_EXIT = 6,
+	/* gpu_scheduler, <= 6.16 names */
+	HOOK_DRM_SCHED_JOB = 10,
+	HOOK_DRM_RUN_JOB = 11,
+	HOOK_DRM_SCHED_PROCESS_JOB = 12,
+	HOOK_DRM_SCHED_JOB_WAIT_DEP = 13,
+	/* gpu_scheduler, 6.17+ names */
+	HOOK_DRM_SCHED_JOB_QUEUE = 14,
+	HOOK_DRM_SCHED_JOB_RUN = 15,
+	HOOK_DRM_SCHED_JOB_DONE = 16,
+	HOOK_DRM_SCHED_JOB_ADD_DEP = 17,
+	HOOK_DRM_SCHED_JOB_UNSCHEDULABLE = 18,
+	/* fexit of the driver's run_job callback */
+	HOOK_RUN_JOB_EXIT = 19,
+	/* dma_fence */
+	HOOK_DMA_FENCE_INIT = 20,
+	HOOK_DMA_FENCE_EMIT = 21,
+	HOOK_DMA_FENCE_ENABLE_SIGNAL = 22,
+	HOOK_DMA_FENCE_SIGNALED = 23,
+	HOOK_DMA_FENCE_WAIT_START = 24,
+	HOOK_DMA_FENCE_WAIT_END = 25,
+	HOOK_DMA_FENCE_DESTROY = 26,
+	/* interrupts */
+	HOOK_IRQ_HANDLER_ENTRY = 30,
+	HOOK_IRQ_HANDLER_EXIT = 31,
+	/* amdgpu */
+	HOOK_AMDGPU_CS_IOCTL = 40,
+	HOOK_AMDGPU_SCHED_RUN_JOB = 41,
+	/* i915 */
+	HOOK_I915_REQUEST_QUEUE = 50,
+	HOOK_I915_REQUEST_ADD = 51,
+	HOOK_I915_REQUEST_SUBMIT = 52,
+	HOOK_I915_REQUEST_IN = 53,
+	HOOK_I915_REQUEST_OUT = 54,
+	HOOK_I915_REQUEST_RETIRE = 55,
+	HOOK_I915_REQUEST_WAIT_BEGIN = 56,
+	HOOK_I915_REQUEST_WAIT_END = 57,
+	/* xe */
+	HOOK_XE_SCHED_JOB_CREATE = 60,
+	HOOK_XE_SCHED_JOB_EXEC = 61,
+	HOOK_XE_SCHED_JOB_RUN = 62,
+	HOOK_XE_SCHED_JOB_FREE = 63,
+	HOOK_XE_HW_FENCE_CREATE = 64,
+	HOOK_XE_HW_FENCE_SIGNAL = 65,
+	HOOK_XE_HW_FENCE_FREE = 66,
+	/* msm */
+	HOOK_MSM_GPU_SUBMIT = 70,
+	HOOK_MSM_GPU_SUBMIT_FLUSH = 71,
+	HOOK_MSM_GPU_SUBMIT_RETIRED = 72,
+};
+
+/* record.flags */
+enum record_flag {
+	RF_FENCE_WIDE = 1 << 0, /* fence_ctx/fence_seqno are full 64-bit values */
+	RF_DEP_WIDE = 1 << 1,
+	RF_HW_FENCE = 1 << 2, /* hw_ctx/hw_seqno are set */
+	RF_HAS_FENCE = 1 << 3,
+	RF_HAS_DEP = 1 << 4,
+};
+
+/*
+ * One fixed-size record per kernel event. Fields a hook does not use stay zero.
+ * Layout is naturally aligned (no implicit padding) so the generated Go struct is a
+ * byte-for-byte mirror.
+ */
+struct record {
+	__u64 ts;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 pid_tgid; /* tgid << 32 | tid */
+	__u64 fence_ctx;
+	__u64 fence_seqno;
+	__u64 dep_ctx;
+	__u64 dep_seqno;
+	__u64 hw_ctx;
+	__u64 hw_seqno;
+	__u64 job_id;	 /* scheduler job id (<= 6.16), xe job pointer, msm submit ident */
+	__u64 ptr;	 /* the object the hook was given (fence, job), for diagnostics */
+	__u64 entity;	 /* drm_sched_entity pointer */
+	__u64 client_id; /* DRM client id (6.17+) */
+	__u64 arg;	 /* ioctl argument */
+	__s64 ret;	 /* ioctl / function return value, irq handled */
+	__s32 fd;
+	__u32 cmd;
+	__s32 irq;
+	__u32 cpu;
+	__u16 hook; /* enum hook */
+	__u16 func; /* index into the configured function list (fentry/fexit) */
+	__u8 flags; /* enum record_flag */
+	__u8 _pad[3];
+	char comm[16];
+	char ring[16]; /* scheduler / ring / engine name */
+	char dev[16];  /* dev_name() of the scheduler's device */
+};
+
+/*
+ * Shared maps: every family declares them (same definition) and the loader replaces
+ * them with the instances created from common.c, so all programs feed one ring.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* overridden by Config.RingBufferBytes */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+/*
+ * Wakeup policy: never wake the reader per event (measured ≈ 1 µs/event of IPIs);
+ * the reader polls on a deadline. Only when more than wakeup_bytes are pending do
+ * we force a wakeup so a burst cannot overrun the ring between two polls.
+ */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+static __always_inline struct record *rec_reserve(__u16 hook)
+{
+	struct record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+		if (n)
+			*n += 1;
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->ts = bpf_ktime_get_ns();
+	r->pid_tgid = bpf_get_current_pid_tgid();
+	r->cpu = bpf_get_smp_processor_id();
+	r->hook = hook;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	return r;
+}
+
+static __always_inline void rec_submit(struct record *r)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(r, flags);
+}
+
+/* Reads a dma_fence's 64-bit key through CO-RE (fence may be NULL). */
+static __always_inline void read_fence(struct dma_fence *f, __u64 *ctx, __u64 *seqno)
+{
+	if (!f)
+		return;
+	*ctx = BPF_CORE_READ(f, context);
+	*seqno = BPF_CORE_READ(f, seqno);
+}
+
+#define __pai __attribute__((preserve_access_index))

@@ -1,0 +1,101 @@
+// `ghostdriver live` and `ghostdriver doctor`: the eBPF source without a collector.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/probe"
+)
+
+// uintList is a repeatable numeric flag (--drm-major 226 --drm-major 1).
+type uintList []uint32
+
+func (u *uintList) String() string { return fmt.Sprint(*u) }
+func (u *uintList) Set(s string) error {
+	v, err := strconv.ParseUint(s, 0, 32)
+	if err != nil {
+		return err
+	}
+	*u = append(*u, uint32(v))
+	return nil
+}
+
+func cmdLive(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("live", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	duration := fs.Duration("duration", 0, "stop after this long (0: until interrupted)")
+	output := fs.String("output", "", "write spans as OTLP/JSON lines to this file")
+	metricsOut := fs.String("metrics-output", "", "write metrics as OTLP/JSON lines to this file")
+	clockOut := fs.String("clock-out", "", "write the CLOCK_MONOTONIC→wall offset used (ns) to this file")
+	quiet := fs.Bool("quiet", false, "do not print the summary table")
+	verbose := fs.Bool("verbose", false, "log the loader's details (verifier logs at debug level)")
+	var majors uintList
+	fs.Var(&majors, "drm-major", "device major whose ioctls are followed (repeatable; default 226)")
+	pf := addPipelineFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := zap.NewNop()
+	if *verbose {
+		log, _ = zap.NewDevelopment()
+	}
+	cfg := probe.DefaultConfig()
+	if len(majors) > 0 {
+		cfg.DRMMajors = majors
+	}
+	live, report, err := probe.Open(cfg, log)
+	fmt.Fprint(stderr, report.String())
+	if err != nil {
+		fmt.Fprintf(stderr, "ghostdriver live: %v\n", err)
+		return 1
+	}
+	defer live.Close()
+	if *clockOut != "" {
+		if err := os.WriteFile(*clockOut, []byte(fmt.Sprintf("mono_to_wall_offset_ns=%d\n", live.ClockOffset())), 0o644); err != nil {
+			fmt.Fprintf(stderr, "ghostdriver live: --clock-out: %v\n", err)
+			return 1
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+	start := time.Now()
+	code := runPipeline(ctx, live, pf, *output, *metricsOut, !*quiet, stdout, stderr)
+	fmt.Fprintf(stderr, "ghostdriver live: ran %v\n", time.Since(start).Round(time.Millisecond))
+	return code
+}
+
+func cmdDoctor(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	rep := probe.Doctor(probe.DefaultConfig(), zap.NewNop())
+	if *asJSON {
+		b, err := rep.JSON()
+		if err != nil {
+			fmt.Fprintf(stderr, "ghostdriver doctor: %v\n", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	}
+	fmt.Fprint(stdout, rep.String())
+	return 0
+}

@@ -1,0 +1,46 @@
+// Command ghostdriver runs the receiver's pipeline without a collector:
+//
+//	ghostdriver replay [--epoch N] [--speed X] [--output FILE] [--metrics-output FILE] CAPTURE
+//	ghostdriver live   [--duration D] [--output FILE] [--clock-out FILE] [--drm-major N]...
+//	ghostdriver doctor [--json]
+//
+// replay is the offline analysis tool for people who already have trace-cmd captures;
+// live runs the eBPF source where no collector is wanted (the virtual GPU rig's guest);
+// doctor prints what the live source can attach on this host.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage:
+  ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--quiet] CAPTURE
+  ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--drm-major N]...
+  ghostdriver doctor [--json]
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "replay":
+		return cmdReplay(args[1:], stdout, stderr)
+	case "live":
+		return cmdLive(args[1:], stdout, stderr)
+	case "doctor":
+		return cmdDoctor(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "ghostdriver: unknown command %q\n%s", args[0], usage)
+	return 2
+}

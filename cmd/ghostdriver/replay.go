@@ -1,0 +1,85 @@
+// `ghostdriver replay`: a capture in, OTLP/JSON spans (the collector file exporter's
+// format: one ExportTraceServiceRequest per line) and a per-ring/per-stage summary out.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/replay"
+	"github.com/ghostdriver/ghostdriver/internal/summary"
+)
+
+func cmdReplay(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	epoch := fs.String("epoch", "", "wall-clock time of capture timestamp 0: unix ns or RFC 3339 (default: anchor the capture to now)")
+	speed := fs.Float64("speed", 0, "0 = as fast as possible, 1 = real time")
+	output := fs.String("output", "", "write spans as OTLP/JSON lines to this file")
+	metricsOut := fs.String("metrics-output", "", "write metrics as OTLP/JSON lines to this file")
+	quiet := fs.Bool("quiet", false, "do not print the summary table")
+	cfgFlags := addPipelineFlags(fs)
+	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "ghostdriver replay: exactly one CAPTURE file is needed\n%s", usage)
+		return 2
+	}
+	rc := replay.Config{Path: fs.Arg(0), Speed: *speed}
+	if *epoch != "" {
+		ep, err := replay.ParseEpoch(*epoch)
+		if err != nil {
+			fmt.Fprintf(stderr, "ghostdriver replay: --epoch: %v\n", err)
+			return 2
+		}
+		rc.Epoch, rc.HasEpoch = ep, true
+	}
+	src, err := replay.New(rc)
+	if err != nil {
+		fmt.Fprintf(stderr, "ghostdriver replay: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return runPipeline(ctx, src, cfgFlags, *output, *metricsOut, !*quiet, stdout, stderr)
+}
+
+// runPipeline is shared by replay and live: run the source to its end, write the files,
+// print the summary.
+func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, output, metricsOut string, printSummary bool, stdout, stderr io.Writer) int {
+	outs, closeOuts, err := fileOutputs(output, metricsOut)
+	if err != nil {
+		fmt.Fprintf(stderr, "ghostdriver: %v\n", err)
+		return 1
+	}
+	sum := summary.New()
+	outs.Job = func(j *assemble.Job) { sum.Add(j) }
+	p := pipeline.New(pf.config(), src, outs, nil)
+	runErr := p.Run(ctx)
+	closeErr := closeOuts()
+	st := p.Stats()
+	if printSummary {
+		sum.Write(stdout, st.Source)
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "ghostdriver: %v\n", runErr)
+		return 1
+	}
+	if closeErr != nil {
+		fmt.Fprintf(stderr, "ghostdriver: %v\n", closeErr)
+		return 1
+	}
+	if st.DroppedJobs > 0 || st.ExportErrors > 0 {
+		fmt.Fprintf(stderr, "ghostdriver: %d job spans dropped, %d export errors\n", st.DroppedJobs, st.ExportErrors)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,27 @@
+// Package metadata is the receiver's identity and telemetry vocabulary: component type,
+// stability, instrumentation scope, attribute keys and the metric descriptors, with the
+// per-metric enable/disable configuration.
+//
+// It is the hand-written counterpart of what mdatagen would produce from the repository's
+// metadata.yaml (mdatagen is not available to this module, and its builder has no
+// histograms). metadata.yaml and documentation.md describe exactly what is declared here;
+// internal/emit's tests hold the three together.
+package metadata
+
+import "go.opentelemetry.io/collector/component"
+
+// Type is the component type of the receiver in collector configuration.
+var Type = component.MustNewType("ghostdriver")
+
+const (
+	// ScopeName is the instrumentation scope of every span and metric the receiver emits,
+	// and of its own telemetry.
+	ScopeName = "github.com/ghostdriver/ghostdriver/receiver"
+
+	// ScopeVersion is the instrumentation scope version used when the caller supplies none.
+	ScopeVersion = "0.1.0-dev"
+
+	// TracesStability and MetricsStability are the signal stabilities (metadata.yaml status).
+	TracesStability  = component.StabilityLevelDevelopment
+	MetricsStability = component.StabilityLevelDevelopment
+)

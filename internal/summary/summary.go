@@ -1,0 +1,168 @@
+// Package summary is the offline analyst's view of a run: per driver/ring and stage, how
+// many jobs and the p50/p99 of each stage's duration, plus job outcomes and what the
+// source counted. `ghostdriver replay` prints it; golden tests compare it.
+package summary
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+type ringKey struct{ driver, device, ring string }
+
+// Summary accumulates jobs. Durations are kept exactly (one int64 per stage per job) so
+// the percentiles are exact, not bucketed: it is an offline tool.
+type Summary struct {
+	stages   map[ringKey]*[assemble.NumStages + 1][]int64 // index NumStages = whole job
+	measured map[ringKey]*[assemble.NumStages]int
+	outcomes map[string]int // "outcome: reason" → count
+	jobs     map[assemble.Outcome]int
+}
+
+// New returns an empty summary.
+func New() *Summary {
+	return &Summary{
+		stages:   map[ringKey]*[assemble.NumStages + 1][]int64{},
+		measured: map[ringKey]*[assemble.NumStages]int{},
+		outcomes: map[string]int{},
+		jobs:     map[assemble.Outcome]int{},
+	}
+}
+
+// Add records one job.
+func (s *Summary) Add(j *assemble.Job) {
+	s.jobs[j.Outcome]++
+	if j.Outcome != assemble.Completed {
+		s.outcomes[j.Outcome.String()+": "+reasonClass(j.Reason)]++
+		return
+	}
+	k := ringKey{j.Driver, j.Device, j.Ring}
+	d, ok := s.stages[k]
+	if !ok {
+		d = new([assemble.NumStages + 1][]int64)
+		s.stages[k] = d
+		s.measured[k] = new([assemble.NumStages]int)
+	}
+	for _, st := range j.Stages {
+		d[st.Stage] = append(d[st.Stage], st.End-st.Start)
+		if st.Src == assemble.Measured {
+			s.measured[k][st.Stage]++
+		}
+	}
+	d[assemble.NumStages] = append(d[assemble.NumStages], j.End-j.Start)
+}
+
+// reasonClass drops the per-job detail of a reason (anything after " (") so the table
+// groups like reasons.
+func reasonClass(r string) string {
+	if i := strings.Index(r, " ("); i > 0 {
+		return r[:i]
+	}
+	if r == "" {
+		return "unspecified"
+	}
+	return r
+}
+
+// Write prints the summary table, then outcomes, then the source's counters.
+func (s *Summary) Write(w io.Writer, src event.SourceStats) {
+	keys := make([]ringKey, 0, len(s.stages))
+	for k := range s.stages {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.driver != b.driver {
+			return a.driver < b.driver
+		}
+		if a.device != b.device {
+			return a.device < b.device
+		}
+		return a.ring < b.ring
+	})
+	fmt.Fprintf(w, "%-10s %-14s %-18s %7s %9s %12s %12s\n", "DRIVER", "RING", "STAGE", "COUNT", "MEASURED", "P50", "P99")
+	for _, k := range keys {
+		ring := k.ring
+		if k.device != "" {
+			ring = k.device + "/" + k.ring
+		}
+		for st := 0; st <= assemble.NumStages; st++ {
+			d := s.stages[k][st]
+			if len(d) == 0 {
+				continue
+			}
+			name, meas := "job", "-"
+			if st < assemble.NumStages {
+				name = assemble.Stage(st).String()
+				meas = fmt.Sprintf("%d", s.measured[k][st])
+			}
+			p50, p99 := Percentile(d, 50), Percentile(d, 99)
+			fmt.Fprintf(w, "%-10s %-14s %-18s %7d %9s %12s %12s\n", k.driver, ring, name, len(d), meas, fmtDur(p50), fmtDur(p99))
+		}
+	}
+	fmt.Fprintf(w, "\njobs: %d completed, %d incomplete, %d evicted\n",
+		s.jobs[assemble.Completed], s.jobs[assemble.Incomplete], s.jobs[assemble.Evicted])
+	reasons := make([]string, 0, len(s.outcomes))
+	for r := range s.outcomes {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(w, "  %6d  %s\n", s.outcomes[r], r)
+	}
+	fmt.Fprintf(w, "\nevents decoded:")
+	var total uint64
+	for _, k := range event.Kinds() {
+		if n := src.EventsOf(k); n > 0 {
+			fmt.Fprintf(w, " %s=%d", k, n)
+			total += n
+		}
+	}
+	fmt.Fprintf(w, " (total %d)\n", total)
+	if len(src.Unknown) > 0 {
+		names := make([]string, 0, len(src.Unknown))
+		for n := range src.Unknown {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(w, "events skipped (not decoded):")
+		for _, n := range names {
+			fmt.Fprintf(w, " %s=%d", n, src.Unknown[n])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "malformed lines: %d\n", src.Malformed)
+	for _, m := range src.MalformedSamples {
+		fmt.Fprintf(w, "  %s\n", m)
+	}
+	if src.Lost > 0 {
+		fmt.Fprintf(w, "events lost before decoding: %d\n", src.Lost)
+	}
+}
+
+// Percentile returns the nearest-rank p-th percentile of d (sorted in place).
+func Percentile(d []int64, p float64) int64 {
+	if len(d) == 0 {
+		return 0
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	rank := int(math.Ceil(p/100*float64(len(d)))) - 1
+	if rank < 0 {
+		rank = 0
+	}
+	if rank >= len(d) {
+		rank = len(d) - 1
+	}
+	return d[rank]
+}
+
+func fmtDur(ns int64) string {
+	return time.Duration(ns).String()
+}

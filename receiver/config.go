@@ -1,0 +1,191 @@
+// Configuration of the ghostdriver receiver and its validation. Validate checks only
+// what the YAML says; host capabilities (kernel, BTF, privileges) are checked in Start,
+// so `otelcol validate` works on any machine.
+package receiver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/replay"
+)
+
+// Source names.
+const (
+	SourceLive   = "live"
+	SourceReplay = "replay"
+)
+
+// Error modes: what Start does when the live source cannot attach what it needs.
+const (
+	ErrorModePropagate = "propagate" // fail Start: the collector does not come up
+	ErrorModeIgnore    = "ignore"    // keep the collector up, report the receiver's status
+)
+
+// Limits that keep the kernel side and the job table bounded whatever the YAML says.
+const (
+	maxPendingJobsLimit = 10_000_000
+	maxRingBufferBytes  = 1 << 30
+	minRingBufferBytes  = 1 << 16
+	maxFunctions        = 64
+)
+
+// Config is the receiver's configuration.
+type Config struct {
+	// Source is "live" (eBPF programs in this collector) or "replay" (a capture file).
+	Source string `mapstructure:"source"`
+
+	Replay ReplayConfig `mapstructure:"replay"`
+	Live   LiveConfig   `mapstructure:"live"`
+
+	// JobTimeout evicts a job that has not finished this long after its last event
+	// (source clock); evicted jobs are emitted with an error status and counted.
+	JobTimeout time.Duration `mapstructure:"job_timeout"`
+	// MaxPendingJobs caps the table of unfinished jobs; the oldest are evicted first.
+	MaxPendingJobs int `mapstructure:"max_pending_jobs"`
+	// ReorderWindow holds finished jobs this long (source clock) for late events from
+	// other CPUs before they are emitted.
+	ReorderWindow time.Duration `mapstructure:"reorder_window"`
+
+	// FlushInterval is how often buffered job spans are sent to the next consumer.
+	FlushInterval time.Duration `mapstructure:"flush_interval"`
+	// CollectionInterval is how often metrics are sent to the next consumer.
+	CollectionInterval time.Duration `mapstructure:"collection_interval"`
+
+	// ErrorMode is "propagate" (default) or "ignore".
+	ErrorMode string `mapstructure:"error_mode"`
+
+	Metrics metadata.MetricsConfig `mapstructure:"metrics"`
+}
+
+// ReplayConfig configures `source: replay`.
+type ReplayConfig struct {
+	// Path of a tracefs trace/trace_pipe or `trace-cmd report` text file, gzip or plain.
+	Path string `mapstructure:"path"`
+	// Epoch: unix nanoseconds or RFC 3339. When set, span time = epoch + capture
+	// timestamp exactly; when empty the capture is anchored to the time the replay starts.
+	Epoch string `mapstructure:"epoch"`
+	// Speed: 0 = as fast as possible, 1 = real time, 2 = twice real time.
+	Speed float64 `mapstructure:"speed"`
+}
+
+// LiveConfig configures `source: live`.
+type LiveConfig struct {
+	// DRMMajors: device majors whose ioctls are followed (filtered in the kernel).
+	DRMMajors []uint32 `mapstructure:"drm_majors"`
+	// BOValidationFunctions: kernel functions traced with fentry/fexit as buffer-object validation.
+	BOValidationFunctions []string `mapstructure:"bo_validation_functions"`
+	// RunJobFunctions: the drivers' run_job callbacks (fexit marks ring emission done).
+	RunJobFunctions []string `mapstructure:"run_job_functions"`
+	// RingBufferSize in bytes (power of two, multiple of the page size).
+	RingBufferSize int `mapstructure:"ring_buffer_size"`
+	// PollInterval: the ring buffer reader's deadline (no per-event wakeups).
+	PollInterval time.Duration `mapstructure:"poll_interval"`
+	// IRQNames: names in /proc/interrupts that identify GPU interrupts.
+	IRQNames []string `mapstructure:"irq_names"`
+}
+
+// Validate implements confmap.Validator.
+func (c *Config) Validate() error {
+	var errs []error
+	switch c.Source {
+	case SourceLive:
+		errs = append(errs, c.Live.validate()...)
+	case SourceReplay:
+		if strings.TrimSpace(c.Replay.Path) == "" {
+			errs = append(errs, errors.New("replay.path must name a capture file when source is \"replay\""))
+		}
+		if c.Replay.Epoch != "" {
+			if _, err := replay.ParseEpoch(c.Replay.Epoch); err != nil {
+				errs = append(errs, fmt.Errorf("replay.epoch: %w", err))
+			}
+		}
+		if c.Replay.Speed < 0 {
+			errs = append(errs, fmt.Errorf("replay.speed must be ≥ 0 (0 = as fast as possible), got %v", c.Replay.Speed))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("source must be %q or %q, got %q", SourceLive, SourceReplay, c.Source))
+	}
+	if c.JobTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("job_timeout must be positive, got %v", c.JobTimeout))
+	}
+	if c.MaxPendingJobs <= 0 || c.MaxPendingJobs > maxPendingJobsLimit {
+		errs = append(errs, fmt.Errorf("max_pending_jobs must be in 1..%d, got %d", maxPendingJobsLimit, c.MaxPendingJobs))
+	}
+	if c.ReorderWindow < 0 || c.ReorderWindow > c.JobTimeout {
+		errs = append(errs, fmt.Errorf("reorder_window must be in 0..job_timeout (%v), got %v", c.JobTimeout, c.ReorderWindow))
+	}
+	if c.FlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("flush_interval must be positive, got %v", c.FlushInterval))
+	}
+	if c.CollectionInterval <= 0 {
+		errs = append(errs, fmt.Errorf("collection_interval must be positive, got %v", c.CollectionInterval))
+	}
+	switch c.ErrorMode {
+	case ErrorModePropagate, ErrorModeIgnore:
+	default:
+		errs = append(errs, fmt.Errorf("error_mode must be %q or %q, got %q", ErrorModePropagate, ErrorModeIgnore, c.ErrorMode))
+	}
+	if err := c.Metrics.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("metrics: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func (l *LiveConfig) validate() []error {
+	var errs []error
+	if len(l.DRMMajors) == 0 {
+		errs = append(errs, errors.New("live.drm_majors must list at least one device major (226 for DRM)"))
+	}
+	if len(l.DRMMajors) > 16 {
+		errs = append(errs, fmt.Errorf("live.drm_majors lists %d majors; at most 16 are filtered in the kernel", len(l.DRMMajors)))
+	}
+	for _, m := range l.DRMMajors {
+		if m == 0 || m > 4095 {
+			errs = append(errs, fmt.Errorf("live.drm_majors: %d is not a valid device major (1..4095)", m))
+		}
+	}
+	for _, fl := range []struct {
+		key   string
+		names []string
+	}{{"bo_validation_functions", l.BOValidationFunctions}, {"run_job_functions", l.RunJobFunctions}, {"irq_names", l.IRQNames}} {
+		if len(fl.names) > maxFunctions {
+			errs = append(errs, fmt.Errorf("live.%s lists %d entries; at most %d are allowed", fl.key, len(fl.names), maxFunctions))
+		}
+		for _, n := range fl.names {
+			if !validSymbol(n) {
+				errs = append(errs, fmt.Errorf("live.%s: %q is not a kernel symbol name", fl.key, n))
+			}
+		}
+	}
+	rb := l.RingBufferSize
+	if rb < minRingBufferBytes || rb > maxRingBufferBytes || rb&(rb-1) != 0 {
+		errs = append(errs, fmt.Errorf("live.ring_buffer_size must be a power of two in %d..%d bytes, got %d", minRingBufferBytes, maxRingBufferBytes, rb))
+	}
+	if l.PollInterval < time.Millisecond || l.PollInterval > 10*time.Second {
+		errs = append(errs, fmt.Errorf("live.poll_interval must be in 1ms..10s, got %v", l.PollInterval))
+	}
+	return errs
+}
+
+// validSymbol accepts C identifiers (and the `.`-suffixed clones the kernel produces, e.g. "foo.isra.0").
+func validSymbol(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'):
+		case (r >= '0' && r <= '9') || r == '.':
+			if i == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+// The live source needs Linux eBPF; elsewhere only replay works.
+package receiver
+
+import (
+	"errors"
+
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+func openLive(*Config, *zap.Logger) (event.Source, func() error, error) {
+	return nil, nil, errors.New(`source "live" needs Linux with eBPF; use source "replay" on this platform`)
+}
+
+func defaultLiveConfig() LiveConfig {
+	return LiveConfig{DRMMajors: []uint32{226}, RingBufferSize: 8 << 20, PollInterval: 10_000_000}
+}

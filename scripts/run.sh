@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `make run`: start the ghostdriver collector on a capture, show what it produced, and
+# keep it running (Ctrl-C stops it) unless RUN_FOR is set.
+set -euo pipefail
+: "${DIST:?}" "${CAPTURE:?}"
+out=$(mktemp -d)
+export GHOSTDRIVER_CAPTURE=$CAPTURE GHOSTDRIVER_SPANS_OUT=$out/spans.json GHOSTDRIVER_DEBUG_VERBOSITY=${GHOSTDRIVER_DEBUG_VERBOSITY:-detailed}
+echo "== otelcol-ghostdriver replaying $CAPTURE (spans also written to $out/spans.json)"
+"$DIST" --config testdata/run-config.yaml &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT
+# Wait for the replay to finish and the first metrics to reach the Prometheus exporter.
+for _ in $(seq 1 120); do
+  if curl -fsS http://127.0.0.1:8889/metrics 2>/dev/null | grep -q '^ghostdriver_jobs'; then break; fi
+  kill -0 $pid 2>/dev/null || { echo "collector exited"; exit 1; }
+  sleep 0.5
+done
+echo
+echo "== Prometheus scrape of http://127.0.0.1:8889/metrics (ghostdriver series, first 40 lines)"
+curl -fsS http://127.0.0.1:8889/metrics | grep '^ghostdriver_' | head -40 || true
+echo
+echo "== $(grep -o '"name":"gpu.job"' "$out/spans.json" | wc -l) gpu.job spans exported so far to $out/spans.json"
+if [ -n "${RUN_FOR:-}" ]; then
+  sleep "${RUN_FOR}"
+else
+  echo "== running; Ctrl-C to stop"
+  wait $pid
+fi

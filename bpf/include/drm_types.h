@@ -56,7 +56,6 @@ struct xe_sched_job___gd {
 
 struct xe_hw_fence___gd {
 	struct dma_fence dma;
-	char name[32];
 } __attribute__((preserve_access_index));
 
 /* msm */

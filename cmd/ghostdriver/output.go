@@ -21,11 +21,11 @@ import (
 )
 
 type pipelineFlags struct {
-	jobTimeout     time.Duration
-	maxPending     int
-	reorderWindow  time.Duration
-	flushInterval  time.Duration
-	collectEvery   time.Duration
+	jobTimeout    time.Duration
+	maxPending    int
+	reorderWindow time.Duration
+	flushInterval time.Duration
+	collectEvery  time.Duration
 }
 
 func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {

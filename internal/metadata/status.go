@@ -8,20 +8,6 @@
 // internal/emit's tests hold the three together.
 package metadata
 
-import "go.opentelemetry.io/collector/component"
-
-// Type is the component type of the receiver in collector configuration.
-var Type = component.MustNewType("ghostdriver")
-
-const (
-	// ScopeName is the instrumentation scope of every span and metric the receiver emits,
-	// and of its own telemetry.
-	ScopeName = "github.com/ghostdriver/ghostdriver/receiver"
-
-	// ScopeVersion is the instrumentation scope version used when the caller supplies none.
-	ScopeVersion = "0.1.0-dev"
-
-	// TracesStability and MetricsStability are the signal stabilities (metadata.yaml status).
-	TracesStability  = component.StabilityLevelDevelopment
-	MetricsStability = component.StabilityLevelDevelopment
-)
+// ScopeVersion is the instrumentation scope version used when the caller supplies none
+// (the receiver passes its build version).
+const ScopeVersion = "0.1.0-dev"

@@ -1,0 +1,198 @@
+//go:build ignore
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * Driver-specific tracepoints (tp_btf on module tracepoints; module BTF required).
+ * Driver types are declared minimally in drm_types.h and relocated by CO-RE. What is
+ * read per driver:
+ *  - amdgpu_cs_ioctl / amdgpu_sched_run_job (struct amdgpu_job *): job->base is the
+ *    drm_sched_job, so the same finished-fence key as the scheduler events;
+ *  - i915_request_* (struct i915_request *): rq->fence (the request is the fence), engine name;
+ *  - xe_sched_job_* (struct xe_sched_job *): job->drm's finished fence, job->fence (hardware);
+ *    xe_hw_fence_* (struct xe_hw_fence *): fence->dma;
+ *  - msm_gpu_submit (scalar args: pid, ringid, id, ...): raw args only;
+ *    msm_gpu_submit_flush / _retired (struct msm_gem_submit *): ident, seqno, ring->id.
+ *    For msm the ring id travels in record.arg.
+ */
+#include "ghostdriver.h"
+#include "drm_types.h"
+
+char __license[] SEC("license") = "Dual MIT/GPL";
+
+static __always_inline void read_sjob(struct record *r, struct drm_sched_job___gd *job)
+{
+	struct drm_sched_fence___gd *sf = BPF_CORE_READ(job, s_fence);
+	if (sf) {
+		r->fence_ctx = BPF_CORE_READ(sf, finished.context);
+		r->fence_seqno = BPF_CORE_READ(sf, finished.seqno);
+		r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+	}
+	if (bpf_core_field_exists(job->id))
+		r->job_id = BPF_CORE_READ(job, id);
+	struct drm_gpu_scheduler___gd *s = BPF_CORE_READ(job, sched);
+	if (s) {
+		const char *name = BPF_CORE_READ(s, name);
+		if (name)
+			bpf_probe_read_kernel_str(r->ring, sizeof(r->ring), name);
+	}
+}
+
+/* amdgpu */
+static __always_inline int on_amdgpu_job(__u16 hook, struct amdgpu_job___gd *job)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)job;
+	if (job)
+		read_sjob(r, (struct drm_sched_job___gd *)__builtin_preserve_access_index(&job->base));
+	rec_submit(r);
+	return 0;
+}
+
+SEC("tp_btf/amdgpu_cs_ioctl")
+int BPF_PROG(tpbtf_amdgpu_cs_ioctl, struct amdgpu_job___gd *job)
+{
+	return on_amdgpu_job(HOOK_AMDGPU_CS_IOCTL, job);
+}
+
+SEC("tp_btf/amdgpu_sched_run_job")
+int BPF_PROG(tpbtf_amdgpu_sched_run_job, struct amdgpu_job___gd *job)
+{
+	return on_amdgpu_job(HOOK_AMDGPU_SCHED_RUN_JOB, job);
+}
+
+/* i915 */
+static __always_inline int on_i915(__u16 hook, struct i915_request___gd *rq)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)rq;
+	if (rq) {
+		r->fence_ctx = BPF_CORE_READ(rq, fence.context);
+		r->fence_seqno = BPF_CORE_READ(rq, fence.seqno);
+		r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+		struct intel_engine_cs___gd *e = BPF_CORE_READ(rq, engine);
+		if (e)
+			bpf_probe_read_kernel_str(r->ring, sizeof(r->ring),
+						  __builtin_preserve_access_index(&e->name));
+	}
+	rec_submit(r);
+	return 0;
+}
+
+#define I915_EVENT(ev, hook)                                                                \
+	SEC("tp_btf/i915_request_" #ev)                                                     \
+	int BPF_PROG(tpbtf_i915_request_##ev, struct i915_request___gd *rq)                 \
+	{                                                                                   \
+		return on_i915(hook, rq);                                                   \
+	}
+
+I915_EVENT(queue, HOOK_I915_REQUEST_QUEUE)
+I915_EVENT(add, HOOK_I915_REQUEST_ADD)
+I915_EVENT(submit, HOOK_I915_REQUEST_SUBMIT)
+I915_EVENT(in, HOOK_I915_REQUEST_IN)
+I915_EVENT(out, HOOK_I915_REQUEST_OUT)
+I915_EVENT(retire, HOOK_I915_REQUEST_RETIRE)
+I915_EVENT(wait_begin, HOOK_I915_REQUEST_WAIT_BEGIN)
+I915_EVENT(wait_end, HOOK_I915_REQUEST_WAIT_END)
+
+/* xe */
+static __always_inline int on_xe_job(__u16 hook, struct xe_sched_job___gd *job)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)job;
+	if (job) {
+		read_sjob(r, (struct drm_sched_job___gd *)__builtin_preserve_access_index(&job->drm));
+		r->job_id = (__u64)job;
+		struct dma_fence *hw = BPF_CORE_READ(job, fence);
+		if (hw) {
+			read_fence(hw, &r->hw_ctx, &r->hw_seqno);
+			r->flags |= RF_HW_FENCE;
+		}
+	}
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_xe_fence(__u16 hook, struct xe_hw_fence___gd *f)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)f;
+	if (f) {
+		r->fence_ctx = BPF_CORE_READ(f, dma.context);
+		r->fence_seqno = BPF_CORE_READ(f, dma.seqno);
+		r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+	}
+	rec_submit(r);
+	return 0;
+}
+
+#define XE_JOB_EVENT(ev, hook)                                                              \
+	SEC("tp_btf/xe_sched_job_" #ev)                                                     \
+	int BPF_PROG(tpbtf_xe_sched_job_##ev, struct xe_sched_job___gd *job)                \
+	{                                                                                   \
+		return on_xe_job(hook, job);                                                \
+	}
+
+#define XE_FENCE_EVENT(ev, hook)                                                            \
+	SEC("tp_btf/xe_hw_fence_" #ev)                                                      \
+	int BPF_PROG(tpbtf_xe_hw_fence_##ev, struct xe_hw_fence___gd *f)                    \
+	{                                                                                   \
+		return on_xe_fence(hook, f);                                                \
+	}
+
+XE_JOB_EVENT(create, HOOK_XE_SCHED_JOB_CREATE)
+XE_JOB_EVENT(exec, HOOK_XE_SCHED_JOB_EXEC)
+XE_JOB_EVENT(run, HOOK_XE_SCHED_JOB_RUN)
+XE_JOB_EVENT(free, HOOK_XE_SCHED_JOB_FREE)
+XE_FENCE_EVENT(create, HOOK_XE_HW_FENCE_CREATE)
+XE_FENCE_EVENT(signal, HOOK_XE_HW_FENCE_SIGNAL)
+XE_FENCE_EVENT(free, HOOK_XE_HW_FENCE_FREE)
+
+/* msm */
+SEC("tp_btf/msm_gpu_submit")
+int BPF_PROG(tpbtf_msm_gpu_submit, int pid, __u32 ringid, __u32 id, __u32 nr_bos, __u32 nr_cmds)
+{
+	struct record *r = rec_reserve(HOOK_MSM_GPU_SUBMIT);
+	if (!r)
+		return 0;
+	r->job_id = id;
+	r->arg = ringid;
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_msm_submit(__u16 hook, struct msm_gem_submit___gd *s)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)s;
+	if (s) {
+		r->job_id = BPF_CORE_READ(s, ident);
+		r->fence_seqno = BPF_CORE_READ(s, seqno);
+		r->flags |= RF_HAS_FENCE;
+		struct msm_ringbuffer___gd *ring = BPF_CORE_READ(s, ring);
+		if (ring)
+			r->arg = BPF_CORE_READ(ring, id);
+	}
+	rec_submit(r);
+	return 0;
+}
+
+SEC("tp_btf/msm_gpu_submit_flush")
+int BPF_PROG(tpbtf_msm_gpu_submit_flush, struct msm_gem_submit___gd *s)
+{
+	return on_msm_submit(HOOK_MSM_GPU_SUBMIT_FLUSH, s);
+}
+
+SEC("tp_btf/msm_gpu_submit_retired")
+int BPF_PROG(tpbtf_msm_gpu_submit_retired, struct msm_gem_submit___gd *s)
+{
+	return on_msm_submit(HOOK_MSM_GPU_SUBMIT_RETIRED, s);
+}

@@ -1,0 +1,71 @@
+//go:build ignore
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * dma_fence core events: every driver's fences. tp_btf gives the fence itself, so the
+ * key is read at full 64 bits (the tracepoint's own fields are truncated to 32).
+ * Rungs: tp_btf > raw_tp (same body) > classic tracepoint (32-bit context/seqno at the
+ * fixed offsets every kernel since 4.10 uses).
+ */
+#include "ghostdriver.h"
+
+char __license[] SEC("license") = "Dual MIT/GPL";
+
+static __always_inline int on_fence(__u16 hook, struct dma_fence *f)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)f;
+	if (f) {
+		read_fence(f, &r->fence_ctx, &r->fence_seqno);
+		r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+	}
+	rec_submit(r);
+	return 0;
+}
+
+/* trace_event_raw_dma_fence: common(8) driver(loc 4) timeline(loc 4) context(u32) seqno(u32) */
+struct dma_fence_tp_args {
+	__u64 common;
+	__u32 driver_loc;
+	__u32 timeline_loc;
+	__u32 context;
+	__u32 seqno;
+};
+
+static __always_inline int on_fence_tp(__u16 hook, struct dma_fence_tp_args *ctx)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->fence_ctx = ctx->context;
+	r->fence_seqno = ctx->seqno;
+	r->flags |= RF_HAS_FENCE;
+	rec_submit(r);
+	return 0;
+}
+
+#define FENCE_EVENT(ev, hook)                                                               \
+	SEC("tp_btf/dma_fence_" #ev)                                                        \
+	int BPF_PROG(tpbtf_dma_fence_##ev, struct dma_fence *f)                             \
+	{                                                                                   \
+		return on_fence(hook, f);                                                   \
+	}                                                                                   \
+	SEC("raw_tp/dma_fence_" #ev)                                                        \
+	int BPF_PROG(rawtp_dma_fence_##ev, struct dma_fence *f)                             \
+	{                                                                                   \
+		return on_fence(hook, f);                                                   \
+	}                                                                                   \
+	SEC("tracepoint/dma_fence/dma_fence_" #ev)                                          \
+	int tp_dma_fence_##ev(struct dma_fence_tp_args *ctx)                                \
+	{                                                                                   \
+		return on_fence_tp(hook, ctx);                                              \
+	}
+
+FENCE_EVENT(init, HOOK_DMA_FENCE_INIT)
+FENCE_EVENT(emit, HOOK_DMA_FENCE_EMIT)
+FENCE_EVENT(enable_signal, HOOK_DMA_FENCE_ENABLE_SIGNAL)
+FENCE_EVENT(signaled, HOOK_DMA_FENCE_SIGNALED)
+FENCE_EVENT(wait_start, HOOK_DMA_FENCE_WAIT_START)
+FENCE_EVENT(wait_end, HOOK_DMA_FENCE_WAIT_END)
+FENCE_EVENT(destroy, HOOK_DMA_FENCE_DESTROY)

@@ -1,0 +1,150 @@
+//go:build ignore
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * gpu_scheduler events of both generations. Every handler reads the job's *finished*
+ * fence (context, seqno) through CO-RE, so <= 6.16 events (which only print pointers)
+ * join on the same 64-bit key as 6.17+ events. The hardware fence (s_fence->parent)
+ * is read where already set (run/done), the DRM client id where the kernel has it.
+ *
+ * Each event has a tp_btf program (preferred) and a raw_tp twin with the same body;
+ * raw_tp also serves BPF_PROG_TEST_RUN in the unit tests.
+ */
+#include "ghostdriver.h"
+#include "drm_types.h"
+
+char __license[] SEC("license") = "Dual MIT/GPL";
+
+static __always_inline void read_sched_fence(struct record *r, struct drm_sched_fence___gd *sf)
+{
+	if (!sf)
+		return;
+	r->fence_ctx = BPF_CORE_READ(sf, finished.context);
+	r->fence_seqno = BPF_CORE_READ(sf, finished.seqno);
+	r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+	struct dma_fence *hw = BPF_CORE_READ(sf, parent);
+	if (hw) {
+		read_fence(hw, &r->hw_ctx, &r->hw_seqno);
+		r->flags |= RF_HW_FENCE;
+	}
+	if (bpf_core_field_exists(sf->drm_client_id))
+		r->client_id = BPF_CORE_READ(sf, drm_client_id);
+}
+
+static __always_inline void read_sched(struct record *r, struct drm_gpu_scheduler___gd *s)
+{
+	if (!s)
+		return;
+	const char *name = BPF_CORE_READ(s, name);
+	if (name)
+		bpf_probe_read_kernel_str(r->ring, sizeof(r->ring), name);
+	if (bpf_core_field_exists(s->dev)) {
+		struct device *dev = BPF_CORE_READ(s, dev);
+		if (dev) {
+			const char *dn = BPF_CORE_READ(dev, init_name);
+			if (!dn)
+				dn = BPF_CORE_READ(dev, kobj.name);
+			if (dn)
+				bpf_probe_read_kernel_str(r->dev, sizeof(r->dev), dn);
+		}
+	}
+}
+
+static __always_inline void read_job(struct record *r, struct drm_sched_job___gd *job)
+{
+	if (!job)
+		return;
+	r->ptr = (__u64)job;
+	r->entity = (__u64)BPF_CORE_READ(job, entity);
+	if (bpf_core_field_exists(job->id))
+		r->job_id = BPF_CORE_READ(job, id);
+	read_sched_fence(r, BPF_CORE_READ(job, s_fence));
+	read_sched(r, BPF_CORE_READ(job, sched));
+}
+
+/* (struct drm_sched_job *, struct drm_sched_entity *): queue / run */
+static __always_inline int on_job(__u16 hook, struct drm_sched_job___gd *job, void *entity)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	read_job(r, job);
+	if (entity)
+		r->entity = (__u64)entity;
+	rec_submit(r);
+	return 0;
+}
+
+/* (struct drm_sched_fence *): done / process_job */
+static __always_inline int on_done(__u16 hook, struct drm_sched_fence___gd *sf)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)sf;
+	read_sched_fence(r, sf);
+	rec_submit(r);
+	return 0;
+}
+
+/* (struct drm_sched_job *, struct dma_fence *dep): add_dep / unschedulable / wait_dep */
+static __always_inline int on_dep(__u16 hook, struct drm_sched_job___gd *job, struct dma_fence *dep)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	read_job(r, job);
+	if (dep) {
+		read_fence(dep, &r->dep_ctx, &r->dep_seqno);
+		r->flags |= RF_DEP_WIDE | RF_HAS_DEP;
+	}
+	rec_submit(r);
+	return 0;
+}
+
+#define JOB_EVENT(ev, hook)                                                                 \
+	SEC("tp_btf/" #ev)                                                                  \
+	int BPF_PROG(tpbtf_##ev, struct drm_sched_job___gd *job, void *entity)              \
+	{                                                                                   \
+		return on_job(hook, job, entity);                                           \
+	}                                                                                   \
+	SEC("raw_tp/" #ev)                                                                  \
+	int BPF_PROG(rawtp_##ev, struct drm_sched_job___gd *job, void *entity)              \
+	{                                                                                   \
+		return on_job(hook, job, entity);                                           \
+	}
+
+#define DONE_EVENT(ev, hook)                                                                \
+	SEC("tp_btf/" #ev)                                                                  \
+	int BPF_PROG(tpbtf_##ev, struct drm_sched_fence___gd *sf)                           \
+	{                                                                                   \
+		return on_done(hook, sf);                                                   \
+	}                                                                                   \
+	SEC("raw_tp/" #ev)                                                                  \
+	int BPF_PROG(rawtp_##ev, struct drm_sched_fence___gd *sf)                           \
+	{                                                                                   \
+		return on_done(hook, sf);                                                   \
+	}
+
+#define DEP_EVENT(ev, hook)                                                                 \
+	SEC("tp_btf/" #ev)                                                                  \
+	int BPF_PROG(tpbtf_##ev, struct drm_sched_job___gd *job, struct dma_fence *dep)     \
+	{                                                                                   \
+		return on_dep(hook, job, dep);                                              \
+	}                                                                                   \
+	SEC("raw_tp/" #ev)                                                                  \
+	int BPF_PROG(rawtp_##ev, struct drm_sched_job___gd *job, struct dma_fence *dep)     \
+	{                                                                                   \
+		return on_dep(hook, job, dep);                                              \
+	}
+
+/* <= 6.16 */
+JOB_EVENT(drm_sched_job, HOOK_DRM_SCHED_JOB)
+JOB_EVENT(drm_run_job, HOOK_DRM_RUN_JOB)
+DONE_EVENT(drm_sched_process_job, HOOK_DRM_SCHED_PROCESS_JOB)
+DEP_EVENT(drm_sched_job_wait_dep, HOOK_DRM_SCHED_JOB_WAIT_DEP)
+/* 6.17+ */
+JOB_EVENT(drm_sched_job_queue, HOOK_DRM_SCHED_JOB_QUEUE)
+JOB_EVENT(drm_sched_job_run, HOOK_DRM_SCHED_JOB_RUN)
+DONE_EVENT(drm_sched_job_done, HOOK_DRM_SCHED_JOB_DONE)
+DEP_EVENT(drm_sched_job_add_dep, HOOK_DRM_SCHED_JOB_ADD_DEP)
+DEP_EVENT(drm_sched_job_unschedulable, HOOK_DRM_SCHED_JOB_UNSCHEDULABLE)

@@ -1,0 +1,255 @@
+// End-to-end test of the ocb-built distribution: the collector binary replays the bundled
+// real capture; its file exporter must hold exactly the jobs the pipeline assembles, with
+// stage children, and a Prometheus scrape of its prometheus exporter must parse and carry
+// the stage histograms. `make test-dist` builds the binary and sets GHOSTDRIVER_DIST.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/replay"
+)
+
+const epoch = int64(1500458400000000000) // 2017-07-19T10:00:00Z, the day the capture was taken
+
+var capture, _ = filepath.Abs(filepath.Join("..", "testdata", "captures", "gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz"))
+
+func distBinary(t *testing.T) string {
+	bin := os.Getenv("GHOSTDRIVER_DIST")
+	if bin == "" {
+		t.Skip("GHOSTDRIVER_DIST is not set: this test runs the ocb-built collector; `make test-dist` builds it and sets the variable")
+	}
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		t.Fatalf("GHOSTDRIVER_DIST=%s: %v", bin, err)
+	}
+	return abs
+}
+
+// expectedJobs runs the same pipeline in-process: the ground truth for the collector's output.
+func expectedJobs(t *testing.T) int {
+	src, err := replay.New(replay.Config{Path: capture, Epoch: epoch, HasEpoch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	p := pipeline.New(pipeline.Config{Assemble: assemble.DefaultConfig()}, src, pipeline.Outputs{Job: func(*assemble.Job) { n++ }}, nil)
+	if err := p.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func TestDistributionReplay(t *testing.T) {
+	bin := distBinary(t)
+	want := expectedJobs(t)
+	if want == 0 {
+		t.Fatal("the pipeline assembled no jobs from the bundled capture")
+	}
+
+	dir := t.TempDir()
+	spans := filepath.Join(dir, "spans.json")
+	port := freePort(t)
+	cfg := fmt.Sprintf(`
+receivers:
+  ghostdriver:
+    source: replay
+    replay: {path: %q, epoch: "%d"}
+    flush_interval: 50ms
+    collection_interval: 200ms
+processors:
+  batch: {}
+  memory_limiter: {check_interval: 1s, limit_percentage: 80, spike_limit_percentage: 20}
+exporters:
+  file: {path: %q}
+  prometheus: {endpoint: "127.0.0.1:%d"}
+service:
+  telemetry: {metrics: {level: none}}
+  pipelines:
+    traces: {receivers: [ghostdriver], processors: [memory_limiter, batch], exporters: [file]}
+    metrics: {receivers: [ghostdriver], processors: [memory_limiter, batch], exporters: [prometheus]}
+`, capture, epoch, spans, port)
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "--config", cfgPath)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Error("collector did not stop within 20s of SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("collector log:\n%s", logs.String())
+		}
+	}()
+
+	// Wait for all the jobs in the file exporter's output.
+	var jobs, children int
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		jobs, children = countSpans(t, spans)
+		if jobs >= want || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("collector exited early: %v", err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	if jobs != want {
+		t.Fatalf("file exporter holds %d gpu.job spans, the pipeline assembled %d", jobs, want)
+	}
+	if children < jobs {
+		t.Fatalf("%d stage spans for %d jobs: stage children are missing", children, jobs)
+	}
+
+	// Prometheus: scrape until the job counter has seen every job, then parse it all.
+	var fams map[string]*dto.MetricFamily
+	for {
+		fams = scrape(t, port)
+		if f, ok := fams["ghostdriver_jobs_total"]; ok && sumCounter(f) == float64(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scrape never showed ghostdriver_jobs_total = %d; families: %v", want, names(fams))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	h, ok := fams["ghostdriver_stage_duration_seconds"]
+	if !ok || h.GetType() != dto.MetricType_HISTOGRAM {
+		t.Fatalf("no stage duration histogram in the scrape; families: %v", names(fams))
+	}
+	stages := map[string]bool{}
+	for _, m := range h.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for _, k := range []string{"stage", "driver", "ring"} {
+			if labels[k] == "" {
+				t.Fatalf("stage histogram series without %q label: %v", k, labels)
+			}
+		}
+		if m.GetHistogram().GetSampleCount() == 0 {
+			t.Fatalf("empty histogram series %v", labels)
+		}
+		stages[labels["stage"]] = true
+	}
+	for _, s := range []string{"execution", "fence_signal", "ring_emission"} {
+		if !stages[s] {
+			t.Errorf("no %s series in the stage histogram (have %v)", s, stages)
+		}
+	}
+}
+
+func countSpans(t *testing.T, path string) (jobs, children int) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	var um ptrace.JSONUnmarshaler
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 1 && err == nil {
+			td, uerr := um.UnmarshalTraces(line)
+			if uerr != nil {
+				t.Fatalf("file exporter line is not OTLP/JSON: %v", uerr)
+			}
+			rs := td.ResourceSpans()
+			for i := 0; i < rs.Len(); i++ {
+				for j := 0; j < rs.At(i).ScopeSpans().Len(); j++ {
+					sp := rs.At(i).ScopeSpans().At(j).Spans()
+					for k := 0; k < sp.Len(); k++ {
+						if sp.At(k).Name() == "gpu.job" {
+							jobs++
+						} else {
+							children++
+						}
+					}
+				}
+			}
+		}
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func scrape(t *testing.T, port int) map[string]*dto.MetricFamily {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("scrape is not valid Prometheus text format: %v", err)
+	}
+	return fams
+}
+
+func sumCounter(f *dto.MetricFamily) float64 {
+	var s float64
+	for _, m := range f.GetMetric() {
+		s += m.GetCounter().GetValue()
+	}
+	return s
+}
+
+func names(f map[string]*dto.MetricFamily) string {
+	var n []string
+	for k := range f {
+		n = append(n, k)
+	}
+	return strings.Join(n, " ")
+}

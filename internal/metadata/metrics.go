@@ -1,0 +1,224 @@
+// Metric descriptors: the single Go definition of every metric the receiver can emit
+// (name, description, unit, instrument, attributes), and the small pmetric builder that
+// turns a descriptor into an empty metric of the right shape.
+package metadata
+
+import "go.opentelemetry.io/collector/pdata/pmetric"
+
+// Metric names.
+const (
+	MetricStageDuration        = "ghostdriver.stage.duration"
+	MetricJobDuration          = "ghostdriver.job.duration"
+	MetricJobs                 = "ghostdriver.jobs"
+	MetricRingBusyRatio        = "ghostdriver.ring.busy_ratio"
+	MetricRingBusyTime         = "ghostdriver.ring.busy_time"
+	MetricDecoderEvents        = "ghostdriver.decoder.events"
+	MetricDecoderUnknownEvents = "ghostdriver.decoder.unknown_events"
+	MetricDecoderMalformed     = "ghostdriver.decoder.malformed"
+	MetricSourceLostEvents     = "ghostdriver.source.lost_events"
+	MetricJobEvictions         = "ghostdriver.job.evictions"
+	MetricJobPending           = "ghostdriver.job.pending"
+	MetricJobSpansDropped      = "ghostdriver.job.spans_dropped"
+)
+
+// Instrument is the pmetric shape of a metric.
+type Instrument uint8
+
+const (
+	Histogram Instrument = iota // explicit-bucket histogram, cumulative
+	Sum                         // cumulative sum
+	Gauge
+)
+
+func (i Instrument) String() string {
+	switch i {
+	case Histogram:
+		return "histogram"
+	case Sum:
+		return "sum"
+	case Gauge:
+		return "gauge"
+	}
+	return "instrument?"
+}
+
+// ValueType is the number type of a sum or gauge (histograms are always double).
+type ValueType uint8
+
+const (
+	Double ValueType = iota
+	Int
+)
+
+func (v ValueType) String() string {
+	if v == Int {
+		return "int"
+	}
+	return "double"
+}
+
+// MetricDesc describes one metric.
+type MetricDesc struct {
+	Name        string
+	Description string
+	Unit        string
+	Instrument  Instrument
+	Value       ValueType
+	Monotonic   bool // sums only
+	// Attributes are the attribute keys a data point may carry by default. Keys whose
+	// value is unknown for a data point (ghostdriver.device) are left out of it.
+	Attributes []string
+	// Dimensions says whether the optional MetricsConfig.Dimensions apply to this metric.
+	Dimensions bool
+}
+
+// DurationBounds are the explicit bucket bounds, in seconds, of the duration histograms:
+// 1 µs to 10 s in 1-2.5-5 steps, covering a sub-microsecond fence signal as well as a
+// long compute job.
+var DurationBounds = []float64{
+	1e-6, 2.5e-6, 5e-6,
+	1e-5, 2.5e-5, 5e-5,
+	1e-4, 2.5e-4, 5e-4,
+	1e-3, 2.5e-3, 5e-3,
+	1e-2, 2.5e-2, 5e-2,
+	0.1, 0.25, 0.5,
+	1, 2.5, 5, 10,
+}
+
+var ringAttrs = []string{AttrDriver, AttrDevice, AttrRing}
+
+// Metrics lists every metric in emission order.
+var Metrics = []MetricDesc{
+	{
+		Name:        MetricStageDuration,
+		Description: "Duration of a driver stage of a GPU job (one child span of gpu.job).",
+		Unit:        "s",
+		Instrument:  Histogram,
+		Attributes:  []string{AttrStageName, AttrStageSource, AttrDriver, AttrDevice, AttrRing},
+		Dimensions:  true,
+	},
+	{
+		Name:        MetricJobDuration,
+		Description: "Duration of a GPU job span, from its earliest known point to its finished fence.",
+		Unit:        "s",
+		Instrument:  Histogram,
+		Attributes:  []string{AttrDriver, AttrDevice, AttrRing, AttrJobOutcome},
+		Dimensions:  true,
+	},
+	{
+		Name:        MetricJobs,
+		Description: "GPU jobs emitted, by outcome.",
+		Unit:        "{job}",
+		Instrument:  Sum,
+		Value:       Int,
+		Monotonic:   true,
+		Attributes:  []string{AttrDriver, AttrDevice, AttrRing, AttrJobOutcome},
+		Dimensions:  true,
+	},
+	{
+		Name: MetricRingBusyRatio,
+		Description: "Effective utilization of a ring: the union of its jobs' execution intervals " +
+			"divided by the source-clock window since the previous collection.",
+		Unit:       "1",
+		Instrument: Gauge,
+		Attributes: ringAttrs,
+	},
+	{
+		Name:        MetricRingBusyTime,
+		Description: "Time a ring spent executing jobs (union of execution intervals).",
+		Unit:        "s",
+		Instrument:  Sum,
+		Value:       Double,
+		Monotonic:   true,
+		Attributes:  ringAttrs,
+	},
+	{
+		Name:        MetricDecoderEvents,
+		Description: "Kernel events decoded, by normalised kind.",
+		Unit:        "{event}",
+		Instrument:  Sum,
+		Value:       Int,
+		Monotonic:   true,
+		Attributes:  []string{AttrEventKind},
+	},
+	{
+		Name:        MetricDecoderUnknownEvents,
+		Description: "Events of families the decoder does not handle, skipped, by event name.",
+		Unit:        "{event}",
+		Instrument:  Sum,
+		Value:       Int,
+		Monotonic:   true,
+		Attributes:  []string{AttrEventName},
+	},
+	{
+		Name:        MetricDecoderMalformed,
+		Description: "Input lines or records that could not be parsed.",
+		Unit:        "{record}",
+		Instrument:  Sum,
+		Value:       Int,
+		Monotonic:   true,
+	},
+	{
+		Name:        MetricSourceLostEvents,
+		Description: "Records lost before decoding (ring buffer reservation failures).",
+		Unit:        "{event}",
+		Instrument:  Sum,
+		Value:       Int,
+		Monotonic:   true,
+	},
+	{
+		Name:        MetricJobEvictions,
+		Description: "Unfinished jobs evicted by the assembler, by reason.",
+		Unit:        "{job}",
+		Instrument:  Sum,
+		Value:       Int,
+		Monotonic:   true,
+		Attributes:  []string{AttrEvictionReason},
+	},
+	{
+		Name:        MetricJobPending,
+		Description: "Jobs held by the assembler, not yet finished or evicted.",
+		Unit:        "{job}",
+		Instrument:  Gauge,
+		Value:       Int,
+	},
+	{
+		Name: MetricJobSpansDropped,
+		Description: "Jobs whose spans were not exported because the span buffer was full " +
+			"(they are still counted in the job metrics).",
+		Unit:       "{job}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
+	},
+}
+
+// Desc returns the descriptor of the named metric.
+func Desc(name string) (MetricDesc, bool) {
+	for _, d := range Metrics {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return MetricDesc{}, false
+}
+
+// AppendTo adds an empty metric of the descriptor's shape to ms: name, description,
+// unit, instrument, cumulative temporality and monotonicity. The caller adds data points.
+func (d *MetricDesc) AppendTo(ms pmetric.MetricSlice) pmetric.Metric {
+	m := ms.AppendEmpty()
+	m.SetName(d.Name)
+	m.SetDescription(d.Description)
+	m.SetUnit(d.Unit)
+	switch d.Instrument {
+	case Histogram:
+		m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	case Sum:
+		s := m.SetEmptySum()
+		s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		s.SetIsMonotonic(d.Monotonic)
+	case Gauge:
+		m.SetEmptyGauge()
+	}
+	return m
+}

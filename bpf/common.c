@@ -12,3 +12,4 @@ char __license[] SEC("license") = "Dual MIT/GPL";
 /* Referenced so that bpf2go can emit Go types for them (-type record -type hook). */
 const struct record *unused_record __attribute__((unused));
 const enum hook *unused_hook __attribute__((unused));
+const enum record_flag *unused_flag __attribute__((unused));

@@ -40,15 +40,16 @@ static __always_inline bool fd_is_drm(int fd)
 {
 	if (fd < 0)
 		return false;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	if (!fdt)
+	/*
+	 * BTF pointers: the verifier turns these loads into single faulting loads (no
+	 * helper call per step), which matters because this runs for every ioctl.
+	 */
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = task->files->fdt;
+	if ((unsigned int)fd >= fdt->max_fds)
 		return false;
-	if ((unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
-		return false;
-	struct file **fds = BPF_CORE_READ(fdt, fd);
 	struct file *file = 0;
-	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	bpf_probe_read_kernel(&file, sizeof(file), &fdt->fd[fd]);
 	if (!file)
 		return false;
 	struct inode *inode = BPF_CORE_READ(file, f_inode);

@@ -46,7 +46,9 @@ func String(k, v string) Attribute { return Attribute{Key: k, Value: Value{Kind:
 func Int(k string, v int64) Attribute { return Attribute{Key: k, Value: Value{Kind: KindInt, Int: v}} }
 
 // Bool returns a boolean attribute.
-func Bool(k string, v bool) Attribute { return Attribute{Key: k, Value: Value{Kind: KindBool, Bool: v}} }
+func Bool(k string, v bool) Attribute {
+	return Attribute{Key: k, Value: Value{Kind: KindBool, Bool: v}}
+}
 
 // AsString renders any value as text (arrays as [a,b], maps as {k=v}); used for logs,
 // tests and the few places that need a string (service.name).

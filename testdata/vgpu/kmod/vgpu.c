@@ -510,8 +510,12 @@ static int vgpu_ioctl_submit(struct drm_device *dev, void *data, struct drm_file
 	if (ret)
 		goto err_unlock;
 
+	/*
+	 * Jobs only read their BOs: no implicit dependencies between vgpu jobs, so the explicit in-fences
+	 * are all the dependencies there are and the ground truth lists them completely.
+	 */
 	for (i = 0; i < job->bo_count; i++) {
-		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], true);
+		ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i], false);
 		if (ret)
 			goto err_cleanup;
 	}
@@ -557,7 +561,7 @@ static int vgpu_ioctl_submit(struct drm_device *dev, void *data, struct drm_file
 	job->sched_id = job->base.id;
 #endif
 	for (i = 0; i < job->bo_count; i++)
-		dma_resv_add_fence(job->bos[i]->resv, finished, DMA_RESV_USAGE_WRITE);
+		dma_resv_add_fence(job->bos[i]->resv, finished, DMA_RESV_USAGE_READ);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&vf->submit_lock);
 	vgpu_unlock_bos(job, &ww);

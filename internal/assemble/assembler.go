@@ -1,0 +1,345 @@
+// The Assembler: configuration, the event loop and the public API.
+//
+// Events go through the reorder buffer (reorder.go) into process, which dispatches by
+// kind to the scheduler (sched.go), native-driver (native.go), fence (fences.go) and
+// submitting-thread (threads.go) rules. A job leaves the pending table when its finished
+// fence signals, waits ReorderWindow more for late events (an ioctl exit can follow a
+// fast job's completion), is tiled into stages (stages.go) and handed to out. Jobs that
+// never finish are evicted (evict.go). Every table is bounded; see each file.
+package assemble
+
+import (
+	"math"
+	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+// Config bounds the assembler. Zero JobTimeout and MaxPendingJobs take the defaults; a
+// zero ReorderWindow releases events as soon as they arrive (for sorted input).
+type Config struct {
+	// JobTimeout: a pending job with no new event for this long (source clock) is
+	// evicted, reason "timeout: …".
+	JobTimeout time.Duration
+	// MaxPendingJobs caps the pending table; the job that progressed least recently is
+	// evicted first, reason "max_pending_jobs (N) reached".
+	MaxPendingJobs int
+	// ReorderWindow: events are held this long (source clock) so that events of one job
+	// recorded on different CPUs are processed in order, and finished jobs are held this
+	// long for late events before output.
+	ReorderWindow time.Duration
+}
+
+// DefaultConfig returns the defaults: 5s timeout, 65536 pending jobs, 20ms window.
+func DefaultConfig() Config {
+	return Config{JobTimeout: 5 * time.Second, MaxPendingJobs: 65536, ReorderWindow: 20 * time.Millisecond}
+}
+
+// Stats is what the assembler counted. Every event is either part of a job or counted
+// here (Orphans, IoctlsWithoutJob, Ignored).
+type Stats struct {
+	Completed      uint64 // jobs output with queue, run and finish seen
+	Incomplete     uint64 // jobs output with part of their life outside the input
+	EvictedTimeout uint64 // jobs evicted by JobTimeout
+	EvictedCap     uint64 // jobs evicted by MaxPendingJobs
+
+	Pending  int // jobs waiting for their finished fence
+	Held     int // jobs finished (or evicted) and waiting out the reorder window
+	Buffered int // events in the reorder buffer
+
+	Events uint64 // events consumed
+	// Late counts events that arrived after the reorder window had already passed their
+	// time; they are processed, but order-dependent rules may have missed them.
+	Late uint64
+	// Orphans counts events that matched no job, by event kind name. Most fences are not
+	// jobs' fences, so orphan fence signals are normal.
+	Orphans map[string]uint64
+	// Ignored counts events of kinds that play no part in job assembly (IRQs, markers, …).
+	Ignored uint64
+	// Duplicates counts job events seen twice for the same job (the second is ignored).
+	Duplicates uint64
+	// IoctlsWithoutJob counts submit-side ioctls (on the filtered DRM fds) that queued no job.
+	IoctlsWithoutJob uint64
+	// Rings: per ring ("device/ring", or the ring alone when the device is not printed),
+	// the jobs output and the sum of their execution stages.
+	Rings map[string]RingStats
+}
+
+// RingStats is the per-ring part of Stats.
+type RingStats struct {
+	Jobs uint64
+	Busy time.Duration // sum of the execution stages (ts → th) of the ring's jobs
+}
+
+// Assembler joins events into jobs. It is not safe for concurrent use: one goroutine
+// calls Consume, Watermark, Flush and Stats.
+type Assembler struct {
+	cfg     Config
+	timeout int64
+	window  int64
+	out     func(*Job)
+
+	buf reorder
+	hi  int64 // latest time seen (events or watermark)
+	now int64 // every event at or before now has been processed
+
+	byKey   map[uint64]*job // finished fence (packed 32-bit) → job
+	byPtr   map[uint64]*job // finished fence pointer (≤6.16 text) → job, until the job's done
+	byID    map[idKey]*job  // (ring, sched job id), msm submit id, xe fence pointer → job
+	byHW    map[uint64]*job // hardware fence (packed) → job
+	waiters map[uint64][]*job
+
+	pending jobList // unfinished jobs, least recently progressed first
+	held    jobList // finished or evicted jobs, in finish order
+
+	threads map[uint32]*thread
+	rings   map[ringKey]*ring
+
+	signals *fifoMap[int64]            // recent fence signals: packed key → time
+	owners  *fifoMap[event.FenceKey]   // fences of output jobs → the job's finished fence
+	early   *fifoMap[[]event.FenceKey] // dependencies announced before their job was queued
+	streams *fifoMap[struct{}]         // submission streams (fence contexts, entities) seen queueing
+
+	cpuFirst  map[int32]int64
+	lastSweep int64
+	rules     map[[2]string]string
+	qualified map[[2]string]string
+
+	st        Stats
+	orphans   [256]uint64
+	ringStats map[string]*RingStats
+}
+
+// Bounds of the lookaside tables.
+const (
+	recentFences   = 8192 // recent signals and fence owners remembered
+	earlyDeps      = 4096 // jobs with dependencies announced before their queue event
+	streamsKept    = 4096
+	maxDepsPerJob  = 64
+	maxQueuedPerIO = 16   // jobs one ioctl can queue that we bracket
+	maxRingStats   = 1024 // distinct rings counted in Stats.Rings, the rest under "other"
+	maxCachedRules = 4096
+)
+
+// New returns an assembler that calls out with every job, synchronously, in the order
+// the jobs finish (or are evicted).
+func New(cfg Config, out func(*Job)) *Assembler {
+	def := DefaultConfig()
+	if cfg.JobTimeout <= 0 {
+		cfg.JobTimeout = def.JobTimeout
+	}
+	if cfg.MaxPendingJobs <= 0 {
+		cfg.MaxPendingJobs = def.MaxPendingJobs
+	}
+	if cfg.ReorderWindow < 0 {
+		cfg.ReorderWindow = 0
+	}
+	a := &Assembler{
+		cfg:       cfg,
+		timeout:   int64(cfg.JobTimeout),
+		window:    int64(cfg.ReorderWindow),
+		out:       out,
+		byKey:     map[uint64]*job{},
+		byPtr:     map[uint64]*job{},
+		byID:      map[idKey]*job{},
+		byHW:      map[uint64]*job{},
+		waiters:   map[uint64][]*job{},
+		threads:   map[uint32]*thread{},
+		rings:     map[ringKey]*ring{},
+		signals:   newFIFOMap[int64](recentFences),
+		owners:    newFIFOMap[event.FenceKey](recentFences),
+		early:     newFIFOMap[[]event.FenceKey](earlyDeps),
+		streams:   newFIFOMap[struct{}](streamsKept),
+		cpuFirst:  map[int32]int64{},
+		rules:     map[[2]string]string{},
+		qualified: map[[2]string]string{},
+		ringStats: map[string]*RingStats{},
+	}
+	return a
+}
+
+// Consume implements event.Sink. Events are copied.
+func (a *Assembler) Consume(batch []event.Event) {
+	for i := range batch {
+		e := &batch[i]
+		a.st.Events++
+		if e.Time > a.hi {
+			a.hi = e.Time
+		}
+		if e.Time < a.now {
+			a.st.Late++
+		}
+		a.buf.push(e)
+	}
+	a.advance(a.hi - a.window)
+}
+
+// Watermark implements event.Sink: no event earlier than t − ReorderWindow is still to
+// come. It releases buffered events and held jobs and drives timeouts.
+func (a *Assembler) Watermark(t int64) {
+	if t > a.hi {
+		a.hi = t
+	}
+	a.advance(a.hi - a.window)
+}
+
+// Flush ends the input: every buffered event is processed, held jobs are output, and
+// jobs still pending are output as Incomplete with the reason. The assembler is empty
+// afterwards (counters kept) and can take a new input.
+func (a *Assembler) Flush() {
+	a.buf.release(math.MaxInt64, a.process)
+	if a.hi > a.now {
+		a.now = a.hi
+	}
+	for j := a.held.head; j != nil; j = a.held.head {
+		a.held.remove(j)
+		a.emit(j)
+	}
+	edge := a.cpuEdge()
+	for j := a.pending.head; j != nil; j = a.pending.head {
+		a.pending.remove(j)
+		j.state = stateClosed
+		j.out.Outcome = Incomplete
+		j.out.Reason = a.incompleteReason(j, true, edge)
+		a.emit(j)
+	}
+	a.reset()
+}
+
+// Stats returns a snapshot of the counters.
+func (a *Assembler) Stats() Stats {
+	s := a.st
+	s.Pending = a.pending.n
+	s.Held = a.held.n
+	s.Buffered = a.buf.len()
+	s.Orphans = map[string]uint64{}
+	for k, n := range a.orphans {
+		if n > 0 {
+			s.Orphans[event.Kind(k).String()] = n
+		}
+	}
+	s.Rings = make(map[string]RingStats, len(a.ringStats))
+	for name, r := range a.ringStats {
+		s.Rings[name] = *r
+	}
+	return s
+}
+
+// advance processes buffered events up to bound, then releases held jobs and evicts
+// timed-out ones as of bound.
+func (a *Assembler) advance(bound int64) {
+	a.buf.release(bound, a.process)
+	if bound > a.now {
+		a.now = bound
+	}
+	a.expire()
+}
+
+// process applies one event, in (time, CPU) order.
+func (a *Assembler) process(e *event.Event) {
+	if _, ok := a.cpuFirst[e.CPU]; !ok {
+		a.cpuFirst[e.CPU] = e.Time
+	}
+	switch e.Kind {
+	case event.IoctlEnter:
+		a.ioctlEnter(e)
+	case event.IoctlExit:
+		a.ioctlExit(e)
+	case event.BOValidEnd:
+		a.boValidEnd(e)
+	case event.JobQueue:
+		a.jobQueue(e)
+	case event.JobDependency:
+		a.jobDependency(e)
+	case event.JobRun:
+		a.jobRun(e)
+	case event.RunJobEnd:
+		a.runJobEnd(e)
+	case event.JobDone:
+		a.jobDone(e)
+	case event.FenceInit:
+		a.fenceCreated(e, prioTeFenceInit)
+	case event.FenceEmit:
+		a.fenceCreated(e, prioTeFenceEmit)
+	case event.FenceSignaled:
+		a.fenceSignaled(e)
+	case event.FenceWaitEnd:
+		a.submitterDep(e, e.Time)
+	case event.FenceUsedAsDep:
+		a.submitterDep(e, 0)
+	case event.XeHwFenceSignal:
+		a.xeHWSignal(e)
+	case event.XeHwFenceCreate:
+		a.xeHWCreate(e)
+	case event.XeSchedJobFree:
+		a.xeFree(e)
+	default:
+		if r := driverRoles[e.Kind]; r != nil {
+			a.nativeEvent(e, r)
+			return
+		}
+		a.st.Ignored++
+	}
+}
+
+// orphan counts an event that matched no job.
+func (a *Assembler) orphan(e *event.Event) { a.orphans[e.Kind]++ }
+
+// cpuEdge is when the last CPU's stream started: before it, some CPUs were not being
+// recorded (trace-cmd's per-CPU buffers overwrite independently), so a job's events on
+// them may be missing.
+func (a *Assembler) cpuEdge() int64 {
+	var edge int64 = math.MinInt64
+	for _, t := range a.cpuFirst {
+		if t > edge {
+			edge = t
+		}
+	}
+	return edge
+}
+
+// reset forgets everything about the input just flushed.
+func (a *Assembler) reset() {
+	clear(a.byKey)
+	clear(a.byPtr)
+	clear(a.byID)
+	clear(a.byHW)
+	clear(a.waiters)
+	clear(a.threads)
+	clear(a.rings)
+	clear(a.cpuFirst)
+	a.signals.reset()
+	a.owners.reset()
+	a.early.reset()
+	a.streams.reset()
+	a.hi, a.now, a.lastSweep = 0, 0, 0
+}
+
+// hookOf names the hook an event came from.
+func hookOf(e *event.Event) string {
+	if e.Name != "" {
+		return e.Name
+	}
+	return e.Kind.String()
+}
+
+// funcHook names an fentry/fexit event by its kernel function when known.
+func funcHook(e *event.Event) string {
+	if e.Func != "" {
+		return e.Func
+	}
+	return hookOf(e)
+}
+
+// qualify returns "name(q)", cached: hooks that need saying which fence they were about.
+func (a *Assembler) qualify(name, q string) string {
+	k := [2]string{name, q}
+	if s, ok := a.qualified[k]; ok {
+		return s
+	}
+	s := name + "(" + q + ")"
+	if len(a.qualified) < maxCachedRules {
+		a.qualified[k] = s
+	}
+	return s
+}

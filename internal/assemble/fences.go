@@ -1,0 +1,175 @@
+// dma_fence events: hardware fence linking, finished/scheduled fence signals, and
+// dependencies.
+//
+// A dma_fence_signaled (32-bit key k) can be, and is checked as, all of:
+//   - the hardware fence of a job (linked at run time)              → th
+//   - the finished fence of a scheduler job (driver drm_sched/amd_sched) → tf
+//     (amdgpu ≤4.x has no done event: this is its only completion)
+//   - the scheduled fence of a scheduler job (context one below its finished fence)
+//     → te: the scheduler signals it right after run_job returns, so it bounds ring
+//     emission when neither the hardware fence's creation nor run_job's fexit is traced
+//   - an i915 request's own fence                                      → th
+//   - a dependency of pending jobs                                     → their td
+//
+// and is remembered for a while (a dependency can be announced after its fence has
+// signalled). One that is none of these is counted as an orphan: most fences are not
+// job fences.
+package assemble
+
+import "github.com/ghostdriver/ghostdriver/internal/event"
+
+const hookDepSignal = "dma_fence_signaled"
+
+// fenceCreated handles dma_fence_init/dma_fence_emit. A scheduler fence created on a
+// thread is remembered for the job that thread queues next; any other fence created on a
+// worker inside a run window is that job's hardware fence (the last one wins: run_job may
+// emit a VM-flush fence before the job's own).
+func (a *Assembler) fenceCreated(e *event.Event, prio uint8) {
+	if schedFenceDrivers[e.Driver] {
+		if th := a.thread(e.TID, e.Time); th != nil && e.Kind == event.FenceInit {
+			th.schedInit, th.hasInit = e.Fence, true
+		}
+		return
+	}
+	j := a.running(e.TID)
+	if j == nil {
+		return // not created by a run_job we saw: not a job's hardware fence
+	}
+	a.linkHW(j, e.Fence, e.Driver)
+	j.set(PointEmitted, e.Time, prio, Measured, hookOf(e))
+	a.touch(j, e.Time)
+}
+
+func (a *Assembler) fenceSignaled(e *event.Event) {
+	k := key32(e.Fence)
+	hook := hookOf(e)
+	matched := false
+	if j := a.byHW[k]; j != nil && j.open() {
+		j.set(PointHWDone, e.Time, prioHWSignal, Measured, hook)
+		a.touch(j, e.Time)
+		matched = true
+	}
+	sched := isSchedFence(e.Driver)
+	if j := a.byKey[k]; j != nil && j.open() {
+		switch {
+		case j.fam == famSched && sched:
+			j.seen |= seenDone
+			j.set(PointFinished, e.Time, prioSchedFenceSignal, Measured, hook)
+			a.touch(j, e.Time)
+			a.finish(j)
+			matched = true
+		case j.fam == famI915:
+			j.set(PointHWDone, e.Time, prioOwnFenceSignal, Measured, hook)
+			a.touch(j, e.Time)
+			matched = true
+		}
+	}
+	if sched {
+		if j := a.byKey[finishedOfScheduled(k)]; j != nil && j.open() && j.fam == famSched {
+			j.set(PointEmitted, e.Time, prioTeScheduled, Measured, a.qualify(hook, "scheduled"))
+			if th := a.threads[e.TID]; th != nil && th.run == j {
+				th.runOpen = false
+			}
+			a.touch(j, e.Time)
+			matched = true
+		}
+	}
+	if a.signal(k, e.Time, hook) {
+		matched = true
+	}
+	if !matched {
+		a.orphan(e)
+	}
+}
+
+// signal records that fence k signalled at t and resolves the dependencies waiting on
+// it. It reports whether any job was waiting.
+func (a *Assembler) signal(k uint64, t int64, hook string) bool {
+	a.signals.put(k, t)
+	ws, ok := a.waiters[k]
+	if !ok {
+		return false
+	}
+	delete(a.waiters, k)
+	for _, j := range ws {
+		if !j.open() {
+			continue
+		}
+		for i := range j.out.Deps {
+			d := &j.out.Deps[i]
+			if d.Signaled == 0 && key32(d.Fence) == k {
+				d.Signaled = t
+				j.waiting--
+				a.depSignaled(j, t, hook)
+			}
+		}
+		a.touch(j, t)
+	}
+	return true
+}
+
+func (a *Assembler) depSignaled(j *job, t int64, hook string) {
+	if !j.depSeen || t >= j.depLast {
+		j.depLast, j.depHook, j.depSeen = t, hook, true
+	}
+}
+
+// addDep records that j depends on fence dep. signaled is the time a wait on it ended
+// (0 when unknown): the fence's own signal, when seen, is preferred.
+func (a *Assembler) addDep(j *job, dep event.FenceKey, signaled int64, hook string) {
+	k := key32(dep)
+	if j.hasKey && k == j.key {
+		return
+	}
+	for i := range j.out.Deps {
+		if key32(j.out.Deps[i].Fence) == k {
+			return
+		}
+	}
+	if len(j.out.Deps) >= maxDepsPerJob {
+		return
+	}
+	d := Dependency{Fence: dep}
+	d.Job, d.JobKnown = a.owner(k, j)
+	if t, ok := a.signals.get(k); ok {
+		d.Signaled = t
+		a.depSignaled(j, t, hookDepSignal)
+	} else if signaled != 0 {
+		d.Signaled = signaled
+		a.depSignaled(j, signaled, hook)
+	} else {
+		a.waiters[k] = append(a.waiters[k], j)
+		j.waiting++
+	}
+	j.out.Deps = append(j.out.Deps, d)
+}
+
+// unwait removes j from the jobs waiting on k.
+func (a *Assembler) unwait(k uint64, j *job) {
+	ws := a.waiters[k]
+	for i, w := range ws {
+		if w == j {
+			ws = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(a.waiters, k)
+	} else {
+		a.waiters[k] = ws
+	}
+}
+
+// owner finds the job a fence belongs to (its finished, scheduled or hardware fence),
+// for span links: pending and held jobs first, then recently output ones.
+func (a *Assembler) owner(k uint64, self *job) (event.FenceKey, bool) {
+	for _, o := range [...]*job{a.byKey[k], a.byHW[k]} {
+		if o != nil && o != self && o.hasKey {
+			return o.out.Finished, true
+		}
+	}
+	if o := a.byKey[finishedOfScheduled(k)]; o != nil && o != self && o.fam == famSched {
+		return o.out.Finished, true
+	}
+	return a.owners.get(k)
+}

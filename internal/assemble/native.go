@@ -1,0 +1,241 @@
+// Driver-specific job events (i915, xe, msm), as mapped by the table in drivers.go.
+//
+// i915 has no DRM scheduler: its request events are the job. xe always runs on drm_sched
+// and msm has since 5.19: when the scheduler's events are traced they are the job, and
+// the driver's events only enrich it — an event inside a worker's run window (threads.go)
+// belongs to the job being run, and xe_sched_job_create belongs to the job its thread
+// queues next. Without scheduler events the driver events stand alone.
+package assemble
+
+import "github.com/ghostdriver/ghostdriver/internal/event"
+
+const ruleXeFinished = "xe_hw_fence_as_finished"
+
+func (a *Assembler) nativeEvent(e *event.Event, r *role) {
+	switch r.family {
+	case famI915:
+		a.i915Event(e, r)
+	case famXe:
+		a.xeJobEvent(e, r)
+	case famMsm:
+		a.msmEvent(e, r)
+	}
+}
+
+// apply sets the role's points on a standalone driver job and moves it along.
+func (a *Assembler) apply(j *job, e *event.Event, r *role) {
+	hook := hookOf(e)
+	for _, p := range r.points {
+		if p != noPoint {
+			j.set(p, e.Time, r.prio, Measured, hook)
+		}
+	}
+	j.seen |= r.seen
+	a.describe(j, e, r.seen&seenQueue != 0)
+	if j.out.Driver == "" {
+		j.out.Driver = familyDriver[j.fam]
+	}
+	if r.seen&seenQueue != 0 {
+		a.bracket(j, e)
+		if j.stream != 0 {
+			a.streams.put(j.stream, struct{}{})
+		}
+	}
+	a.touch(j, e.Time)
+	if r.seen&seenDone != 0 {
+		a.finish(j)
+	}
+}
+
+// i915: a request is keyed by its fence (ctx, seqno).
+func (a *Assembler) i915Event(e *event.Event, r *role) {
+	if e.Fence.IsZero() {
+		a.orphan(e)
+		return
+	}
+	j := a.byKey[key32(e.Fence)]
+	if j != nil && (!j.open() || j.fam != famI915) {
+		j = nil
+	}
+	if j == nil {
+		if !r.creates {
+			a.orphan(e)
+			return
+		}
+		j = a.newJob(famI915, e.Time)
+		a.setKey(j, e.Fence, e.FenceWide)
+		j.stream = key32(e.Fence) >> 32
+	}
+	a.apply(j, e, r)
+}
+
+// msm: a submit is keyed by its per-device ident.
+func (a *Assembler) msmEvent(e *event.Event, r *role) {
+	id := idKey{ns: nsMsm, dev: e.Device, id: e.JobID}
+	j := a.byID[id]
+	if j != nil && !j.open() {
+		j = nil
+	}
+	if j == nil && e.Kind != event.MsmSubmitRetired {
+		if run := a.running(e.TID); run != nil && run.fam == famSched {
+			j = run // msm ≥5.19: msm_gpu_submit runs inside drm_sched's run_job
+			a.addID(j, id)
+		}
+	}
+	if j == nil {
+		if !r.creates {
+			a.orphan(e)
+			return
+		}
+		j = a.newJob(famMsm, e.Time)
+		a.addID(j, id)
+	}
+	if j.fam == famSched {
+		if e.Kind == event.MsmSubmitFlush {
+			j.set(PointEmitted, e.Time, prioTeDriver, Measured, hookOf(e))
+		}
+		// msm_gpu_submit_retired comes after the fence signal under drm_sched: nothing new.
+		a.touch(j, e.Time)
+		return
+	}
+	a.apply(j, e, r)
+}
+
+// xeID is an xe job's identity: the job's fence pointer, the only one its events print
+// (the decoder puts it in FencePtr and JobID).
+func xeID(e *event.Event) idKey {
+	p := e.FencePtr
+	if p == 0 {
+		p = e.JobID
+	}
+	return idKey{ns: nsXe, dev: e.Device, id: p}
+}
+
+func (a *Assembler) xeJobEvent(e *event.Event, r *role) {
+	id := xeID(e)
+	j := a.byID[id]
+	if j != nil && !j.open() {
+		j = nil
+	}
+	switch e.Kind {
+	case event.XeSchedJobCreate:
+		if j == nil {
+			// drm_sched_job_queue before xe_sched_job_create on the same thread.
+			if th := a.threads[e.TID]; th != nil && th.inIoctl {
+				for _, q := range th.queued {
+					if q.open() && q.fam == famSched && !hasNS(q, nsXe) {
+						j = q
+						a.addID(j, id)
+						break
+					}
+				}
+			}
+		}
+		if j != nil && j.fam == famSched {
+			a.touch(j, e.Time)
+			return
+		}
+		if j == nil {
+			j = a.newJob(famXe, e.Time)
+			a.addID(j, id)
+		}
+		a.apply(j, e, r)
+		if th := a.thread(e.TID, e.Time); th != nil && th.inIoctl {
+			th.xe = j
+		}
+	case event.XeSchedJobRun:
+		if j == nil {
+			if run := a.running(e.TID); run != nil && run.fam == famSched {
+				j = run // inside drm_sched's run_job (guc_exec_queue_run_job)
+				a.addID(j, id)
+			}
+		}
+		if j == nil {
+			j = a.newJob(famXe, e.Time)
+			a.addID(j, id)
+		}
+		if j.fam == famSched {
+			j.set(PointEmitted, e.Time, prioTeDriver, Measured, hookOf(e))
+			a.touch(j, e.Time)
+			return
+		}
+		a.apply(j, e, r)
+	default:
+		a.st.Ignored++ // xe_sched_job_exec: between run and the hardware, no point of ours
+	}
+}
+
+func hasNS(j *job, ns namespace) bool {
+	for i := 0; i < j.nids; i++ {
+		if j.ids[i].ns == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeXe folds a standalone xe job into the drm_sched job its thread queued next.
+func (a *Assembler) mergeXe(x, j *job) {
+	ids := x.ids
+	n := x.nids
+	hw, hasHW := x.out.HWFence, x.hasHW
+	deps := x.out.Deps
+	a.discard(x)
+	for i := 0; i < n; i++ {
+		a.addID(j, ids[i])
+	}
+	for _, d := range deps {
+		a.addDep(j, d.Fence, d.Signaled, hookDepSignal)
+	}
+	if hasHW && !j.hasHW {
+		a.linkHW(j, hw, "xe")
+	}
+	if j.out.Driver == "" {
+		j.out.Driver = "xe"
+	}
+}
+
+// xeHWSignal: the xe hardware fence signalled (th). Found by the fence pointer shared
+// with the job's events, or by the hardware fence key once linked.
+func (a *Assembler) xeHWSignal(e *event.Event) {
+	j := a.byID[xeID(e)]
+	if (j == nil || !j.open()) && !e.Fence.IsZero() {
+		j = a.byHW[key32(e.Fence)]
+	}
+	if j == nil || !j.open() {
+		if e.Fence.IsZero() || !a.signal(key32(e.Fence), e.Time, hookOf(e)) {
+			a.orphan(e)
+		}
+		return
+	}
+	hook := hookOf(e)
+	if !e.Fence.IsZero() {
+		a.linkHW(j, e.Fence, "xe")
+		a.signal(key32(e.Fence), e.Time, hook)
+	}
+	j.set(PointHWDone, e.Time, prioHWSignal, Measured, hook)
+	a.touch(j, e.Time)
+	if j.fam == famXe && !j.out.Points[PointFinished].Known() {
+		// Without drm_sched events nothing else reports the job's end.
+		j.set(PointFinished, e.Time, 1, Inferred, ruleXeFinished)
+		j.seen |= seenDone
+		a.finish(j)
+	}
+}
+
+// xeHWCreate links an xe hardware fence to the job sharing its pointer.
+func (a *Assembler) xeHWCreate(e *event.Event) {
+	if j := a.byID[xeID(e)]; j != nil && j.open() && !e.Fence.IsZero() {
+		a.linkHW(j, e.Fence, "xe")
+		return
+	}
+	a.st.Ignored++
+}
+
+// xeFree ends an xe pointer identity: the pointer may be reused from now on.
+func (a *Assembler) xeFree(e *event.Event) {
+	id := xeID(e)
+	if _, ok := a.byID[id]; ok {
+		delete(a.byID, id)
+	}
+}

@@ -1,0 +1,193 @@
+// DRM scheduler events: queue, dependency, run, run_job's return, done.
+//
+// Identity, by kernel generation (drivers.go has the table):
+//   - 6.17+ and amdgpu_cs_ioctl/amdgpu_sched_run_job: the finished fence key
+//     (64-bit on 6.17+, 32-bit on amdgpu); dma_fence events join by its truncation.
+//   - ≤6.16 drm_sched_job/drm_run_job/drm_sched_process_job print pointers only: queue→run
+//     join on (finished fence pointer, job id), run→done on the pointer. The pointer is
+//     reused after the job is freed, so a queue or run that finds a pending job on the same
+//     pointer with another id means the earlier job's done was lost: it is closed. The
+//     older drm_sched_job_wait_dep names the job by (ring, id) instead.
+//   - Pointer jobs learn their finished fence key from the drm_sched fences created on the
+//     submitting thread just before the queue event (drm_sched_job_arm initialises the
+//     scheduled then the finished fence), when dma_fence_init is traced.
+package assemble
+
+import "github.com/ghostdriver/ghostdriver/internal/event"
+
+// schedJob finds the job a scheduler event is about, or nil.
+func (a *Assembler) schedJob(e *event.Event) *job {
+	switch {
+	case !e.Fence.IsZero():
+		return a.byKey[key32(e.Fence)]
+	case e.FencePtr != 0:
+		j := a.byPtr[e.FencePtr]
+		if j != nil && e.JobID != 0 && j.out.JobID != 0 && j.out.JobID != e.JobID {
+			a.abandon(j, reasonPtrReused)
+			return nil
+		}
+		return j
+	case e.JobID != 0 && e.Ring != "":
+		return a.byID[idKey{ns: nsSched, ring: e.Ring, id: e.JobID}]
+	}
+	return nil
+}
+
+// identify gives j the identities e carries.
+func (a *Assembler) identify(j *job, e *event.Event) {
+	if !e.Fence.IsZero() {
+		a.setKey(j, e.Fence, e.FenceWide)
+		if j.stream == 0 {
+			j.stream = key32(e.Fence) >> 32
+		}
+		return
+	}
+	if e.FencePtr != 0 {
+		a.setPtr(j, e.FencePtr)
+	}
+	if e.JobID != 0 && e.Ring != "" {
+		a.addID(j, idKey{ns: nsSched, ring: e.Ring, id: e.JobID})
+	}
+	if j.stream == 0 {
+		j.stream = e.Entity
+	}
+}
+
+func (a *Assembler) jobQueue(e *event.Event) {
+	j := a.schedJob(e)
+	if j != nil && j.seen&seenQueue != 0 {
+		if e.Fence.IsZero() && j.state == statePending {
+			a.abandon(j, reasonPtrReused) // same pointer queued again: the first job's done was lost
+			j = nil
+		} else {
+			a.st.Duplicates++
+			return
+		}
+	}
+	if j == nil {
+		j = a.newJob(famSched, e.Time)
+	}
+	a.identify(j, e)
+	j.seen |= seenQueue
+	j.set(PointQueued, e.Time, prioSchedEvent, Measured, hookOf(e))
+	a.describe(j, e, true)
+	a.bracket(j, e)
+	if th := a.threads[e.TID]; th != nil {
+		if th.hasInit && !j.hasKey {
+			a.setKey(j, th.schedInit, false)
+		}
+		th.hasInit = false
+		if x := th.xe; x != nil && x != j && x.open() && x.fam == famXe && x.seen&seenRun == 0 {
+			a.mergeXe(x, j)
+		}
+		th.xe = nil
+	}
+	if j.stream != 0 {
+		a.streams.put(j.stream, struct{}{})
+	}
+	if j.hasKey {
+		if deps, ok := a.early.get(j.key); ok {
+			a.early.remove(j.key)
+			for _, d := range deps {
+				a.addDep(j, d, 0, "")
+			}
+		}
+	}
+	a.touch(j, e.Time)
+}
+
+func (a *Assembler) jobRun(e *event.Event) {
+	j := a.schedJob(e)
+	if j == nil {
+		j = a.newJob(famSched, e.Time)
+	}
+	a.identify(j, e)
+	j.seen |= seenRun
+	// A job run twice (GPU reset resubmission) keeps its first run time; its hardware
+	// fence and te come from the latest run.
+	j.set(PointRun, e.Time, prioSchedEvent, Measured, hookOf(e))
+	a.describe(j, e, false)
+	if th := a.thread(e.TID, e.Time); th != nil {
+		th.run, th.runOpen = j, true
+	}
+	if !e.HWFence.IsZero() {
+		a.linkHW(j, e.HWFence, "")
+	}
+	a.touch(j, e.Time)
+}
+
+// runJobEnd is the fexit of the driver's run_job: ring emission is done.
+func (a *Assembler) runJobEnd(e *event.Event) {
+	j := a.running(e.TID)
+	if j == nil {
+		if j = a.schedJob(e); j == nil || !j.open() {
+			a.orphan(e)
+			return
+		}
+	}
+	j.set(PointEmitted, e.Time, prioTeRunJobEnd, Measured, funcHook(e))
+	if !e.HWFence.IsZero() {
+		a.linkHW(j, e.HWFence, "")
+	}
+	if th := a.threads[e.TID]; th != nil && th.run == j {
+		th.runOpen = false
+	}
+	a.touch(j, e.Time)
+}
+
+func (a *Assembler) jobDone(e *event.Event) {
+	var j *job
+	switch {
+	case !e.Fence.IsZero():
+		j = a.byKey[key32(e.Fence)]
+	case e.FencePtr != 0:
+		j = a.byPtr[e.FencePtr]
+	}
+	hook := hookOf(e)
+	if j == nil || !j.open() {
+		// Someone may still depend on the finished fence of a job we did not see.
+		if e.Fence.IsZero() || !a.signal(key32(e.Fence), e.Time, hook) {
+			a.orphan(e)
+		}
+		return
+	}
+	a.identify(j, e)
+	j.seen |= seenDone
+	j.set(PointFinished, e.Time, prioSchedEvent, Measured, hook)
+	if j.hasKey {
+		a.signal(j.key, e.Time, hook)
+	}
+	a.touch(j, e.Time)
+	a.finish(j)
+}
+
+// jobDependency: drm_sched_job_add_dep (6.17+, traced while the job is armed, before it
+// is queued: kept aside until the queue event), drm_sched_job_wait_dep (≤6.16, on the
+// worker, by (ring, id)), drm_sched_job_unschedulable.
+func (a *Assembler) jobDependency(e *event.Event) {
+	if e.Dep.IsZero() {
+		a.orphan(e)
+		return
+	}
+	var j *job
+	switch {
+	case !e.Fence.IsZero():
+		j = a.byKey[key32(e.Fence)]
+	case e.JobID != 0 && e.Ring != "":
+		j = a.byID[idKey{ns: nsSched, ring: e.Ring, id: e.JobID}]
+	}
+	if j == nil || !j.open() {
+		if e.Fence.IsZero() {
+			a.orphan(e)
+			return
+		}
+		k := key32(e.Fence)
+		deps, _ := a.early.get(k)
+		if len(deps) < maxDepsPerJob {
+			a.early.put(k, append(deps, e.Dep))
+		}
+		return
+	}
+	a.addDep(j, e.Dep, 0, "")
+	a.touch(j, e.Time)
+}

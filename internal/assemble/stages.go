@@ -1,0 +1,132 @@
+// Tiling: from the points a job's events measured to its stage spans (DESIGN.md
+// "Stages"). Applied once, when the job is output, in this order:
+//
+//	t1  no BO-validation hook, ioctl seen   → t1 = tq          rule "fallback_to_queued"
+//	td  no dependencies                     → td = tq          rule "no_dependencies"
+//	    last dependency signal after tq     → td = that signal (measured; hook of the signal)
+//	      … but after tr                    → td = tr          rule "clamped_to_run" (drm_sched only
+//	                                          waits for the scheduled fence of a same-ring dependency)
+//	    all signalled at or before tq       → td = tq          rule "dependencies_signaled_before_queue"
+//	    no signal of any seen               → td = tq          rule "dependency_signal_unseen"
+//	te  no emission hook                    → te = tr          rule "fallback_to_run"
+//	th  no hardware-fence signal            → th = tf          rule "fallback_to_finished"
+//	ts  not measured (only i915_request_in measures it)
+//	                                        → ts = max(te, previous job's th-or-tf on the ring),
+//	                                          at most th        rule "ring_serial"
+//
+// A point whose neighbour is unknown stays unknown (no ioctl events: no t0, tx, t1; no
+// queue event: no td), and a stage with an unknown bound is omitted, never faked. A
+// stage is Measured only when both its bounds are; its Rule is "<start hook>→<end hook>",
+// each hook being the tracepoint/function that measured the bound or the rule above.
+//
+// So with only queue, run and done events (Perfetto's view), execution is
+// [max(tr, previous job's done on the ring), tf], and with amdgpu's scheduled fence
+// signal it starts at max(te, …) instead.
+package assemble
+
+import "math"
+
+const (
+	ruleFallbackQueued   = "fallback_to_queued"
+	ruleNoDeps           = "no_dependencies"
+	ruleDepsBeforeQueue  = "dependencies_signaled_before_queue"
+	ruleDepsUnseen       = "dependency_signal_unseen"
+	ruleDepsAfterRun     = "clamped_to_run"
+	ruleFallbackRun      = "fallback_to_run"
+	ruleFallbackFinished = "fallback_to_finished"
+	ruleRingSerial       = "ring_serial"
+)
+
+// tile completes a job's points by the rules above and builds its stages, Start and End.
+func (a *Assembler) tile(j *job) {
+	p := &j.out.Points
+	if p[PointIoctlEnter].Known() && !p[PointBOValidEnd].Known() && p[PointQueued].Known() {
+		p[PointBOValidEnd] = Bound{Time: p[PointQueued].Time, Src: Inferred, Hook: ruleFallbackQueued}
+	}
+	a.resolveDeps(j)
+	if !p[PointEmitted].Known() && p[PointRun].Known() {
+		p[PointEmitted] = Bound{Time: p[PointRun].Time, Src: Inferred, Hook: ruleFallbackRun}
+	}
+	if !p[PointHWDone].Known() && p[PointFinished].Known() {
+		p[PointHWDone] = Bound{Time: p[PointFinished].Time, Src: Inferred, Hook: ruleFallbackFinished}
+	}
+	if !p[PointHWStart].Known() && p[PointEmitted].Known() {
+		te := p[PointEmitted].Time
+		t := te
+		if j.hasPrevDone && j.prevDone > t {
+			t = j.prevDone
+		}
+		if p[PointHWDone].Known() && t > p[PointHWDone].Time {
+			t = max(p[PointHWDone].Time, te)
+		}
+		p[PointHWStart] = Bound{Time: t, Src: Inferred, Hook: ruleRingSerial}
+	}
+
+	j.out.Stages = j.stages[:0]
+	for s := Stage(0); s < stageCount; s++ {
+		b := StageBounds[s]
+		start, end := p[b[0]], p[b[1]]
+		if !start.Known() || !end.Known() {
+			continue
+		}
+		src := Inferred
+		if start.Src == Measured && end.Src == Measured {
+			src = Measured
+		}
+		j.out.Stages = append(j.out.Stages, StageSpan{
+			Stage: s, Start: start.Time, End: end.Time, Src: src, Rule: a.rule(start.Hook, end.Hook),
+		})
+	}
+
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, b := range p {
+		if b.Known() {
+			first = min(first, b.Time)
+			last = max(last, b.Time)
+		}
+	}
+	if first == math.MaxInt64 {
+		first, last = j.last, j.last
+	}
+	j.out.Start, j.out.End = first, last
+	if p[PointFinished].Known() {
+		j.out.End = p[PointFinished].Time
+	}
+}
+
+// resolveDeps sets td from the job's dependencies.
+func (a *Assembler) resolveDeps(j *job) {
+	p := &j.out.Points
+	if p[PointDepsResolved].Known() || !p[PointQueued].Known() {
+		return
+	}
+	tq := p[PointQueued].Time
+	var b Bound
+	switch {
+	case len(j.out.Deps) == 0:
+		b = Bound{Time: tq, Src: Inferred, Hook: ruleNoDeps}
+	case j.depSeen && j.depLast > tq:
+		b = Bound{Time: j.depLast, Src: Measured, Hook: j.depHook}
+		if p[PointRun].Known() && j.depLast > p[PointRun].Time {
+			b = Bound{Time: p[PointRun].Time, Src: Inferred, Hook: ruleDepsAfterRun}
+		}
+	case j.depSeen:
+		b = Bound{Time: tq, Src: Inferred, Hook: ruleDepsBeforeQueue}
+	default:
+		b = Bound{Time: tq, Src: Inferred, Hook: ruleDepsUnseen}
+	}
+	p[PointDepsResolved] = b
+}
+
+// rule returns "start→end", cached (the set of hook pairs is small).
+func (a *Assembler) rule(start, end string) string {
+	k := [2]string{start, end}
+	if s, ok := a.rules[k]; ok {
+		return s
+	}
+	s := start + "→" + end
+	if len(a.rules) < maxCachedRules {
+		a.rules[k] = s
+	}
+	return s
+}

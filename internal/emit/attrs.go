@@ -1,0 +1,58 @@
+// Attribute helpers: kernel uint64 values, the application-context tier, and the
+// process/thread naming rules shared by spans, resources and metric dimensions.
+package emit
+
+import (
+	"math"
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+)
+
+// putUint stores a kernel uint64 without wrapping: as an int attribute when it fits in
+// int64 (always, in practice: fence contexts come from a boot-wide counter and drm_sched
+// seqnos are 32-bit), else as its exact decimal string under the same key.
+func putUint(m pcommon.Map, key string, v uint64) {
+	if v > math.MaxInt64 {
+		m.PutStr(key, strconv.FormatUint(v, 10))
+		return
+	}
+	m.PutInt(key, int64(v))
+}
+
+// Context tiers carried in Job.CtxTier, in the lookup order of DESIGN.md ("Linking to
+// application traces"). 0 is "no context found".
+const (
+	CtxTierNone        uint8 = 0
+	CtxTierOTEP4947    uint8 = 1 // otel_thread_ctx_v1 TLS record read at the submitting ioctl
+	CtxTierOBI         uint8 = 2 // OBI's pinned traces_ctx_v1 map
+	CtxTierTraceparent uint8 = 3 // TRACEPARENT in the process environment
+)
+
+// ctxTierName is the ghostdriver.context.tier value of a tier.
+func ctxTierName(t uint8) string {
+	switch t {
+	case CtxTierNone:
+		return metadata.ContextTierNone
+	case CtxTierOTEP4947:
+		return metadata.ContextTierOTEP4947
+	case CtxTierOBI:
+		return metadata.ContextTierOBI
+	case CtxTierTraceparent:
+		return metadata.ContextTierTraceparent
+	}
+	return metadata.ContextTierUnknown
+}
+
+// executableName is the process's name as far as the job tells it: the kernel comm is
+// the submitting *thread's* name, which is the process's only when that thread is the
+// main thread (TID == PID). Otherwise it is unknown here; the tenant enricher knows more.
+func executableName(j *assemble.Job) string {
+	if j.PID != 0 && j.TID == j.PID {
+		return j.Comm
+	}
+	return ""
+}

@@ -1,0 +1,58 @@
+// Benchmarks of the per-job cost of rendering (SpanBuilder.Append) and recording
+// (MetricsRecorder.RecordJob), reported per job.
+package emit
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+)
+
+// benchJobs returns n distinct jobs shaped like the fixtures: every other one fully
+// measured, the rest partial with an app context and a link.
+func benchJobs(n int) []*assemble.Job {
+	jobs := make([]*assemble.Job, n)
+	for i := range jobs {
+		var j *assemble.Job
+		if i%2 == 0 {
+			j = fullJob()
+		} else {
+			j = partialJob()
+			j.Deps[0].Job.Seqno = uint64(i - 1)
+		}
+		j.Finished.Seqno = uint64(i)
+		jobs[i] = j
+	}
+	return jobs
+}
+
+// BenchmarkAppend renders jobs in batches of 512 (a flush every 512 jobs), which is
+// what the pipeline's flusher does under load.
+func BenchmarkAppend(b *testing.B) {
+	const batch = 512
+	jobs := benchJobs(batch)
+	sb := NewSpanBuilder(testClock)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sb.Append(jobs[i%batch])
+		if sb.Len() == batch {
+			sb.Take()
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+func BenchmarkRecordJob(b *testing.B) {
+	jobs := benchJobs(512)
+	m := NewMetricsRecorder(metadata.DefaultMetricsConfig(), time.Unix(0, 0))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := jobs[i%len(jobs)]
+		m.RecordJob(j, testClock)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}

@@ -1,0 +1,10 @@
+// Package emit renders assembled GPU jobs as OpenTelemetry data: a SpanBuilder turns each
+// assemble.Job into a `gpu.job` span with one child span per stage, and a MetricsRecorder
+// keeps the stage/job histograms, job counters and ring utilization that a collection
+// turns into pmetric data.
+//
+// emit imports pdata and the job model, never cilium or a source: everything it knows
+// about the kernel arrives in the Job. Names of spans, metrics and attributes come from
+// internal/metadata, whose descriptions (metadata.yaml, documentation.md) the tests hold
+// to what this package actually emits.
+package emit

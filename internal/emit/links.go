@@ -1,0 +1,57 @@
+// Span links from a job to the jobs whose fences it waited on.
+//
+// Dependencies on other jobs (same or other tenants) are causal but not parental: the spec's
+// form for them is a link. A link needs the other span's trace id, which is the other
+// application's trace when that job carried an app context. The builder remembers the ids
+// of recently emitted jobs (WithLinkMemory) and uses them; a dependency normally finished
+// before the dependent job ran, so it was emitted first. When it is not remembered, the
+// link falls back to the derived ids: the span id is then right (ids.go derives it from
+// the finished fence alone) and the trace id is right unless that job had an app context.
+package emit
+
+import (
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+)
+
+// appendLinks adds one link per dependency that is another job the assembler saw. The
+// link's attributes name the fence that was waited on (which may be the other job's
+// finished, scheduled or hardware fence).
+func (b *SpanBuilder) appendLinks(sp ptrace.Span, j *assemble.Job) {
+	n := 0
+	for i := range j.Deps {
+		if b.linked(j, &j.Deps[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	links := sp.Links()
+	links.EnsureCapacity(n)
+	for i := range j.Deps {
+		d := &j.Deps[i]
+		if !b.linked(j, d) {
+			continue
+		}
+		ref, ok := b.emitted.get(d.Job)
+		if !ok {
+			ref.trace, ref.span = derivedIDs(identityOfFence(b.cfg.salt, d.Job))
+		}
+		l := links.AppendEmpty()
+		l.SetTraceID(ref.trace)
+		l.SetSpanID(ref.span)
+		a := l.Attributes()
+		a.EnsureCapacity(2)
+		putUint(a, metadata.AttrFenceContext, d.Fence.Context)
+		putUint(a, metadata.AttrFenceSeqno, d.Fence.Seqno)
+	}
+}
+
+// linked reports whether dependency d of j becomes a link: another job, known by its
+// finished fence, and not j itself.
+func (*SpanBuilder) linked(j *assemble.Job, d *assemble.Dependency) bool {
+	return d.JobKnown && !d.Job.IsZero() && d.Job != j.Finished
+}

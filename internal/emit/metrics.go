@@ -1,0 +1,151 @@
+// MetricsRecorder: job and stage histograms, job counters and ring utilization from the
+// assembled jobs, plus the source's and assembler's own counters, collected as cumulative
+// pmetric data.
+//
+// Default attributes are low-cardinality only: driver, device, ring, stage, outcome and
+// bound source. ghostdriver.device is among them because rings are per device: two GPUs
+// both have a "gfx" ring, and merging them would double a ring's busy time. Further
+// dimensions are opt-in (metadata.MetricsConfig.Dimensions).
+package emit
+
+import (
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+)
+
+// AssemblerCounters are the assembler's counts the metrics need, kept separate from the
+// assembler's own Stats layout. Completed and Incomplete are not emitted: the per-ring
+// ghostdriver.jobs counter comes from the recorded jobs themselves.
+type AssemblerCounters struct {
+	Completed, Incomplete      uint64
+	EvictedTimeout, EvictedCap uint64
+	Pending                    int
+	// DroppedSpans counts jobs whose spans the pipeline did not export (buffer full).
+	DroppedSpans uint64
+}
+
+// MetricsRecorder accumulates job metrics between collections. It is not safe for
+// concurrent use.
+type MetricsRecorder struct {
+	cfg   metadata.MetricsConfig
+	start pcommon.Timestamp
+	dims  dimensions
+
+	series series
+	clock  busyClock
+
+	unknown unknownNames
+}
+
+// NewMetricsRecorder returns a recorder whose cumulative data points start at start.
+func NewMetricsRecorder(cfg metadata.MetricsConfig, start time.Time) *MetricsRecorder {
+	return &MetricsRecorder{
+		cfg:   cfg,
+		start: pcommon.NewTimestampFromTime(start),
+		dims:  newDimensions(cfg.Dimensions),
+	}
+}
+
+// RecordJob adds one assembled job. Durations come from the job's source-clock bounds, so
+// clock is not needed today; it is part of the signature for exemplars, which need the
+// wall time of the job span.
+func (m *MetricsRecorder) RecordJob(j *assemble.Job, clock event.Clock) {
+	_ = clock
+	g := m.series.group(groupKey{ringKey{j.Driver, j.Device, j.Ring}, m.dims.key(j)})
+	if m.cfg.GhostdriverStageDuration.Enabled {
+		for i := range j.Stages {
+			st := &j.Stages[i]
+			if h := m.series.stageHist(g, st.Src, st.Stage); h != nil {
+				h.record(seconds(st.End - st.Start))
+			}
+		}
+	}
+	if m.cfg.GhostdriverJobDuration.Enabled {
+		if h := m.series.jobHist(g, j.Outcome); h != nil {
+			h.record(seconds(j.End - j.Start))
+		}
+	}
+	if m.cfg.GhostdriverJobs.Enabled {
+		if n := m.series.jobCount(g, j.Outcome); n != nil {
+			*n++
+		}
+	}
+	m.clock.observe(j.Start)
+	m.clock.observe(j.End)
+	if m.cfg.GhostdriverRingBusyRatio.Enabled || m.cfg.GhostdriverRingBusyTime.Enabled {
+		if ex, ok := j.Stage(assemble.StageExecution); ok && ex.End > ex.Start {
+			m.clock.observe(ex.Start)
+			m.clock.observe(ex.End)
+			m.series.busyOf(g.ring).add(interval{ex.Start, ex.End}, &m.clock)
+		}
+	}
+}
+
+// Watermark tells the recorder that source time has reached t (the source's watermark):
+// it ends busy_ratio windows where the source is, so idle time after the last job counts.
+func (m *MetricsRecorder) Watermark(t int64) { m.clock.observe(t) }
+
+// seconds converts a source-clock duration in ns to seconds; negative becomes 0.
+func seconds(ns int64) float64 {
+	if ns < 0 {
+		return 0
+	}
+	return float64(ns) / 1e9
+}
+
+// Collect returns every enabled metric that has data points, cumulative since the
+// recorder's start, timestamped now. It also closes the busy_ratio window.
+func (m *MetricsRecorder) Collect(now time.Time, src event.SourceStats, asm AssemblerCounters) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(metadata.ScopeName)
+	sm.Scope().SetVersion(metadata.ScopeVersion)
+	c := collection{start: m.start, now: pcommon.NewTimestampFromTime(now), ms: sm.Metrics()}
+
+	m.collectBusy() // accounts pending intervals whether or not the metrics are enabled
+	for i := range metadata.Metrics {
+		d := &metadata.Metrics[i]
+		if !m.cfg.Enabled(d.Name) {
+			continue
+		}
+		switch d.Name {
+		case metadata.MetricStageDuration:
+			m.writeStageDurations(c, d)
+		case metadata.MetricJobDuration:
+			m.writeJobDurations(c, d)
+		case metadata.MetricJobs:
+			m.writeJobs(c, d)
+		case metadata.MetricRingBusyRatio:
+			m.writeBusyRatio(c, d)
+		case metadata.MetricRingBusyTime:
+			m.writeBusyTime(c, d)
+		case metadata.MetricDecoderEvents:
+			writeDecoderEvents(c, d, &src)
+		case metadata.MetricDecoderUnknownEvents:
+			m.unknown.write(c, d, src.Unknown)
+		case metadata.MetricDecoderMalformed:
+			c.sumPoint(c.metric(d).Sum().DataPoints(), src.Malformed)
+		case metadata.MetricSourceLostEvents:
+			c.sumPoint(c.metric(d).Sum().DataPoints(), src.Lost)
+		case metadata.MetricJobEvictions:
+			dps := c.metric(d).Sum().DataPoints()
+			c.sumPoint(dps, asm.EvictedTimeout).Attributes().PutStr(metadata.AttrEvictionReason, metadata.EvictionReasonTimeout)
+			c.sumPoint(dps, asm.EvictedCap).Attributes().PutStr(metadata.AttrEvictionReason, metadata.EvictionReasonMaxPending)
+		case metadata.MetricJobPending:
+			dp := c.metric(d).Gauge().DataPoints().AppendEmpty()
+			dp.SetTimestamp(c.now)
+			dp.SetIntValue(int64(asm.Pending))
+		case metadata.MetricJobSpansDropped:
+			c.sumPoint(c.metric(d).Sum().DataPoints(), asm.DroppedSpans)
+		}
+	}
+	m.closeBusyWindow()
+	c.ms.RemoveIf(func(x pmetric.Metric) bool { return dataPoints(x) == 0 })
+	return md
+}

@@ -1,0 +1,222 @@
+// SpanBuilder: one `gpu.job` span per assembled job, with one child span per stage.
+//
+// Span kind: both the job span and its stage children are Internal. The job is work the
+// application's span caused but did not perform, which could argue for Consumer; but
+// Consumer (with Producer) is the messaging convention, makes service-graph and span-metrics
+// tooling treat the span as an entry point of an asynchronous hop between two services, and
+// asks for messaging.* attributes. Here the span is reported under the submitting process's
+// own resource (service.name of the application), as a deeper part of the application's
+// own operation, which is what Internal means; no edge between services is implied.
+package emit
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+)
+
+// JobSpanName is the name of the span of a GPU job; stage children are named by
+// assemble.Stage.String().
+const JobSpanName = "gpu.job"
+
+// DefaultLinkMemory is how many recently emitted jobs the builder remembers for links.
+const DefaultLinkMemory = 4096
+
+// maxRememberedProcesses bounds the PID → executable name memory of resources.
+const maxRememberedProcesses = 4096
+
+// ResourceFunc adds or overrides resource attributes of a tenant's ResourceSpans. It is
+// called once per tenant (process) and batch, with the first job of that tenant in the
+// batch, after the defaults (process.pid, process.executable.name, service.name,
+// host.name) are set. The tenant enricher uses it for OTEL_SERVICE_NAME, OTEP 4719
+// process context, container and pod attributes.
+type ResourceFunc func(job *assemble.Job, attrs pcommon.Map)
+
+// SpanOption configures a SpanBuilder.
+type SpanOption func(*spanConfig)
+
+type spanConfig struct {
+	resource     ResourceFunc
+	scopeVersion string
+	hostName     string
+	salt         uint64
+	linkMemory   int
+}
+
+// WithResourceFunc sets the hook that completes each tenant's resource.
+func WithResourceFunc(f ResourceFunc) SpanOption { return func(c *spanConfig) { c.resource = f } }
+
+// WithScopeVersion sets the instrumentation scope version (default metadata.ScopeVersion).
+func WithScopeVersion(v string) SpanOption { return func(c *spanConfig) { c.scopeVersion = v } }
+
+// WithHostName sets host.name on every resource (default: not set).
+func WithHostName(name string) SpanOption { return func(c *spanConfig) { c.hostName = name } }
+
+// WithIDSalt mixes salt into every derived id. Fence keys repeat across boots: pass a
+// per-boot value (boot_id) so that jobs of different boots never share ids.
+func WithIDSalt(salt uint64) SpanOption { return func(c *spanConfig) { c.salt = salt } }
+
+// WithLinkMemory sets how many recently emitted jobs are remembered so that a link to
+// one of them carries its real trace id (default DefaultLinkMemory; 0 disables).
+func WithLinkMemory(n int) SpanOption { return func(c *spanConfig) { c.linkMemory = n } }
+
+// SpanBuilder buffers the spans of assembled jobs until Take. It is not safe for
+// concurrent use.
+type SpanBuilder struct {
+	clock event.Clock
+	cfg   spanConfig
+
+	traces  ptrace.Traces
+	tenants map[uint32]*tenant // by PID (0: submitter's process unknown), this batch
+	jobs    int
+
+	emitted  *recent[event.FenceKey, spanRef] // finished fence → ids, across batches
+	exeNames *recent[uint32, string]          // PID → executable name, across batches
+}
+
+// spanRef is where a job's span lives.
+type spanRef struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
+// NewSpanBuilder returns a builder converting source timestamps with clock. The clock is
+// consulted at Append time, so it may become valid after construction.
+func NewSpanBuilder(clock event.Clock, opts ...SpanOption) *SpanBuilder {
+	cfg := spanConfig{scopeVersion: metadata.ScopeVersion, linkMemory: DefaultLinkMemory}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &SpanBuilder{
+		clock:    clock,
+		cfg:      cfg,
+		traces:   ptrace.NewTraces(),
+		tenants:  make(map[uint32]*tenant),
+		emitted:  newRecent[event.FenceKey, spanRef](cfg.linkMemory),
+		exeNames: newRecent[uint32, string](maxRememberedProcesses),
+	}
+}
+
+// Len is the number of jobs buffered since the last Take.
+func (b *SpanBuilder) Len() int { return b.jobs }
+
+// Take returns the buffered spans and starts a new batch. The ids of the jobs taken are
+// still remembered for links.
+func (b *SpanBuilder) Take() ptrace.Traces {
+	td := b.traces
+	b.traces = ptrace.NewTraces()
+	clear(b.tenants)
+	b.jobs = 0
+	return td
+}
+
+// Append renders job j: its span, its stage children and its links.
+func (b *SpanBuilder) Append(j *assemble.Job) {
+	traceID, spanID, parentID := jobIDs(b.cfg.salt, j)
+	spans := b.tenantOf(j).spans // grows by append: EnsureCapacity(len+n) per job would copy the slice every time
+
+	sp := spans.AppendEmpty()
+	sp.SetTraceID(traceID)
+	sp.SetSpanID(spanID)
+	if !parentID.IsEmpty() {
+		sp.SetParentSpanID(parentID)
+	}
+	sp.SetName(JobSpanName)
+	sp.SetKind(ptrace.SpanKindInternal)
+	start, end := b.interval(j.Start, j.End)
+	sp.SetStartTimestamp(start)
+	sp.SetEndTimestamp(end)
+	putJobAttributes(sp.Attributes(), j)
+	if j.Outcome != assemble.Completed {
+		msg := j.Reason
+		if msg == "" {
+			msg = j.Outcome.String()
+		}
+		sp.Status().SetCode(ptrace.StatusCodeError)
+		sp.Status().SetMessage(msg)
+	}
+	b.appendLinks(sp, j)
+
+	for i := range j.Stages {
+		st := &j.Stages[i]
+		c := spans.AppendEmpty()
+		c.SetTraceID(traceID)
+		c.SetSpanID(stageSpanID(spanID, st.Stage))
+		c.SetParentSpanID(spanID)
+		c.SetName(st.Stage.String())
+		c.SetKind(ptrace.SpanKindInternal)
+		s, e := b.interval(st.Start, st.End)
+		c.SetStartTimestamp(s)
+		c.SetEndTimestamp(e)
+		a := c.Attributes()
+		a.EnsureCapacity(2)
+		a.PutStr(metadata.AttrStageSource, st.Src.String())
+		if st.Rule != "" {
+			a.PutStr(metadata.AttrStageRule, st.Rule)
+		}
+	}
+
+	if !j.Finished.IsZero() {
+		b.emitted.put(j.Finished, spanRef{traceID, spanID})
+	}
+	b.jobs++
+}
+
+// interval converts a source-clock interval to span timestamps; an end before the start
+// (clock re-sync between the two conversions, or an inverted bound) collapses to the start.
+func (b *SpanBuilder) interval(start, end int64) (pcommon.Timestamp, pcommon.Timestamp) {
+	s, e := b.clock.WallNanos(start), b.clock.WallNanos(end)
+	if s < 0 {
+		s = 0
+	}
+	if e < s {
+		e = s
+	}
+	return pcommon.Timestamp(s), pcommon.Timestamp(e)
+}
+
+// putJobAttributes sets the attributes of a gpu.job span. Values that are unknown (zero
+// or empty) are left out rather than written as zero.
+func putJobAttributes(a pcommon.Map, j *assemble.Job) {
+	a.EnsureCapacity(18)
+	if j.Driver != "" {
+		a.PutStr(metadata.AttrDriver, j.Driver)
+	}
+	if j.Device != "" {
+		a.PutStr(metadata.AttrDevice, j.Device)
+	}
+	if j.Ring != "" {
+		a.PutStr(metadata.AttrRing, j.Ring)
+	}
+	if !j.Finished.IsZero() {
+		putUint(a, metadata.AttrFenceContext, j.Finished.Context)
+		putUint(a, metadata.AttrFenceSeqno, j.Finished.Seqno)
+	}
+	if !j.HWFence.IsZero() {
+		putUint(a, metadata.AttrHWFenceContext, j.HWFence.Context)
+		putUint(a, metadata.AttrHWFenceSeqno, j.HWFence.Seqno)
+	}
+	if j.JobID != 0 {
+		putUint(a, metadata.AttrJobID, j.JobID)
+	}
+	if j.ClientID != 0 {
+		putUint(a, metadata.AttrClientID, j.ClientID)
+	}
+	if j.PID != 0 {
+		a.PutInt(metadata.AttrProcessPID, int64(j.PID))
+	}
+	if j.TID != 0 {
+		a.PutInt(metadata.AttrThreadID, int64(j.TID))
+	}
+	if j.Comm != "" {
+		a.PutStr(metadata.AttrThreadName, j.Comm)
+	}
+	a.PutStr(metadata.AttrJobOutcome, j.Outcome.String())
+	if len(j.Deps) > 0 {
+		a.PutInt(metadata.AttrJobDependencies, int64(len(j.Deps)))
+	}
+	a.PutStr(metadata.AttrContextTier, ctxTierName(j.CtxTier))
+}

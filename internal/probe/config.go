@@ -1,0 +1,96 @@
+package probe
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// Config selects what the live source hooks and how it reads.
+type Config struct {
+	// DRMMajors are the character-device majors whose ioctls are submits (DRM: 226).
+	// The syscall hooks filter on them in the kernel, before anything is reserved.
+	DRMMajors []uint32
+	// BOValidationFuncs are kernel functions whose fentry/fexit bound bo_validation (t1).
+	BOValidationFuncs []string
+	// RunJobFuncs are drivers' drm_sched run_job callbacks (fexit: te, hardware fence).
+	RunJobFuncs []string
+	// RingBufferBytes is the size of the one ring buffer: a power of two, a multiple
+	// of the page size (default 8 MiB).
+	RingBufferBytes int
+	// PollInterval is the reader's deadline: records are produced without wakeups and
+	// drained at least this often (default 10ms).
+	PollInterval time.Duration
+	// IRQNames are interrupt action names (as in /proc/interrupts) of GPU drivers; an
+	// action matches when it equals a name or starts with name + "-" or "_".
+	IRQNames []string
+
+	// TraceCtx options (application trace context at the submit ioctl) come later.
+}
+
+// maxMajors mirrors MAX_MAJORS in bpf/syscalls.c.
+const maxMajors = 8
+
+// DefaultConfig returns the configuration used when the user sets nothing.
+func DefaultConfig() Config {
+	return Config{
+		DRMMajors: []uint32{226},
+		BOValidationFuncs: []string{
+			"amdgpu_cs_parser_bos",
+			"ttm_bo_validate",
+			"drm_gem_objects_lookup",
+			"xe_bo_validate",
+		},
+		RunJobFuncs: []string{
+			"amdgpu_job_run",
+			"nouveau_sched_run_job",
+			"panfrost_job_run",
+			"panthor_queue_run_job",
+			"msm_job_run",
+			"etnaviv_sched_run_job",
+			"lima_sched_run_job",
+			"v3d_bin_job_run",
+			"v3d_render_job_run",
+		},
+		RingBufferBytes: 8 << 20,
+		PollInterval:    10 * time.Millisecond,
+		IRQNames: []string{
+			"amdgpu", "radeon", "i915", "xe", "msm", "kgsl-3d0", "nouveau", "nvidia",
+			"panfrost", "panthor", "v3d", "etnaviv", "lima",
+		},
+	}
+}
+
+// withDefaults fills zero fields from DefaultConfig and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	d := DefaultConfig()
+	if len(c.DRMMajors) == 0 {
+		c.DRMMajors = d.DRMMajors
+	}
+	if len(c.DRMMajors) > maxMajors {
+		return c, fmt.Errorf("at most %d device majors can be filtered, got %d", maxMajors, len(c.DRMMajors))
+	}
+	if c.BOValidationFuncs == nil {
+		c.BOValidationFuncs = d.BOValidationFuncs
+	}
+	if c.RunJobFuncs == nil {
+		c.RunJobFuncs = d.RunJobFuncs
+	}
+	if len(c.BOValidationFuncs) > 0xffff || len(c.RunJobFuncs) > 0xffff {
+		return c, fmt.Errorf("too many functions")
+	}
+	if c.RingBufferBytes == 0 {
+		c.RingBufferBytes = d.RingBufferBytes
+	}
+	page := os.Getpagesize()
+	if n := c.RingBufferBytes; n < page || n&(n-1) != 0 || n%page != 0 {
+		return c, fmt.Errorf("ring buffer size %d is not a power of two multiple of the page size (%d)", n, page)
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = d.PollInterval
+	}
+	if c.IRQNames == nil {
+		c.IRQNames = d.IRQNames
+	}
+	return c, nil
+}

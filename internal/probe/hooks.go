@@ -1,0 +1,179 @@
+package probe
+
+import "github.com/ghostdriver/ghostdriver/internal/event"
+
+// hookInfo is what user space knows about a record's hook: the event kind it decodes
+// to and the kernel's own name for the hook (Event.Name).
+type hookInfo struct {
+	kind event.Kind
+	name string
+}
+
+// hookTable maps every enum hook value of bpf/include/ghostdriver.h (generated as
+// commonHook) to its event kind. Sources of the names: include/trace/events/*.h and
+// drivers/gpu/drm/scheduler/gpu_scheduler_trace.h (see ../shared/kernel-tracepoints).
+var hookTable = map[commonHook]hookInfo{
+	commonHookHOOK_SYS_ENTER_IOCTL:             {event.IoctlEnter, "sys_enter_ioctl"},
+	commonHookHOOK_SYS_EXIT_IOCTL:              {event.IoctlExit, "sys_exit_ioctl"},
+	commonHookHOOK_DRM_IOCTL_ENTER:             {event.IoctlEnter, "drm_ioctl"},
+	commonHookHOOK_DRM_IOCTL_EXIT:              {event.IoctlExit, "drm_ioctl"},
+	commonHookHOOK_BO_VALIDATE_ENTER:           {event.BOValidStart, "bo_validate"},
+	commonHookHOOK_BO_VALIDATE_EXIT:            {event.BOValidEnd, "bo_validate"},
+	commonHookHOOK_DRM_SCHED_JOB:               {event.JobQueue, "drm_sched_job"},
+	commonHookHOOK_DRM_RUN_JOB:                 {event.JobRun, "drm_run_job"},
+	commonHookHOOK_DRM_SCHED_PROCESS_JOB:       {event.JobDone, "drm_sched_process_job"},
+	commonHookHOOK_DRM_SCHED_JOB_WAIT_DEP:      {event.JobDependency, "drm_sched_job_wait_dep"},
+	commonHookHOOK_DRM_SCHED_JOB_QUEUE:         {event.JobQueue, "drm_sched_job_queue"},
+	commonHookHOOK_DRM_SCHED_JOB_RUN:           {event.JobRun, "drm_sched_job_run"},
+	commonHookHOOK_DRM_SCHED_JOB_DONE:          {event.JobDone, "drm_sched_job_done"},
+	commonHookHOOK_DRM_SCHED_JOB_ADD_DEP:       {event.JobDependency, "drm_sched_job_add_dep"},
+	commonHookHOOK_DRM_SCHED_JOB_UNSCHEDULABLE: {event.JobDependency, "drm_sched_job_unschedulable"},
+	commonHookHOOK_RUN_JOB_EXIT:                {event.RunJobEnd, "run_job"},
+	commonHookHOOK_DMA_FENCE_INIT:              {event.FenceInit, "dma_fence_init"},
+	commonHookHOOK_DMA_FENCE_EMIT:              {event.FenceEmit, "dma_fence_emit"},
+	commonHookHOOK_DMA_FENCE_ENABLE_SIGNAL:     {event.FenceEnableSignal, "dma_fence_enable_signal"},
+	commonHookHOOK_DMA_FENCE_SIGNALED:          {event.FenceSignaled, "dma_fence_signaled"},
+	commonHookHOOK_DMA_FENCE_WAIT_START:        {event.FenceWaitStart, "dma_fence_wait_start"},
+	commonHookHOOK_DMA_FENCE_WAIT_END:          {event.FenceWaitEnd, "dma_fence_wait_end"},
+	commonHookHOOK_DMA_FENCE_DESTROY:           {event.FenceDestroy, "dma_fence_destroy"},
+	commonHookHOOK_IRQ_HANDLER_ENTRY:           {event.IRQEntry, "irq_handler_entry"},
+	commonHookHOOK_IRQ_HANDLER_EXIT:            {event.IRQExit, "irq_handler_exit"},
+	commonHookHOOK_AMDGPU_CS_IOCTL:             {event.JobQueue, "amdgpu_cs_ioctl"},
+	commonHookHOOK_AMDGPU_SCHED_RUN_JOB:        {event.JobRun, "amdgpu_sched_run_job"},
+	commonHookHOOK_I915REQUEST_QUEUE:           {event.I915RequestQueue, "i915_request_queue"},
+	commonHookHOOK_I915REQUEST_ADD:             {event.I915RequestAdd, "i915_request_add"},
+	commonHookHOOK_I915REQUEST_SUBMIT:          {event.I915RequestSubmit, "i915_request_submit"},
+	commonHookHOOK_I915REQUEST_IN:              {event.I915RequestIn, "i915_request_in"},
+	commonHookHOOK_I915REQUEST_OUT:             {event.I915RequestOut, "i915_request_out"},
+	commonHookHOOK_I915REQUEST_RETIRE:          {event.I915RequestRetire, "i915_request_retire"},
+	commonHookHOOK_I915REQUEST_WAIT_BEGIN:      {event.I915RequestWaitBegin, "i915_request_wait_begin"},
+	commonHookHOOK_I915REQUEST_WAIT_END:        {event.I915RequestWaitEnd, "i915_request_wait_end"},
+	commonHookHOOK_XE_SCHED_JOB_CREATE:         {event.XeSchedJobCreate, "xe_sched_job_create"},
+	commonHookHOOK_XE_SCHED_JOB_EXEC:           {event.XeSchedJobExec, "xe_sched_job_exec"},
+	commonHookHOOK_XE_SCHED_JOB_RUN:            {event.XeSchedJobRun, "xe_sched_job_run"},
+	commonHookHOOK_XE_SCHED_JOB_FREE:           {event.XeSchedJobFree, "xe_sched_job_free"},
+	commonHookHOOK_XE_HW_FENCE_CREATE:          {event.XeHwFenceCreate, "xe_hw_fence_create"},
+	commonHookHOOK_XE_HW_FENCE_SIGNAL:          {event.XeHwFenceSignal, "xe_hw_fence_signal"},
+	commonHookHOOK_XE_HW_FENCE_FREE:            {event.XeHwFenceFree, "xe_hw_fence_free"},
+	commonHookHOOK_MSM_GPU_SUBMIT:              {event.MsmSubmit, "msm_gpu_submit"},
+	commonHookHOOK_MSM_GPU_SUBMIT_FLUSH:        {event.MsmSubmitFlush, "msm_gpu_submit_flush"},
+	commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:      {event.MsmSubmitRetired, "msm_gpu_submit_retired"},
+}
+
+// Program families: one bpf2go object each (bpf/<family>.c).
+const (
+	famSyscalls = "syscalls"
+	famSched    = "sched"
+	famFence    = "fence"
+	famIRQ      = "irq"
+	famDrivers  = "drivers"
+	famFuncs    = "funcs"
+)
+
+// Stage names used in the Report (DESIGN.md's stage table; driver families by driver).
+const (
+	StageIoctl         = "ioctl"
+	StageBOValidation  = "bo_validation"
+	StageJobQueue      = "job_queue"
+	StageJobDependency = "job_dependency"
+	StageJobRun        = "job_run"
+	StageRunJobEnd     = "run_job_end"
+	StageJobDone       = "job_done"
+	StageDMAFence      = "dma_fence"
+	StageIRQ           = "irq"
+	StageAMDGPU        = "amdgpu"
+	StageI915          = "i915"
+	StageXe            = "xe"
+	StageMSM           = "msm"
+)
+
+// rung is one way of hooking an event: programs of one family that must all attach.
+type rung struct {
+	family string
+	progs  []string
+	// attachTo overrides the programs' compiled-in target (generic fentry/fexit).
+	attachTo string
+	// funcID is written to the copy's func_id (funcs family).
+	funcID uint16
+}
+
+// hookDef is one kernel event with its ladder: fentry > tp_btf > raw_tp > tracepoint.
+// The first rung whose programs all attach wins.
+type hookDef struct {
+	stage string
+	event string
+	rungs []rung
+}
+
+func one(family string, progs ...string) rung { return rung{family: family, progs: progs} }
+
+// hookDefs is the table of every hook the loader knows, in report order.
+func hookDefs(cfg Config) []hookDef {
+	defs := []hookDef{{
+		stage: StageIoctl, event: "ioctl",
+		rungs: []rung{
+			one(famSyscalls, "fentry_drm_ioctl", "fexit_drm_ioctl"),
+			one(famSyscalls, "tp_sys_enter_ioctl", "tp_sys_exit_ioctl"),
+			one(famSyscalls, "raw_sys_enter", "raw_sys_exit"),
+		},
+	}}
+	for i, f := range cfg.BOValidationFuncs {
+		defs = append(defs, hookDef{stage: StageBOValidation, event: f, rungs: []rung{{
+			family: famFuncs, progs: []string{"fentry_bo_validate", "fexit_bo_validate"},
+			attachTo: f, funcID: uint16(i),
+		}}})
+	}
+	sched := []struct{ stage, ev string }{
+		{StageJobQueue, "drm_sched_job_queue"},
+		{StageJobQueue, "drm_sched_job"},
+		{StageJobDependency, "drm_sched_job_add_dep"},
+		{StageJobDependency, "drm_sched_job_unschedulable"},
+		{StageJobDependency, "drm_sched_job_wait_dep"},
+		{StageJobRun, "drm_sched_job_run"},
+		{StageJobRun, "drm_run_job"},
+		{StageJobDone, "drm_sched_job_done"},
+		{StageJobDone, "drm_sched_process_job"},
+	}
+	for _, s := range sched {
+		defs = append(defs, hookDef{stage: s.stage, event: s.ev, rungs: []rung{
+			one(famSched, "tpbtf_"+s.ev),
+			one(famSched, "rawtp_"+s.ev),
+		}})
+	}
+	for i, f := range cfg.RunJobFuncs {
+		defs = append(defs, hookDef{stage: StageRunJobEnd, event: f, rungs: []rung{{
+			family: famFuncs, progs: []string{"fexit_run_job"}, attachTo: f, funcID: uint16(i),
+		}}})
+	}
+	for _, ev := range []string{"init", "emit", "enable_signal", "signaled", "wait_start", "wait_end", "destroy"} {
+		defs = append(defs, hookDef{stage: StageDMAFence, event: "dma_fence_" + ev, rungs: []rung{
+			one(famFence, "tpbtf_dma_fence_"+ev),
+			one(famFence, "rawtp_dma_fence_"+ev),
+			one(famFence, "tp_dma_fence_"+ev),
+		}})
+	}
+	for _, ev := range []string{"irq_handler_entry", "irq_handler_exit"} {
+		defs = append(defs, hookDef{stage: StageIRQ, event: ev, rungs: []rung{
+			one(famIRQ, "tpbtf_"+ev),
+			one(famIRQ, "rawtp_"+ev),
+			one(famIRQ, "tp_"+ev),
+		}})
+	}
+	drivers := []struct {
+		stage  string
+		events []string
+	}{
+		{StageAMDGPU, []string{"amdgpu_cs_ioctl", "amdgpu_sched_run_job"}},
+		{StageI915, []string{"i915_request_queue", "i915_request_add", "i915_request_submit", "i915_request_in",
+			"i915_request_out", "i915_request_retire", "i915_request_wait_begin", "i915_request_wait_end"}},
+		{StageXe, []string{"xe_sched_job_create", "xe_sched_job_exec", "xe_sched_job_run", "xe_sched_job_free",
+			"xe_hw_fence_create", "xe_hw_fence_signal", "xe_hw_fence_free"}},
+		{StageMSM, []string{"msm_gpu_submit", "msm_gpu_submit_flush", "msm_gpu_submit_retired"}},
+	}
+	for _, d := range drivers {
+		for _, ev := range d.events {
+			defs = append(defs, hookDef{stage: d.stage, event: ev, rungs: []rung{one(famDrivers, "tpbtf_"+ev)}})
+		}
+	}
+	return defs
+}

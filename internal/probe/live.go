@@ -1,0 +1,266 @@
+// Package probe is the live source: it loads ghostdriver's eBPF programs, attaches
+// each hook through its ladder (fentry > tp_btf > raw_tp > tracepoint), reads the one
+// ring buffer and decodes records into event.Event for the same pipeline as replay.
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cilium/ebpf/ringbuf"
+	"github.com/cilium/ebpf/rlimit"
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+// maxBatch bounds the events handed to the sink in one Consume call.
+const maxBatch = 1024
+
+// Live is the live eBPF source. It implements event.Source.
+type Live struct {
+	cfg  Config
+	log  *zap.Logger
+	objs *objects
+	rd   *ringbuf.Reader
+	dec  decoder
+
+	offset   atomic.Int64 // realtime − monotonic, ns
+	running  atomic.Bool
+	closeMu  sync.Mutex
+	closed   bool
+	lostLast atomic.Uint64 // lost count read at Close, when the map is gone
+
+	mu    sync.Mutex
+	stats event.SourceStats
+}
+
+var _ event.Source = (*Live)(nil)
+
+// Open loads and attaches every hook it can and returns the capability report. The
+// error is non-nil only when the source is unusable: not privileged, the ring buffer
+// cannot be created, or no hook attached at all.
+func Open(cfg Config, log *zap.Logger) (*Live, Report, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("probe config: %w", err)
+	}
+	ld, err := load(cfg, log)
+	if err != nil {
+		return nil, ld.rep, err
+	}
+	rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+	if err != nil {
+		ld.objs.close()
+		return nil, ld.rep, fmt.Errorf("ring buffer reader: %w", err)
+	}
+	l := &Live{
+		cfg:  cfg,
+		log:  log,
+		objs: ld.objs,
+		rd:   rd,
+		dec:  decoder{boFuncs: cfg.BOValidationFuncs, runFuncs: cfg.RunJobFuncs, irqNames: ld.objs.irqNames},
+	}
+	l.stats.Unknown = map[string]uint64{}
+	off, _ := sampleClockOffset()
+	l.offset.Store(off)
+	log.Info("ghostdriver live source attached", zap.String("summary", ld.rep.Summary()))
+	return l, ld.rep, nil
+}
+
+// load is Open without the reader: privilege check, ring buffer, every ladder.
+func load(cfg Config, log *zap.Logger) (*loader, error) {
+	ld := newLoader(cfg, log)
+	if err := checkPrivileges(); err != nil {
+		for _, def := range hookDefs(cfg) {
+			ld.rep.add(def.stage, def.event, StatusUnavailable, "not privileged")
+		}
+		return ld, err
+	}
+	if err := rlimit.RemoveMemlock(); err != nil {
+		log.Debug("removing the memlock limit", zap.Error(err))
+	}
+	if err := ld.loadCommon(); err != nil {
+		ld.objs.close()
+		return ld, err
+	}
+	ld.fillIRQs()
+	ld.attachAll()
+	if len(ld.rep.Attached()) == 0 {
+		ld.objs.close()
+		return ld, errors.New("no GPU hook could be attached: " + ld.rep.Summary())
+	}
+	return ld, nil
+}
+
+// Doctor produces the report Open would, without keeping anything attached.
+func Doctor(cfg Config, log *zap.Logger) Report {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		var r Report
+		r.add("config", "", StatusUnavailable, err.Error())
+		return r
+	}
+	ld, err := load(cfg, log)
+	if err == nil {
+		ld.objs.close()
+	} else if ld.rep.Entries == nil {
+		ld.rep.add("ring_buffer", "ringbuf/events", StatusUnavailable, err.Error())
+	}
+	return ld.rep
+}
+
+// Clock converts monotonic event times to wall time with the current offset.
+func (l *Live) Clock() event.Clock { return liveClock{l} }
+
+type liveClock struct{ l *Live }
+
+func (c liveClock) WallNanos(t int64) int64 { return t + c.l.offset.Load() }
+
+// ClockOffset is the current realtime − monotonic offset in nanoseconds.
+func (l *Live) ClockOffset() int64 { return l.offset.Load() }
+
+// Run reads the ring buffer until ctx is cancelled or Close is called (then it
+// returns nil). Records are produced without wakeups; Run drains them every
+// PollInterval, delivers them in batches and then advances the watermark.
+func (l *Live) Run(ctx context.Context, sink event.Sink) error {
+	if !l.running.CompareAndSwap(false, true) {
+		return errors.New("probe: Run called twice")
+	}
+	defer l.running.Store(false)
+
+	var (
+		rec      ringbuf.Record
+		batch    = make([]event.Event, 0, maxBatch)
+		lastSync = time.Now()
+	)
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		l.count(batch)
+		sink.Consume(batch)
+		batch = batch[:0]
+	}
+	for {
+		if ctx.Err() != nil {
+			flush()
+			return nil
+		}
+		if time.Since(lastSync) >= clockResyncPeriod {
+			off, _ := sampleClockOffset()
+			l.offset.Store(off)
+			lastSync = time.Now()
+		}
+		// Everything stamped before this instant is committed by the time the wait
+		// below ends (within the reorder window).
+		mark := monoNow()
+		l.rd.SetDeadline(time.Now().Add(l.cfg.PollInterval))
+		for {
+			err := l.rd.ReadInto(&rec)
+			if err == nil {
+				batch = append(batch, event.Event{})
+				if derr := l.dec.decode(rec.RawSample, &batch[len(batch)-1]); derr != nil {
+					l.bad(batch[len(batch)-1].Name, derr)
+					batch = batch[:len(batch)-1]
+				}
+				if len(batch) == maxBatch {
+					flush()
+					if ctx.Err() != nil {
+						return nil
+					}
+				}
+				continue
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break
+			}
+			flush()
+			if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("reading the ring buffer: %w", err)
+		}
+		flush()
+		sink.Watermark(mark)
+	}
+}
+
+func (l *Live) count(batch []event.Event) {
+	l.mu.Lock()
+	for i := range batch {
+		l.stats.Events[batch[i].Kind]++
+	}
+	l.mu.Unlock()
+}
+
+func (l *Live) bad(name string, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if errors.Is(err, errUnknownHook) {
+		l.stats.Unknown[name]++
+		return
+	}
+	l.stats.Malformed++
+	if len(l.stats.MalformedSamples) < 8 {
+		l.stats.MalformedSamples = append(l.stats.MalformedSamples, "record: "+err.Error())
+	}
+}
+
+// Stats reports decoded, unknown and malformed records, and ring buffer reserve
+// failures counted per CPU in the kernel.
+func (l *Live) Stats() event.SourceStats {
+	l.mu.Lock()
+	s := l.stats
+	s.Unknown = make(map[string]uint64, len(l.stats.Unknown))
+	for k, v := range l.stats.Unknown {
+		s.Unknown[k] = v
+	}
+	s.MalformedSamples = append([]string(nil), l.stats.MalformedSamples...)
+	l.mu.Unlock()
+	s.Lost = l.lost()
+	return s
+}
+
+func (l *Live) lost() uint64 {
+	l.closeMu.Lock()
+	defer l.closeMu.Unlock()
+	if l.closed {
+		return l.lostLast.Load()
+	}
+	var perCPU []uint64
+	if err := l.objs.lostMap().Lookup(uint32(0), &perCPU); err != nil {
+		return l.lostLast.Load()
+	}
+	var n uint64
+	for _, v := range perCPU {
+		n += v
+	}
+	l.lostLast.Store(n)
+	return n
+}
+
+// Close detaches every hook and releases the ring buffer. It is idempotent and makes
+// a concurrent Run return nil.
+func (l *Live) Close() error {
+	l.lost()
+	l.closeMu.Lock()
+	defer l.closeMu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	err := l.rd.Close()
+	return errors.Join(err, l.objs.close())
+}

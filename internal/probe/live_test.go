@@ -1,0 +1,391 @@
+package probe
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+func requireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: loads and attaches eBPF programs (CAP_BPF+CAP_PERFMON)")
+	}
+}
+
+// collectSink keeps copies of everything Run delivers.
+type collectSink struct {
+	mu        sync.Mutex
+	events    []event.Event
+	watermark int64
+}
+
+func (s *collectSink) Consume(batch []event.Event) {
+	s.mu.Lock()
+	s.events = append(s.events, batch...)
+	s.mu.Unlock()
+}
+
+func (s *collectSink) Watermark(t int64) {
+	s.mu.Lock()
+	s.watermark = t
+	s.mu.Unlock()
+}
+
+func (s *collectSink) snapshot() ([]event.Event, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]event.Event(nil), s.events...), s.watermark
+}
+
+// ioctlsOnOwnThread runs n ioctl(fd, TCGETS) on a thread of its own and returns its TID.
+func ioctlsOnOwnThread(t *testing.T, path string, n int) (tid int, fd int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	fd = int(f.Fd())
+	done := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for i := 0; i < n; i++ {
+			_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), uintptr(unix.TCGETS), 0)
+		}
+		done <- unix.Gettid()
+	}()
+	return <-done, fd
+}
+
+func startRun(t *testing.T, l *Live) (*collectSink, func()) {
+	sink := &collectSink{}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- l.Run(ctx, sink) }()
+	return sink, func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
+}
+
+func expectedIoctlHook() string {
+	if HaveTracefs() == nil {
+		return "tracepoint/syscalls/sys_enter_ioctl"
+	}
+	return "raw_tp/sys_enter"
+}
+
+// On this machine kind (6.18, BTF, no DRM, no fentry) exactly the ioctl pair and the
+// seven dma_fence events attach; everything else says why not.
+func TestOpenDegradesOnThisHost(t *testing.T) {
+	requireRoot(t)
+	if HaveFentry() == nil {
+		t.Skip("this host has fentry: the expectations below are for the no-fentry CI machine")
+	}
+	l, rep, err := Open(DefaultConfig(), zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	defer l.Close()
+	t.Logf("\n%s", rep)
+
+	var attached []string
+	for _, e := range rep.Attached() {
+		attached = append(attached, e.Stage+" "+e.Hook)
+	}
+	sort.Strings(attached)
+	exit := "tracepoint/syscalls/sys_exit_ioctl"
+	if HaveTracefs() != nil {
+		exit = "raw_tp/sys_exit"
+	}
+	want := []string{
+		"dma_fence tp_btf/dma_fence_destroy", "dma_fence tp_btf/dma_fence_emit",
+		"dma_fence tp_btf/dma_fence_enable_signal", "dma_fence tp_btf/dma_fence_init",
+		"dma_fence tp_btf/dma_fence_signaled", "dma_fence tp_btf/dma_fence_wait_end",
+		"dma_fence tp_btf/dma_fence_wait_start",
+		"ioctl " + expectedIoctlHook(), "ioctl " + exit,
+	}
+	sort.Strings(want)
+	if len(attached) != len(want) {
+		t.Fatalf("attached:\n%v\nwant:\n%v", attached, want)
+	}
+	for i := range want {
+		if attached[i] != want[i] {
+			t.Fatalf("attached:\n%v\nwant:\n%v", attached, want)
+		}
+	}
+
+	reasons := map[string]string{}
+	for _, e := range rep.Entries {
+		if e.Status == StatusUnavailable {
+			reasons[e.Hook] = e.Reason
+		}
+	}
+	for hook, substr := range map[string]string{
+		"fentry/drm_ioctl":            "refused",
+		"fentry/ttm_bo_validate":      "refused",
+		"fexit/amdgpu_job_run":        "refused",
+		"tp_btf/drm_sched_job_queue":  "not present",
+		"raw_tp/drm_sched_job_queue":  "not present",
+		"tp_btf/drm_sched_job":        "not present",
+		"tp_btf/drm_run_job":          "not present",
+		"tp_btf/amdgpu_cs_ioctl":      "not present",
+		"tp_btf/xe_hw_fence_signal":   "not present",
+		"irq/irq_handler_entry":       "no interrupt",
+		"tp_btf/msm_gpu_submit_flush": "not present",
+	} {
+		if r, ok := reasons[hook]; !ok || !contains(r, substr) {
+			t.Errorf("%s: reason %q, want it to mention %q", hook, r, substr)
+		}
+	}
+	for _, stage := range []string{StageJobQueue, StageJobRun, StageJobDone, StageBOValidation, StageIRQ} {
+		if rep.StageAttached(stage) {
+			t.Errorf("stage %s attached on a host without DRM", stage)
+		}
+	}
+	if got := Doctor(DefaultConfig(), nil); len(got.Attached()) != len(want) {
+		t.Errorf("Doctor disagrees with Open:\n%s", got)
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
+}
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+// The ioctl stage end to end: the device-major filter pointed at /dev/null's major (1).
+func TestIoctlThroughDeviceFilter(t *testing.T) {
+	requireRoot(t)
+	cfg := DefaultConfig()
+	cfg.DRMMajors = []uint32{1}
+	l, rep, err := Open(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	defer l.Close()
+	if !rep.StageAttached(StageIoctl) {
+		t.Fatalf("ioctl stage not attached:\n%s", rep)
+	}
+	sink, stop := startRun(t, l)
+
+	const n = 5
+	tid, fd := ioctlsOnOwnThread(t, "/dev/null", n)
+
+	var enters, exits []event.Event
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		evs, _ := sink.snapshot()
+		enters, exits = nil, nil
+		for _, e := range evs {
+			if int(e.TID) != tid {
+				continue
+			}
+			switch e.Kind {
+			case event.IoctlEnter:
+				enters = append(enters, e)
+			case event.IoctlExit:
+				exits = append(exits, e)
+			}
+		}
+		if len(enters) >= n && len(exits) >= n {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	if len(enters) != n || len(exits) != n {
+		t.Fatalf("tid %d: %d enters, %d exits, want %d each", tid, len(enters), len(exits), n)
+	}
+	for i := range enters {
+		e, x := enters[i], exits[i]
+		if e.Fd != int32(fd) || e.Cmd != unix.TCGETS || e.PID != uint32(os.Getpid()) || e.Name != "sys_enter_ioctl" {
+			t.Errorf("enter %d: %+v", i, e)
+		}
+		if x.Fd != int32(fd) || x.Cmd != unix.TCGETS || x.Ret != -int64(unix.ENOTTY) || x.Time < e.Time {
+			t.Errorf("exit %d: %+v (enter at %d)", i, x, e.Time)
+		}
+		if e.Comm == "" {
+			t.Errorf("enter %d: no comm", i)
+		}
+	}
+	// Times are CLOCK_MONOTONIC; the clock maps them to now-ish wall time.
+	wall := time.Unix(0, l.Clock().WallNanos(enters[0].Time))
+	if d := time.Since(wall); d < 0 || d > 10*time.Second {
+		t.Errorf("wall time of the first ioctl is %v ago", d)
+	}
+	st := l.Stats()
+	if st.EventsOf(event.IoctlEnter) < n || st.EventsOf(event.IoctlExit) < n || st.Lost != 0 || st.Malformed != 0 {
+		t.Errorf("stats: %+v", st)
+	}
+	if _, wm := sink.snapshot(); wm == 0 || wm > monoNow() {
+		t.Errorf("watermark %d", wm)
+	}
+}
+
+// With the default major (226) the same ioctls run the program but emit nothing.
+func TestIoctlFilterMiss(t *testing.T) {
+	requireRoot(t)
+	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+	if err != nil {
+		t.Fatalf("enable bpf stats: %v", err)
+	}
+	defer stats.Close()
+
+	l, rep, err := Open(DefaultConfig(), zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	defer l.Close()
+	enter := l.program(t, "sys_enter")
+	before := runCount(t, enter)
+	sink, stop := startRun(t, l)
+
+	const n = 50
+	tid, _ := ioctlsOnOwnThread(t, "/dev/null", n)
+	time.Sleep(5 * l.cfg.PollInterval)
+	stop()
+
+	if ran := runCount(t, enter) - before; ran < n {
+		t.Fatalf("the enter program ran %d times for %d ioctls: the test would prove nothing", ran, n)
+	}
+	evs, _ := sink.snapshot()
+	for _, e := range evs {
+		if int(e.TID) == tid {
+			t.Fatalf("event for a non-DRM ioctl passed the filter: %+v", e)
+		}
+	}
+}
+
+// program returns the attached program whose name contains sub.
+func (l *Live) program(t *testing.T, sub string) *ebpf.Program {
+	t.Helper()
+	for _, p := range l.objs.progs {
+		info, err := p.Info()
+		if err == nil && contains(info.Name, sub) {
+			return p
+		}
+	}
+	t.Fatalf("no attached program named *%s*", sub)
+	return nil
+}
+
+func runCount(t *testing.T, p *ebpf.Program) uint64 {
+	st, err := p.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.RunCount
+}
+
+func TestOpenCloseDoesNotLeak(t *testing.T) {
+	requireRoot(t)
+	defer goleak.VerifyNone(t)
+	for i := 0; i < 3; i++ {
+		l, rep, err := Open(DefaultConfig(), nil)
+		if err != nil {
+			t.Fatalf("Open: %v\n%s", err, rep)
+		}
+		sink := &collectSink{}
+		errc := make(chan error, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { errc <- l.Run(ctx, sink) }()
+		time.Sleep(30 * time.Millisecond)
+		if i%2 == 0 {
+			cancel() // ctx ends Run
+		} else {
+			l.Close() // Close ends Run
+		}
+		if err := <-errc; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		cancel()
+		if err := l.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		_ = l.Stats()
+	}
+}
+
+func TestDoctorKeepsNothingAttached(t *testing.T) {
+	requireRoot(t)
+	before := countOurPrograms(t)
+	rep := Doctor(DefaultConfig(), nil)
+	if len(rep.Attached()) == 0 {
+		t.Fatalf("doctor attached nothing:\n%s", rep)
+	}
+	// Programs are freed after an RCU grace period: allow a moment.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		after := countOurPrograms(t)
+		if after == before {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ghostdriver programs loaded: %d before Doctor, %d after", before, after)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// countOurPrograms counts loaded programs that carry one of our program names (the
+// kernel keeps the first 15 characters).
+func countOurPrograms(t *testing.T) int {
+	ours := map[string]bool{}
+	for _, load := range familySpecs {
+		spec, err := load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name := range spec.Programs {
+			if len(name) > 15 {
+				name = name[:15]
+			}
+			ours[name] = true
+		}
+	}
+	n := 0
+	var id ebpf.ProgramID
+	for {
+		next, err := ebpf.ProgramGetNextID(id)
+		if err != nil {
+			return n
+		}
+		id = next
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue
+		}
+		if info, err := p.Info(); err == nil && ours[info.Name] {
+			n++
+		}
+		p.Close()
+	}
+}

@@ -1,0 +1,431 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// The loader loads every program on its own, so that one missing hook never costs the
+// others (bpf2go's loadXxxObjects is all-or-nothing): each family's maps are created
+// once, and each program is loaded from a copy of its family's CollectionSpec holding
+// only that program, with all maps passed in as MapReplacements. common.c's ring
+// buffer and lost counter are shared by every family the same way.
+
+type family struct {
+	name string
+	spec *ebpf.CollectionSpec
+	// maps are the instances every program of the family uses.
+	maps map[string]*ebpf.Map
+	// perCopyData: .rodata is not shared, so each loaded copy has its own constants
+	// (funcs: func_id per target function).
+	perCopyData bool
+	coll        *ebpf.Collection
+}
+
+// objects is everything the loader created; close releases it in reverse order.
+type objects struct {
+	common   *ebpf.Collection
+	families map[string]*family
+	progs    []*ebpf.Program
+	links    []link.Link
+	irqNames map[int32]string
+}
+
+func (o *objects) close() error {
+	var errs []error
+	for i := len(o.links) - 1; i >= 0; i-- {
+		errs = append(errs, o.links[i].Close())
+	}
+	o.links = nil
+	for _, p := range o.progs {
+		errs = append(errs, p.Close())
+	}
+	o.progs = nil
+	for _, f := range o.families {
+		if f.coll != nil {
+			f.coll.Close()
+		}
+	}
+	o.families = nil
+	if o.common != nil {
+		o.common.Close()
+		o.common = nil
+	}
+	return errors.Join(errs...)
+}
+
+func (o *objects) eventsMap() *ebpf.Map { return o.common.Maps["events"] }
+func (o *objects) lostMap() *ebpf.Map   { return o.common.Maps["lost"] }
+
+type loader struct {
+	cfg   Config
+	log   *zap.Logger
+	cache *btf.Cache
+	objs  *objects
+	rep   Report
+	// opts are passed to every program load; tests point KernelTypes elsewhere.
+	progOpts ebpf.ProgramOptions
+}
+
+var familySpecs = map[string]func() (*ebpf.CollectionSpec, error){
+	famSyscalls: loadSyscalls,
+	famSched:    loadSched,
+	famFence:    loadFence,
+	famIRQ:      loadIrq,
+	famDrivers:  loadDrivers,
+	famFuncs:    loadFuncs,
+}
+
+func newLoader(cfg Config, log *zap.Logger) *loader {
+	return &loader{cfg: cfg, log: log, cache: btf.NewCache(), objs: &objects{families: map[string]*family{}}}
+}
+
+// setCommon sets the variables every object has (from ghostdriver.h) and sizes the ring.
+func (ld *loader) setCommon(spec *ebpf.CollectionSpec) error {
+	if m, ok := spec.Maps["events"]; ok {
+		m.MaxEntries = uint32(ld.cfg.RingBufferBytes)
+	}
+	if v, ok := spec.Variables["wakeup_bytes"]; ok {
+		// Force a wakeup once a quarter of the ring is pending.
+		if err := v.Set(uint64(ld.cfg.RingBufferBytes / 4)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (ld *loader) loadCommon() error {
+	spec, err := loadCommon()
+	if err != nil {
+		return err
+	}
+	if err := ld.setCommon(spec); err != nil {
+		return err
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{Cache: ld.cache})
+	if err != nil {
+		return fmt.Errorf("creating the ring buffer: %w", err)
+	}
+	ld.objs.common = coll
+	return nil
+}
+
+func (ld *loader) family(name string) (*family, error) {
+	if f, ok := ld.objs.families[name]; ok {
+		return f, nil
+	}
+	spec, err := familySpecs[name]()
+	if err != nil {
+		return nil, err
+	}
+	if err := ld.setCommon(spec); err != nil {
+		return nil, err
+	}
+	if name == famSyscalls {
+		var majors [maxMajors]uint32
+		copy(majors[:], ld.cfg.DRMMajors)
+		if err := spec.Variables["drm_majors"].Set(majors); err != nil {
+			return nil, err
+		}
+		if err := spec.Variables["n_drm_majors"].Set(uint32(len(ld.cfg.DRMMajors))); err != nil {
+			return nil, err
+		}
+	}
+	f := &family{name: name, spec: spec, perCopyData: name == famFuncs}
+	shared := map[string]*ebpf.Map{"events": ld.objs.eventsMap(), "lost": ld.objs.lostMap()}
+	if f.perCopyData {
+		f.maps = shared
+	} else {
+		mapsOnly := spec.Copy()
+		mapsOnly.Programs = map[string]*ebpf.ProgramSpec{}
+		coll, err := ebpf.NewCollectionWithOptions(mapsOnly, ebpf.CollectionOptions{MapReplacements: shared, Cache: ld.cache})
+		if err != nil {
+			return nil, fmt.Errorf("creating maps of %s: %w", name, err)
+		}
+		f.coll = coll
+		f.maps = coll.Maps
+	}
+	ld.objs.families[name] = f
+	return f, nil
+}
+
+// loadProgram loads one program of a family, alone.
+func (ld *loader) loadProgram(f *family, name string, r rung) (*ebpf.Program, error) {
+	spec := f.spec.Copy()
+	ps, ok := spec.Programs[name]
+	if !ok {
+		return nil, fmt.Errorf("no program %s in %s.o", name, f.name)
+	}
+	spec.Programs = map[string]*ebpf.ProgramSpec{name: ps}
+	if r.attachTo != "" {
+		ps.AttachTo = r.attachTo
+		if v, ok := spec.Variables["func_id"]; ok {
+			if err := v.Set(r.funcID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
+		MapReplacements: f.maps,
+		Programs:        ld.progOpts,
+		Cache:           ld.cache,
+	})
+	if err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			ld.log.Debug("verifier rejected program", zap.String("program", name),
+				zap.String("target", ps.AttachTo), zap.String("log", fmt.Sprintf("%+v", ve)))
+		}
+		return nil, err
+	}
+	prog := coll.DetachProgram(name)
+	coll.Close()
+	return prog, nil
+}
+
+func attach(ps *ebpf.ProgramSpec, prog *ebpf.Program) (link.Link, error) {
+	switch ps.Type {
+	case ebpf.Tracing:
+		return link.AttachTracing(link.TracingOptions{Program: prog})
+	case ebpf.RawTracepoint:
+		return link.AttachRawTracepoint(link.RawTracepointOptions{Name: ps.AttachTo, Program: prog})
+	case ebpf.TracePoint:
+		group, name, ok := strings.Cut(ps.AttachTo, "/")
+		if !ok {
+			return nil, fmt.Errorf("tracepoint %q is not group/name", ps.AttachTo)
+		}
+		return link.Tracepoint(group, name, prog, nil)
+	}
+	return nil, fmt.Errorf("program type %s is not attachable here", ps.Type)
+}
+
+// hookName is how a program's hook reads in the report: "tp_btf/dma_fence_init".
+func hookName(ps *ebpf.ProgramSpec, attachTo string) string {
+	prefix, _, _ := strings.Cut(ps.SectionName, "/")
+	if attachTo == "" {
+		attachTo = ps.AttachTo
+	}
+	return prefix + "/" + attachTo
+}
+
+func isFentry(ps *ebpf.ProgramSpec) bool {
+	return ps.Type == ebpf.Tracing && (ps.AttachType == ebpf.AttachTraceFEntry || ps.AttachType == ebpf.AttachTraceFExit)
+}
+
+func isTpBTF(ps *ebpf.ProgramSpec) bool {
+	return ps.Type == ebpf.Tracing && ps.AttachType == ebpf.AttachTraceRawTp
+}
+
+// reason turns a load/attach error into the one line the user sees.
+func reason(ps *ebpf.ProgramSpec, err error) string {
+	var ve *ebpf.VerifierError
+	switch {
+	case errors.As(err, &ve):
+		return "rejected by the verifier (log at debug level): " + firstLine(ve.Error())
+	case ps.Type == ebpf.Tracing && errors.Is(err, ebpf.ErrNotSupported):
+		if isTpBTF(ps) {
+			return "tracepoint not present in kernel or module BTF (driver not loaded or not built)"
+		}
+		return "function not found in kernel or module BTF (driver not loaded, or inlined)"
+	case errors.Is(err, os.ErrNotExist):
+		return "tracepoint not present in this kernel"
+	case errors.Is(err, unix.EPERM):
+		return "refused by the kernel (EPERM)"
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return "not supported by this kernel: " + firstLine(err.Error())
+	}
+	return firstLine(err.Error())
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// precondition returns why a rung cannot work here without trying it ("" = try).
+func (ld *loader) precondition(def hookDef, ps *ebpf.ProgramSpec, targetMissing bool) string {
+	switch {
+	case isFentry(ps):
+		if err := HaveFentry(); err != nil {
+			return err.Error()
+		}
+		if def.stage == StageIoctl {
+			for _, m := range ld.cfg.DRMMajors {
+				if m != 226 {
+					return "device majors other than DRM's (226) configured: fentry drm_ioctl cannot see them"
+				}
+			}
+		}
+	case isTpBTF(ps):
+		if err := HaveKernelBTF(); err != nil {
+			return err.Error()
+		}
+	case ps.Type == ebpf.RawTracepoint:
+		if targetMissing {
+			return "tracepoint not present (no btf_trace_" + ps.AttachTo + " in kernel or module BTF)"
+		}
+		if err := HaveKernelBTF(); err != nil {
+			return "CO-RE needs kernel BTF: " + err.Error()
+		}
+	case ps.Type == ebpf.TracePoint:
+		if err := HaveTracefs(); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+// attachAll walks the hook table, climbing each ladder until a rung attaches.
+func (ld *loader) attachAll() {
+	for _, def := range hookDefs(ld.cfg) {
+		if def.stage == StageIRQ && len(ld.objs.irqNames) == 0 {
+			// Every device interrupt would run the program only to be filtered out.
+			ld.rep.add(def.stage, "irq/"+def.event, StatusUnavailable, fmt.Sprintf(
+				"no interrupt in /proc/interrupts belongs to a GPU driver (%s)", strings.Join(ld.cfg.IRQNames, ", ")))
+			continue
+		}
+		targetMissing := false
+		for _, r := range def.rungs {
+			if ld.tryRung(def, r, &targetMissing) {
+				break
+			}
+		}
+	}
+}
+
+func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
+	f, err := ld.family(r.family)
+	if err != nil {
+		for _, p := range r.progs {
+			ld.rep.add(def.stage, r.family+"/"+p, StatusUnavailable, err.Error())
+		}
+		return false
+	}
+	type loaded struct {
+		ps   *ebpf.ProgramSpec
+		hook string
+		prog *ebpf.Program
+		lnk  link.Link
+	}
+	var done []loaded
+	var failHook, failReason string
+	for _, name := range r.progs {
+		ps := f.spec.Programs[name]
+		hook := hookName(ps, r.attachTo)
+		if why := ld.precondition(def, ps, *targetMissing); why != "" {
+			failHook, failReason = hook, why
+			break
+		}
+		prog, err := ld.loadProgram(f, name, r)
+		if err == nil {
+			var l link.Link
+			l, err = attach(ps, prog)
+			if err != nil {
+				prog.Close()
+			} else {
+				done = append(done, loaded{ps, hook, prog, l})
+				continue
+			}
+		}
+		if isTpBTF(ps) && errors.Is(err, ebpf.ErrNotSupported) {
+			*targetMissing = true
+		}
+		ld.log.Debug("hook unavailable", zap.String("stage", def.stage), zap.String("hook", hook), zap.Error(err))
+		failHook, failReason = hook, reason(ps, err)
+		break
+	}
+	if failHook == "" {
+		for _, d := range done {
+			ld.objs.progs = append(ld.objs.progs, d.prog)
+			ld.objs.links = append(ld.objs.links, d.lnk)
+			ld.rep.add(def.stage, d.hook, StatusAttached, "")
+		}
+		return true
+	}
+	// All programs of a rung or none: detach the partners of a failed one.
+	for _, d := range done {
+		d.lnk.Close()
+		d.prog.Close()
+		ld.rep.add(def.stage, d.hook, StatusUnavailable, "partner "+failHook+" unavailable")
+	}
+	ld.rep.add(def.stage, failHook, StatusUnavailable, failReason)
+	return false
+}
+
+// fillIRQs puts the GPU interrupt numbers found in /proc/interrupts into gpu_irqs.
+func (ld *loader) fillIRQs() {
+	data, err := os.ReadFile("/proc/interrupts")
+	if err != nil {
+		ld.log.Debug("reading /proc/interrupts", zap.Error(err))
+		return
+	}
+	ld.objs.irqNames = gpuIRQs(string(data), ld.cfg.IRQNames)
+	if len(ld.objs.irqNames) == 0 {
+		return
+	}
+	f, err := ld.family(famIRQ)
+	if err != nil {
+		return
+	}
+	for irq := range ld.objs.irqNames {
+		if err := f.maps["gpu_irqs"].Update(irq, uint32(0), ebpf.UpdateAny); err != nil {
+			ld.log.Debug("gpu_irqs update", zap.Int32("irq", irq), zap.Error(err))
+		}
+	}
+}
+
+// gpuIRQs parses /proc/interrupts and returns irq number → action name for actions
+// that belong to a GPU driver (name equal to, or starting with name+"-"/"_").
+func gpuIRQs(procInterrupts string, names []string) map[int32]string {
+	out := map[int32]string{}
+	lines := strings.Split(procInterrupts, "\n")
+	if len(lines) == 0 {
+		return out
+	}
+	ncpu := len(strings.Fields(lines[0]))
+	for _, line := range lines[1:] {
+		numStr, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		var irq int32
+		if _, err := fmt.Sscanf(numStr, "%d", &irq); err != nil {
+			continue // NMI, LOC, ... are not device interrupts
+		}
+		fields := strings.Fields(rest)
+		if len(fields) <= ncpu {
+			continue
+		}
+		// After the per-CPU counts: chip, hwirq[-type] ..., then actions ("a, b").
+		tail := fields[ncpu:]
+		actions := strings.Join(tail, " ")
+		for _, a := range strings.Split(actions, ",") {
+			af := strings.Fields(a)
+			if len(af) == 0 {
+				continue
+			}
+			action := af[len(af)-1]
+			if matchIRQName(action, names) {
+				out[irq] = action
+			}
+		}
+	}
+	return out
+}
+
+func matchIRQName(action string, names []string) bool {
+	for _, n := range names {
+		if action == n || strings.HasPrefix(action, n+"-") || strings.HasPrefix(action, n+"_") || strings.HasPrefix(action, n+"@") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,112 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unsafe"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+// recordSize is sizeof(struct record): every ring buffer sample has exactly this size.
+const recordSize = int(unsafe.Sizeof(commonRecord{}))
+
+var (
+	errShortRecord = errors.New("short record")
+	errUnknownHook = errors.New("unknown hook")
+)
+
+// decoder turns ring buffer records into events. It needs the configuration only to
+// name fentry/fexit targets and interrupts.
+type decoder struct {
+	boFuncs  []string
+	runFuncs []string
+	irqNames map[int32]string
+}
+
+// decode decodes one raw sample into ev. An unknown hook returns errUnknownHook with
+// ev.Name set to "hook(N)" so that the caller can count it by name.
+func (d *decoder) decode(b []byte, ev *event.Event) error {
+	if len(b) < recordSize {
+		return fmt.Errorf("%w: %d bytes, want %d", errShortRecord, len(b), recordSize)
+	}
+	var r commonRecord
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), recordSize), b)
+
+	info, ok := hookTable[commonHook(r.Hook)]
+	if !ok {
+		*ev = event.Event{Name: "hook(" + strconv.Itoa(int(r.Hook)) + ")"}
+		return errUnknownHook
+	}
+	*ev = event.Event{
+		Kind: info.kind,
+		Name: info.name,
+		Time: int64(r.Ts),
+		CPU:  int32(r.Cpu),
+		PID:  uint32(r.PidTgid >> 32),
+		TID:  uint32(r.PidTgid),
+		Comm: cstring(r.Comm[:]),
+	}
+	flags := commonRecordFlag(r.Flags)
+	if flags&commonRecordFlagRF_HAS_FENCE != 0 {
+		ev.Fence = event.FenceKey{Context: r.FenceCtx, Seqno: r.FenceSeqno}
+		ev.FenceWide = flags&commonRecordFlagRF_FENCE_WIDE != 0
+	}
+	if flags&commonRecordFlagRF_HAS_DEP != 0 {
+		ev.Dep = event.FenceKey{Context: r.DepCtx, Seqno: r.DepSeqno}
+		ev.DepWide = flags&commonRecordFlagRF_DEP_WIDE != 0
+	}
+	if flags&commonRecordFlagRF_HW_FENCE != 0 {
+		ev.HWFence = event.FenceKey{Context: r.HwCtx, Seqno: r.HwSeqno}
+	}
+	ev.JobID = r.JobId
+	ev.Entity = r.Entity
+	ev.ClientID = r.ClientId
+	ev.Ring = cstring(r.Ring[:])
+	ev.Device = cstring(r.Dev[:])
+
+	switch commonHook(r.Hook) {
+	case commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_SYS_EXIT_IOCTL,
+		commonHookHOOK_DRM_IOCTL_ENTER, commonHookHOOK_DRM_IOCTL_EXIT:
+		ev.Fd, ev.Cmd, ev.Arg = r.Fd, r.Cmd, r.Arg
+		if info.kind == event.IoctlExit {
+			ev.Ret = r.Ret
+		}
+	case commonHookHOOK_BO_VALIDATE_ENTER, commonHookHOOK_BO_VALIDATE_EXIT:
+		ev.Func = funcName(d.boFuncs, r.Func)
+		ev.Ret = r.Ret
+	case commonHookHOOK_RUN_JOB_EXIT:
+		ev.Func = funcName(d.runFuncs, r.Func)
+		ev.Ret = r.Ret
+	case commonHookHOOK_IRQ_HANDLER_ENTRY, commonHookHOOK_IRQ_HANDLER_EXIT:
+		ev.IRQ = r.Irq
+		ev.IRQName = d.irqNames[r.Irq]
+		ev.Ret = r.Ret
+	case commonHookHOOK_DMA_FENCE_INIT, commonHookHOOK_DMA_FENCE_EMIT, commonHookHOOK_DMA_FENCE_ENABLE_SIGNAL,
+		commonHookHOOK_DMA_FENCE_SIGNALED, commonHookHOOK_DMA_FENCE_WAIT_START, commonHookHOOK_DMA_FENCE_WAIT_END,
+		commonHookHOOK_DMA_FENCE_DESTROY, commonHookHOOK_DRM_SCHED_PROCESS_JOB:
+		ev.FencePtr = r.Ptr
+	case commonHookHOOK_MSM_GPU_SUBMIT, commonHookHOOK_MSM_GPU_SUBMIT_FLUSH, commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:
+		ev.Ring = strconv.FormatUint(r.Arg, 10)
+	}
+	return nil
+}
+
+func funcName(funcs []string, i uint16) string {
+	if int(i) < len(funcs) {
+		return funcs[i]
+	}
+	return "func(" + strconv.Itoa(int(i)) + ")"
+}
+
+func cstring(b []int8) string {
+	n := 0
+	for n < len(b) && b[n] != 0 {
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), n))
+}

@@ -1,0 +1,103 @@
+package probe
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+)
+
+// Hook status values of a Report entry.
+const (
+	StatusAttached    = "attached"
+	StatusUnavailable = "unavailable"
+)
+
+// Entry is one hook the loader tried (or deliberately did not try) for a stage.
+type Entry struct {
+	Stage  string `json:"stage"`
+	Hook   string `json:"hook"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Report is the capability report: what each stage is hooked with, or why not.
+// Rungs of a stage's ladder below the one that attached are not listed.
+type Report struct {
+	Entries []Entry
+}
+
+func (r *Report) add(stage, hook, status, reason string) {
+	r.Entries = append(r.Entries, Entry{Stage: stage, Hook: hook, Status: status, Reason: reason})
+}
+
+// Attached returns the hooks that are attached, as "stage hook" pairs in entry order.
+func (r Report) Attached() []Entry {
+	var out []Entry
+	for _, e := range r.Entries {
+		if e.Status == StatusAttached {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// StageAttached reports whether any hook of stage is attached.
+func (r Report) StageAttached(stage string) bool {
+	for _, e := range r.Entries {
+		if e.Stage == stage && e.Status == StatusAttached {
+			return true
+		}
+	}
+	return false
+}
+
+// JSON renders the report as a list of {"stage","hook","status","reason"}.
+func (r Report) JSON() ([]byte, error) {
+	entries := r.Entries
+	if entries == nil {
+		entries = []Entry{}
+	}
+	return json.MarshalIndent(entries, "", "  ")
+}
+
+// String renders the report as a text table.
+func (r Report) String() string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "STAGE\tHOOK\tSTATUS\tREASON")
+	for _, e := range r.Entries {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", e.Stage, e.Hook, e.Status, e.Reason)
+	}
+	w.Flush()
+	return b.String()
+}
+
+// Summary is one line: how many hooks attached and which stages have none.
+func (r Report) Summary() string {
+	stages := []string{}
+	seen := map[string]bool{}
+	var attached int
+	for _, e := range r.Entries {
+		if e.Status == StatusAttached {
+			attached++
+		}
+		if !seen[e.Stage] {
+			seen[e.Stage] = true
+			stages = append(stages, e.Stage)
+		}
+	}
+	var missing []string
+	for _, s := range stages {
+		if !r.StageAttached(s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) == 0 {
+		return fmt.Sprintf("%d hooks attached, every stage covered", attached)
+	}
+	return fmt.Sprintf("%d hooks attached; no hook for: %s", attached, strings.Join(missing, ", "))
+}
+
+// Lines returns the entries in report order (one per hook tried).
+func (r Report) Lines() []Entry { return r.Entries }

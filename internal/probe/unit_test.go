@@ -1,0 +1,236 @@
+package probe
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+func TestOffsetFromSamplesPicksSmallestRoundTrip(t *testing.T) {
+	samples := []clockSample{
+		{mono1: 1000, real: 1_700_000_000_000_002_000, mono2: 5000},   // rtt 4000
+		{mono1: 10000, real: 1_700_000_000_000_010_600, mono2: 10200}, // rtt 200: wins
+		{mono1: 20000, real: 1_700_000_000_000_021_000, mono2: 21000}, // rtt 1000
+		{mono1: 30000, real: 1, mono2: 29000},                         // negative: ignored
+	}
+	off, rtt := offsetFromSamples(samples)
+	if rtt != 200 {
+		t.Fatalf("rtt = %d, want 200", rtt)
+	}
+	// midpoint of the winner: 10100 → offset = real − 10100
+	if want := int64(1_700_000_000_000_010_600 - 10100); off != want {
+		t.Fatalf("offset = %d, want %d", off, want)
+	}
+	c := liveClock{&Live{}}
+	c.l.offset.Store(off)
+	if got := c.WallNanos(10100); got != 1_700_000_000_000_010_600 {
+		t.Fatalf("WallNanos(10100) = %d", got)
+	}
+}
+
+func TestSampleClockOffsetAgreesWithTimeNow(t *testing.T) {
+	off, rtt := sampleClockOffset()
+	if rtt <= 0 || rtt > int64(time.Millisecond) {
+		t.Fatalf("round trip %d ns", rtt)
+	}
+	wall := monoNow() + off
+	if d := time.Now().UnixNano() - wall; d < -int64(time.Millisecond) || d > int64(time.Millisecond) {
+		t.Fatalf("mono+offset differs from time.Now by %v", time.Duration(d))
+	}
+}
+
+func TestGPUIRQsFromProcInterrupts(t *testing.T) {
+	const procInterrupts = `           CPU0       CPU1       CPU2       CPU3
+  0:         46          0          0          0   IO-APIC   2-edge      timer
+ 26:          0         12          0          0   IO-APIC   4-edge      ttyS0
+ 45:    1234567          0          0          0   PCI-MSI 524288-edge      amdgpu
+ 46:         12          0          0          0   PCI-MSI 1048576-edge      nvidia
+ 47:          3          0          0          0   PCI-MSI 32768-edge      i915
+ 48:          3          0          0          0   PCI-MSI 32769-edge      xhci_hcd
+ 49:          3          0          0          0   GICv3 200 Level     panfrost-job, panfrost-gpu
+ 50:          3          0          0          0   PCI-MSI 2-edge      xenbus
+NMI:          0          0          0          0   Non-maskable interrupts
+LOC:     123456     123456     123456     123456   Local timer interrupts
+`
+	got := gpuIRQs(procInterrupts, DefaultConfig().IRQNames)
+	want := map[int32]string{45: "amdgpu", 46: "nvidia", 47: "i915", 49: "panfrost-gpu"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for irq, name := range want {
+		if got[irq] != name {
+			t.Errorf("irq %d: got %q, want %q", irq, got[irq], name)
+		}
+	}
+}
+
+func TestPrivilegeError(t *testing.T) {
+	if err := privilegeError(1<<capSysAdmin, "2"); err != nil {
+		t.Errorf("CAP_SYS_ADMIN: %v", err)
+	}
+	if err := privilegeError(1<<capBPF|1<<capPerfmon, "2"); err != nil {
+		t.Errorf("CAP_BPF+CAP_PERFMON: %v", err)
+	}
+	err := privilegeError(1<<capBPF, "2")
+	if err == nil || !strings.Contains(err.Error(), "CAP_PERFMON") || strings.Contains(err.Error(), "CAP_BPF+") ||
+		!strings.Contains(err.Error(), "unprivileged_bpf_disabled=2") {
+		t.Errorf("CAP_BPF only: %v", err)
+	}
+	if err := privilegeError(0, "0"); err == nil || !strings.Contains(err.Error(), "CAP_BPF+CAP_PERFMON") {
+		t.Errorf("none: %v", err)
+	}
+}
+
+func TestConfigDefaultsAndValidation(t *testing.T) {
+	c, err := Config{}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RingBufferBytes != 8<<20 || c.PollInterval != 10*time.Millisecond || c.DRMMajors[0] != 226 {
+		t.Fatalf("defaults: %+v", c)
+	}
+	for _, bad := range []Config{
+		{RingBufferBytes: 3 << 20},
+		{RingBufferBytes: 1024},
+		{DRMMajors: make([]uint32, maxMajors+1)},
+	} {
+		if _, err := bad.withDefaults(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	// An explicitly empty function list disables the hooks (nil takes the defaults).
+	c, _ = Config{BOValidationFuncs: []string{}}.withDefaults()
+	if len(c.BOValidationFuncs) != 0 || len(c.RunJobFuncs) == 0 {
+		t.Fatalf("function lists: %+v", c)
+	}
+}
+
+func TestReportRendering(t *testing.T) {
+	var r Report
+	r.add(StageIoctl, "tracepoint/syscalls/sys_enter_ioctl", StatusAttached, "")
+	r.add(StageJobRun, "tp_btf/drm_sched_job_run", StatusUnavailable, "tracepoint not present")
+	b, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []map[string]string
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0]["stage"] != "ioctl" || list[0]["status"] != "attached" ||
+		list[1]["hook"] != "tp_btf/drm_sched_job_run" || list[1]["reason"] != "tracepoint not present" {
+		t.Fatalf("json: %s", b)
+	}
+	text := r.String()
+	if !strings.Contains(text, "STAGE") || !strings.Contains(text, "tp_btf/drm_sched_job_run") {
+		t.Fatalf("table:\n%s", text)
+	}
+	if s := r.Summary(); !strings.Contains(s, "1 hooks attached") || !strings.Contains(s, "job_run") {
+		t.Fatalf("summary: %s", s)
+	}
+	if b, _ := (Report{}).JSON(); string(b) != "[]" {
+		t.Fatalf("empty report: %s", b)
+	}
+}
+
+// rawRecord serialises a generated record the way the kernel writes it.
+func rawRecord(r commonRecord) []byte {
+	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&r)), recordSize)...)
+}
+
+func setCString(dst []int8, s string) {
+	for i := 0; i < len(s) && i < len(dst)-1; i++ {
+		dst[i] = int8(s[i])
+	}
+}
+
+func TestDecodeRecord(t *testing.T) {
+	d := decoder{boFuncs: []string{"ttm_bo_validate"}, runFuncs: []string{"amdgpu_job_run"}, irqNames: map[int32]string{45: "amdgpu"}}
+
+	r := commonRecord{Ts: 123, PidTgid: 7<<32 | 9, Cpu: 1, Hook: uint16(commonHookHOOK_DRM_SCHED_JOB_RUN),
+		FenceCtx: 1 << 40, FenceSeqno: 5, HwCtx: 77, HwSeqno: 3, ClientId: 42, Entity: 0xffff1234, JobId: 0,
+		Flags: uint8(commonRecordFlagRF_HAS_FENCE | commonRecordFlagRF_FENCE_WIDE | commonRecordFlagRF_HW_FENCE)}
+	setCString(r.Comm[:], "kworker/u8:1")
+	setCString(r.Ring[:], "gfx_0.0.0")
+	setCString(r.Dev[:], "0000:03:00.0")
+	var ev event.Event
+	if err := d.decode(rawRecord(r), &ev); err != nil {
+		t.Fatal(err)
+	}
+	want := event.Event{Kind: event.JobRun, Name: "drm_sched_job_run", Time: 123, CPU: 1, PID: 7, TID: 9,
+		Comm: "kworker/u8:1", Ring: "gfx_0.0.0", Device: "0000:03:00.0",
+		Fence: event.FenceKey{Context: 1 << 40, Seqno: 5}, FenceWide: true, HWFence: event.FenceKey{Context: 77, Seqno: 3},
+		ClientID: 42, Entity: 0xffff1234}
+	if ev != want {
+		t.Fatalf("got  %+v\nwant %+v", ev, want)
+	}
+
+	r = commonRecord{Hook: uint16(commonHookHOOK_SYS_EXIT_IOCTL), Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd0000, Ret: -4}
+	if err := d.decode(rawRecord(r), &ev); err != nil || ev.Kind != event.IoctlExit || ev.Fd != 3 ||
+		ev.Cmd != 0xc0186444 || ev.Ret != -4 || ev.Fence != (event.FenceKey{}) {
+		t.Fatalf("ioctl exit: %+v %v", ev, err)
+	}
+	r = commonRecord{Hook: uint16(commonHookHOOK_BO_VALIDATE_EXIT), Func: 0, Ret: -12}
+	if err := d.decode(rawRecord(r), &ev); err != nil || ev.Func != "ttm_bo_validate" || ev.Ret != -12 {
+		t.Fatalf("bo exit: %+v %v", ev, err)
+	}
+	r = commonRecord{Hook: uint16(commonHookHOOK_IRQ_HANDLER_ENTRY), Irq: 45}
+	if err := d.decode(rawRecord(r), &ev); err != nil || ev.IRQName != "amdgpu" || ev.Kind != event.IRQEntry {
+		t.Fatalf("irq: %+v %v", ev, err)
+	}
+	r = commonRecord{Hook: 999}
+	if err := d.decode(rawRecord(r), &ev); !errors.Is(err, errUnknownHook) || ev.Name != "hook(999)" {
+		t.Fatalf("unknown hook: %+v %v", ev, err)
+	}
+	if err := d.decode(make([]byte, recordSize-1), &ev); !errors.Is(err, errShortRecord) {
+		t.Fatalf("short: %v", err)
+	}
+}
+
+func TestHookTableCoversEveryProgram(t *testing.T) {
+	// Every kind the table produces is a real kind, and every hook name is unique per kind.
+	for h, info := range hookTable {
+		if info.kind == event.KindUnknown || info.name == "" {
+			t.Errorf("hook %d: %+v", h, info)
+		}
+	}
+	// Every program named in the ladder exists in its family's object.
+	for _, def := range hookDefs(DefaultConfig()) {
+		for _, r := range def.rungs {
+			spec, err := familySpecs[r.family]()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range r.progs {
+				if spec.Programs[p] == nil {
+					t.Errorf("%s: no program %s in %s", def.event, p, r.family)
+				}
+			}
+		}
+	}
+}
+
+func FuzzDecodeRecord(f *testing.F) {
+	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL), Fd: 3}))
+	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_RUN_JOB_EXIT), Func: 9999}))
+	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_MSM_GPU_SUBMIT), Arg: 2}))
+	f.Add([]byte{1, 2, 3})
+	d := decoder{boFuncs: []string{"a"}, runFuncs: []string{"b"}, irqNames: map[int32]string{}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ev event.Event
+		err := d.decode(b, &ev)
+		if err == nil {
+			if ev.Kind == event.KindUnknown || ev.Name == "" {
+				t.Fatalf("decoded without a kind: %+v", ev)
+			}
+			if len(b) < recordSize {
+				t.Fatalf("decoded a short record")
+			}
+		}
+	})
+}

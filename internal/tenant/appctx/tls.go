@@ -1,0 +1,220 @@
+// ELF side of OTEP 4947: find the otel_thread_ctx_v1 TLS symbol in a module and the
+// relocations through which the dynamic loader tells the module where its TLS lives.
+//
+// Where a TLS variable lives depends on the module and the loader, not on the access model
+// the compiler chose (x86-64, TLS variant II, thread pointer tp = %fs base):
+//
+//   - Main executable (module id 1): its block sits just below tp at a link-time constant,
+//     tp - roundup(PT_TLS.p_memsz, p_align) (+ alignment of p_vaddr). Computable from the
+//     ELF alone: local-exec and initial-exec code in the executable use exactly this.
+//   - Shared object loaded at start-up: a static TLS block at a tp offset the loader picks;
+//     the object learns it through relocated GOT slots (R_X86_64_TPOFF64 for initial-exec,
+//     R_X86_64_TLSDESC resolved to the static resolver for TLSDESC).
+//   - Shared object loaded by dlopen without room in the surplus static TLS: only through
+//     the dynamic thread vector: its module id (R_X86_64_DTPMOD64 slot, or the TLSDESC
+//     dynamic argument {module id, offset}) indexes the thread's DTV.
+//
+// InspectTLS collects what the file says; ResolveTLS (tlsresolve.go) reads the relocated GOT
+// slots of the running process and turns that into a TLSAccess for the BPF side.
+package appctx
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ThreadContextSymbol is OTEP 4947's TLS symbol (in .dynsym, STT_TLS).
+const ThreadContextSymbol = "otel_thread_ctx_v1"
+
+// Errors of InspectTLS and ResolveTLS.
+var (
+	ErrNoTLSSymbol     = errors.New("module does not define the TLS symbol")
+	ErrUnsupportedArch = errors.New("TLS resolution is implemented for x86-64 only")
+)
+
+// TLSRelocKind is a TLS relocation that names the variable's module or offset.
+type TLSRelocKind uint8
+
+const (
+	RelocTPOff   TLSRelocKind = iota + 1 // R_X86_64_TPOFF64: slot = tp-relative offset (initial-exec in a shared object)
+	RelocDTPMod                          // R_X86_64_DTPMOD64: slot = module id (general-/local-dynamic)
+	RelocTLSDesc                         // R_X86_64_TLSDESC: two slots {resolver, argument}
+)
+
+func (k TLSRelocKind) String() string {
+	switch k {
+	case RelocTPOff:
+		return "R_X86_64_TPOFF64"
+	case RelocDTPMod:
+		return "R_X86_64_DTPMOD64"
+	case RelocTLSDesc:
+		return "R_X86_64_TLSDESC"
+	}
+	return "reloc?"
+}
+
+// TLSReloc is one relocation that the loader resolves for the variable.
+type TLSReloc struct {
+	Kind   TLSRelocKind
+	Offset uint64 // r_offset: link-time address of the GOT slot (add the load bias)
+	Addend int64
+	// Local is true for relocations against symbol 0, i.e. the defining module's own block
+	// (local-dynamic, hidden symbols); their addend is the variable's offset in the block.
+	Local bool
+}
+
+// TLSModule is what one ELF file says about a TLS variable it defines.
+type TLSModule struct {
+	Machine elf.Machine
+	// Executable is true for ET_EXEC and for ET_DYN marked DF_1_PIE. The resolver trusts
+	// /proc/<pid>/exe over this guess.
+	Executable bool
+	Symbol     string
+	Table      string // ".dynsym" (as OTEP 4947 requires) or ".symtab" (unstripped fallback)
+	Value      uint64 // st_value: offset of the variable in the module's TLS block
+	Size       uint64
+	// PT_TLS of the module.
+	TLSVaddr, TLSMemSize, TLSAlign uint64
+	// First PT_LOAD, to compute the load bias from /proc/<pid>/maps.
+	FirstLoadVaddr, FirstLoadOffset uint64
+	Relocs                          []TLSReloc
+}
+
+// x86-64 TLS relocation types (System V x86-64 psABI).
+const (
+	rX8664DTPMOD64 = 16
+	rX8664TPOFF64  = 18
+	rX8664TLSDESC  = 36
+)
+
+// InspectTLS looks symbol up in f's .dynsym (then .symtab) and gathers the TLS layout and
+// the dynamic relocations that refer to it. Only ELF64 x86-64 is supported.
+func InspectTLS(f *elf.File, symbol string) (TLSModule, error) {
+	m := TLSModule{Machine: f.Machine, Symbol: symbol}
+	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
+		return m, fmt.Errorf("%w (machine %v)", ErrUnsupportedArch, f.Machine)
+	}
+	symIndex := -1 // index in .dynsym, counting the null symbol as 0
+	if syms, err := f.DynamicSymbols(); err == nil {
+		for i, s := range syms {
+			if s.Name == symbol && elf.ST_TYPE(s.Info) == elf.STT_TLS && s.Section != elf.SHN_UNDEF {
+				symIndex, m.Table, m.Value, m.Size = i+1, ".dynsym", s.Value, s.Size
+				break
+			}
+		}
+	}
+	if m.Table == "" {
+		if syms, err := f.Symbols(); err == nil {
+			for _, s := range syms {
+				if s.Name == symbol && elf.ST_TYPE(s.Info) == elf.STT_TLS && s.Section != elf.SHN_UNDEF {
+					m.Table, m.Value, m.Size = ".symtab", s.Value, s.Size
+					break
+				}
+			}
+		}
+	}
+	if m.Table == "" {
+		return m, ErrNoTLSSymbol
+	}
+	haveTLS, haveLoad := false, false
+	for _, p := range f.Progs {
+		switch {
+		case p.Type == elf.PT_TLS:
+			m.TLSVaddr, m.TLSMemSize, m.TLSAlign, haveTLS = p.Vaddr, p.Memsz, max(p.Align, 1), true
+		case p.Type == elf.PT_LOAD && !haveLoad:
+			m.FirstLoadVaddr, m.FirstLoadOffset, haveLoad = p.Vaddr, p.Off, true
+		}
+	}
+	if !haveTLS || !haveLoad {
+		return m, fmt.Errorf("TLS symbol %s without PT_TLS/PT_LOAD segments", symbol)
+	}
+	switch f.Type {
+	case elf.ET_EXEC:
+		m.Executable = true
+	case elf.ET_DYN:
+		if v, err := f.DynValue(elf.DT_FLAGS_1); err == nil && len(v) > 0 && v[0]&uint64(elf.DF_1_PIE) != 0 {
+			m.Executable = true
+		}
+	}
+	relocs, err := tlsRelocs(f, symIndex, m.Value)
+	if err != nil {
+		return m, err
+	}
+	m.Relocs = relocs
+	return m, nil
+}
+
+// tlsRelocs scans the SHT_RELA sections that relocate against .dynsym.
+func tlsRelocs(f *elf.File, symIndex int, value uint64) ([]TLSReloc, error) {
+	dynsym := -1
+	for i, s := range f.Sections {
+		if s.Type == elf.SHT_DYNSYM {
+			dynsym = i
+		}
+	}
+	var out []TLSReloc
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_RELA || int(s.Link) != dynsym || dynsym < 0 {
+			continue
+		}
+		const relaSize = 24
+		if s.Size%relaSize != 0 || s.Size > 64<<20 {
+			return nil, fmt.Errorf("section %s: odd size %d", s.Name, s.Size)
+		}
+		r := io.NewSectionReader(s, 0, int64(s.Size))
+		var e [relaSize]byte
+		for {
+			if _, err := io.ReadFull(r, e[:]); err == io.EOF {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("section %s: %w", s.Name, err)
+			}
+			off := binary.LittleEndian.Uint64(e[0:8])
+			info := binary.LittleEndian.Uint64(e[8:16])
+			add := int64(binary.LittleEndian.Uint64(e[16:24]))
+			sym, typ := int(info>>32), uint32(info)
+			var kind TLSRelocKind
+			switch typ {
+			case rX8664TPOFF64:
+				kind = RelocTPOff
+			case rX8664DTPMOD64:
+				kind = RelocDTPMod
+			case rX8664TLSDESC:
+				kind = RelocTLSDesc
+			default:
+				continue
+			}
+			switch {
+			case symIndex > 0 && sym == symIndex:
+				out = append(out, TLSReloc{Kind: kind, Offset: off, Addend: add})
+			case sym == 0 && (kind == RelocDTPMod || uint64(add) == value):
+				// Module-local: any DTPMOD64 names this module's id; TPOFF/TLSDESC only
+				// when their addend is our variable's offset.
+				out = append(out, TLSReloc{Kind: kind, Offset: off, Addend: add, Local: true})
+			}
+		}
+	}
+	return out, nil
+}
+
+// StaticTLSOffset returns the tp-relative offset of the variable when the module is the
+// main executable (x86-64 variant II, glibc's _dl_determine_tlsoffset for module 1, and
+// what the linker writes into local-exec code):
+//
+//	block = the smallest offset ≥ p_memsz with tp-block ≡ p_vaddr (mod p_align)
+//	      = roundup(p_memsz, p_align) when PT_TLS is aligned, as linkers make it
+//	offset = st_value - block
+func (m TLSModule) StaticTLSOffset() int64 {
+	align := max(m.TLSAlign, 1)
+	firstbyte := (-m.TLSVaddr) & (align - 1)
+	block := firstbyte
+	if m.TLSMemSize > firstbyte {
+		block += roundUp(m.TLSMemSize-firstbyte, align)
+	}
+	return int64(m.Value) - int64(block)
+}
+
+func roundUp(x, a uint64) uint64 { return (x + a - 1) / a * a }

@@ -1,0 +1,138 @@
+// Per-process search for the module that defines the thread-context TLS symbol.
+package appctx
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// TLSFinder finds and resolves a TLS symbol in running processes. ELF inspection results
+// are cached per file (device, inode, path), so a library shared by many processes is
+// parsed once. Safe for concurrent use.
+type TLSFinder struct {
+	ProcRoot string    // "/proc"
+	Mem      MemReader // reads the relocated GOT slots
+	Symbol   string    // ThreadContextSymbol when empty
+	// MaxModules bounds the files examined per process (default 1024).
+	MaxModules int
+
+	mu    sync.Mutex
+	files map[fileKey]fileResult
+}
+
+type fileKey struct {
+	dev   string
+	inode uint64
+	path  string
+}
+
+type fileResult struct {
+	mod TLSModule
+	err error // ErrNoTLSSymbol for the common case
+}
+
+const maxCachedFiles = 4096
+
+// Find returns the recipe for pid, or ErrNoTLSSymbol when no mapped module defines the
+// symbol. The executable wins over libraries, as in symbol resolution.
+func (f *TLSFinder) Find(pid uint32) (TLSAccess, error) {
+	pidDir := filepath.Join(f.ProcRoot, strconv.FormatUint(uint64(pid), 10))
+	mf, err := os.Open(filepath.Join(pidDir, "maps"))
+	if err != nil {
+		return TLSAccess{}, err
+	}
+	maps, err := ParseMaps(mf)
+	mf.Close()
+	if err != nil {
+		return TLSAccess{}, err
+	}
+	exe, _ := os.Readlink(filepath.Join(pidDir, "exe"))
+	exe = strings.TrimSuffix(exe, " (deleted)")
+	symbol := f.Symbol
+	if symbol == "" {
+		symbol = ThreadContextSymbol
+	}
+	limit := f.MaxModules
+	if limit <= 0 {
+		limit = 1024
+	}
+
+	type found struct {
+		path string
+		mod  TLSModule
+	}
+	var hits []found
+	seen := map[fileKey]bool{}
+	for _, mp := range maps {
+		k := fileKey{mp.Dev, mp.Inode, mp.Path}
+		if mp.Inode == 0 || !strings.HasPrefix(mp.Path, "/") || seen[k] || !strings.Contains(mp.Perms, "x") {
+			continue
+		}
+		seen[k] = true
+		if len(seen) > limit {
+			return TLSAccess{}, fmt.Errorf("more than %d mapped modules", limit)
+		}
+		mod, err := f.inspect(k, pidDir, mp, symbol)
+		if err != nil {
+			continue // not ELF, not ours, unreadable: not the defining module
+		}
+		hits = append(hits, found{mp.Path, mod})
+	}
+	if len(hits) == 0 {
+		return TLSAccess{}, ErrNoTLSSymbol
+	}
+	pick := hits[0]
+	for _, h := range hits {
+		if h.path == exe {
+			pick = h
+		}
+	}
+	pageSize := uint64(os.Getpagesize())
+	bias, ok := LoadBias(maps, pick.path, pick.mod, pageSize)
+	if !ok {
+		return TLSAccess{}, fmt.Errorf("%w: no mapping of %s's first segment", ErrTLSUnresolved, pick.path)
+	}
+	read := func(addr uint64, buf []byte) error { return f.Mem.ReadMemory(pid, addr, buf) }
+	a, err := ResolveTLS(pick.mod, pick.path == exe, bias, DetectLibc(maps), read)
+	a.Module = pick.path
+	return a, err
+}
+
+func (f *TLSFinder) inspect(k fileKey, pidDir string, mp Mapping, symbol string) (TLSModule, error) {
+	f.mu.Lock()
+	r, ok := f.files[k]
+	f.mu.Unlock()
+	if ok {
+		return r.mod, r.err
+	}
+	r.mod, r.err = inspectFile(pidDir, mp, symbol)
+	f.mu.Lock()
+	if f.files == nil || len(f.files) >= maxCachedFiles {
+		f.files = map[fileKey]fileResult{}
+	}
+	f.files[k] = r
+	f.mu.Unlock()
+	return r.mod, r.err
+}
+
+// inspectFile opens the module through the process's root (its mount namespace), falling
+// back to map_files (works for deleted files, needs CAP_SYS_ADMIN).
+func inspectFile(pidDir string, mp Mapping, symbol string) (TLSModule, error) {
+	p := strings.TrimSuffix(mp.Path, " (deleted)")
+	ef, err := elf.Open(filepath.Join(pidDir, "root", p))
+	if err != nil {
+		var err2 error
+		ef, err2 = elf.Open(filepath.Join(pidDir, "map_files", fmt.Sprintf("%x-%x", mp.Start, mp.End)))
+		if err2 != nil {
+			return TLSModule{}, errors.Join(err, err2)
+		}
+	}
+	defer ef.Close()
+	return InspectTLS(ef, symbol)
+}

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vgpu_app — the workload of the virtual GPU rig (testdata/vgpu). Built static with the host gcc.
+ *
+ * Two processes, two threads each, on both rings of /dev/dri/renderD*:
+ *   A0  ring 0; every job's finished fence goes to syncobj SA; every 2nd job is also exported as a
+ *       sync_file and sent (SCM_RIGHTS) to process B with its context:seqno
+ *   A1  ring 1; every 3rd job waits for SA (another thread's job on the other ring, via syncobj)
+ *   B0  for each sync_file from A: one job (ring alternating) that waits for it — a dependency
+ *       across processes
+ *   B1  rings alternating; every 4th job waits for its own previous job via syncobj
+ * Each thread waits for its last jobs before exiting. One line per job on stdout:
+ *   job pid=P tid=T ring=R fence=CTX:SEQ engine_ns=N bos=K dep=KIND:CTX:SEQ|- submit_ns=S return_ns=X
+ * and, when tracefs is mounted, the same text (prefixed "vgpu_app ") into trace_marker.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kmod/vgpu_drm.h"
+
+#define NBOS 4
+
+static int jobs_per_thread = 16;
+static const char *node;
+static int marker_fd = -1;
+
+struct msg {
+	uint64_t context, seqno;
+};
+
+struct thread {
+	const char *name;
+	int fd;			/* the process's render node */
+	int sock;		/* A0: send end; B0: receive end */
+	unsigned int seed;
+	uint32_t bos[NBOS];
+	uint32_t own[VGPU_NUM_RINGS];	/* syncobj holding this thread's last job per ring */
+	int used[VGPU_NUM_RINGS];
+	uint32_t shared;	/* A0: SA (also its ring-0 tracker); A1: SA to wait on */
+};
+
+/* A0's last job in SA, read by A1 under the same lock so that its printed dependency is exact. */
+static pthread_mutex_t sa_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct msg sa_last;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "vgpu_app[%d]: ", getpid());
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, ": %s\n", strerror(errno));
+	va_end(ap);
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	int r;
+
+	do
+		r = ioctl(fd, req, arg);
+	while (r == -1 && (errno == EINTR || errno == EAGAIN));
+	return r;
+}
+
+static const char *find_render_node(void)
+{
+	static char path[300];
+	struct dirent *d;
+	DIR *dir;
+
+	if (getenv("VGPU_NODE"))
+		return getenv("VGPU_NODE");
+	/* vgpu is the only DRM driver with a device here, but pick it by name to be sure. */
+	dir = opendir("/dev/dri");
+	if (!dir)
+		die("opendir /dev/dri");
+	while ((d = readdir(dir))) {
+		char name[64] = "";
+		char sys[320];
+		FILE *f;
+
+		if (strncmp(d->d_name, "renderD", 7))
+			continue;
+		snprintf(path, sizeof(path), "/dev/dri/%s", d->d_name);
+		snprintf(sys, sizeof(sys), "/sys/class/drm/%s/device/uevent", d->d_name);
+		f = fopen(sys, "r");
+		if (f) {
+			while (fgets(name, sizeof(name), f))
+				if (strstr(name, "vgpu")) {
+					fclose(f);
+					closedir(dir);
+					return path;
+				}
+			fclose(f);
+		}
+	}
+	closedir(dir);
+	return path[0] ? path : "/dev/dri/renderD128";
+}
+
+static uint32_t syncobj_create(int fd)
+{
+	struct drm_syncobj_create c = { 0 };
+
+	if (xioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
+		die("SYNCOBJ_CREATE");
+	return c.handle;
+}
+
+static void out_line(const char *line)
+{
+	/* One write per line: the processes share stdout's file offset. */
+	if (write(1, line, strlen(line)) < 0)
+		die("write stdout");
+	if (marker_fd >= 0 && write(marker_fd, line, strlen(line)) < 0) {
+		/* trace_marker is best effort */
+	}
+}
+
+struct job_result {
+	uint64_t context, seqno;
+	int out_fd;
+};
+
+static struct job_result submit(struct thread *t, unsigned int ring, uint32_t flags, uint32_t in_syncobj,
+				int in_fd, const char *dep)
+{
+	struct drm_vgpu_submit s = { 0 };
+	uint32_t handles[NBOS];
+	unsigned int nb = 2 + rand_r(&t->seed) % 2, i, first = rand_r(&t->seed) % NBOS;
+	uint64_t engine_ns = 300000 + (uint64_t)(rand_r(&t->seed) % 2700) * 1000; /* 0.3 .. 3 ms */
+	struct job_result r;
+	uint64_t t0, t1;
+	char line[512];
+
+	for (i = 0; i < nb; i++)
+		handles[i] = t->bos[(first + i) % NBOS];
+	s.bo_handles = (uintptr_t)handles;
+	s.bo_count = nb;
+	s.ring = ring;
+	s.engine_ns = engine_ns;
+	s.flags = flags | VGPU_SUBMIT_OUT_SYNCOBJ;
+	s.in_syncobj = in_syncobj;
+	s.in_fence_fd = in_fd;
+	s.out_syncobj = t->own[ring];
+	t0 = now_ns();
+	if (xioctl(t->fd, DRM_IOCTL_VGPU_SUBMIT, &s))
+		die("VGPU_SUBMIT ring %u", ring);
+	t1 = now_ns();
+	t->used[ring] = 1;
+	snprintf(line, sizeof(line),
+		 "vgpu_app job pid=%d tid=%ld ring=%u fence=%llu:%llu engine_ns=%llu bos=%u dep=%s submit_ns=%llu return_ns=%llu thread=%s\n",
+		 getpid(), (long)syscall(SYS_gettid), ring, (unsigned long long)s.fence_context,
+		 (unsigned long long)s.fence_seqno, (unsigned long long)engine_ns, nb, dep,
+		 (unsigned long long)t0, (unsigned long long)t1, t->name);
+	out_line(line + strlen("vgpu_app "));
+	r.context = s.fence_context;
+	r.seqno = s.fence_seqno;
+	r.out_fd = (flags & VGPU_SUBMIT_OUT_FENCE_FD) ? s.out_fence_fd : -1;
+	return r;
+}
+
+static void pace(struct thread *t)
+{
+	struct timespec ts = { 0, (long)(rand_r(&t->seed) % 1500) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void wait_own(struct thread *t)
+{
+	uint32_t h[VGPU_NUM_RINGS];
+	struct drm_syncobj_wait w = { 0 };
+	int i, n = 0;
+
+	for (i = 0; i < VGPU_NUM_RINGS; i++)
+		if (t->used[i])
+			h[n++] = t->own[i];
+	if (!n)
+		return;
+	w.handles = (uintptr_t)h;
+	w.count_handles = n;
+	w.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL;
+	w.timeout_nsec = (int64_t)(now_ns() + 120ull * 1000000000ull);
+	if (xioctl(t->fd, DRM_IOCTL_SYNCOBJ_WAIT, &w))
+		die("SYNCOBJ_WAIT %s", t->name);
+}
+
+static void thread_setup(struct thread *t)
+{
+	int i;
+
+	for (i = 0; i < NBOS; i++) {
+		struct drm_vgpu_bo_create c = { .size = 64 * 1024 };
+
+		if (xioctl(t->fd, DRM_IOCTL_VGPU_BO_CREATE, &c))
+			die("BO_CREATE");
+		t->bos[i] = c.handle;
+	}
+	for (i = 0; i < VGPU_NUM_RINGS; i++)
+		t->own[i] = syncobj_create(t->fd);
+}
+
+static void send_fence(int sock, int fd, struct msg *m)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sock, &mh, 0) != sizeof(*m))
+		die("sendmsg");
+}
+
+static int recv_fence(int sock, struct msg *m)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { m, sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd;
+
+	n = recvmsg(sock, &mh, 0);
+	if (n == 0)
+		return -1;
+	if (n != sizeof(*m))
+		die("recvmsg");
+	c = CMSG_FIRSTHDR(&mh);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		die("recvmsg: no fd");
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+static void *thread_a0(void *arg)
+{
+	struct thread *t = arg;
+	char dep[8] = "-";
+	int i;
+
+	for (i = 0; i < jobs_per_thread; i++) {
+		int export = i % 2 == 0;
+		struct job_result r;
+
+		pthread_mutex_lock(&sa_lock);
+		r = submit(t, 0, export ? VGPU_SUBMIT_OUT_FENCE_FD : 0, 0, -1, dep);
+		sa_last.context = r.context;
+		sa_last.seqno = r.seqno;
+		pthread_mutex_unlock(&sa_lock);
+
+		if (export) {
+			struct msg m = { r.context, r.seqno };
+
+			send_fence(t->sock, r.out_fd, &m);
+			close(r.out_fd);
+		}
+		pace(t);
+	}
+	shutdown(t->sock, SHUT_WR);
+	wait_own(t);
+	return NULL;
+}
+
+static void *thread_a1(void *arg)
+{
+	struct thread *t = arg;
+	int i;
+
+	for (i = 0; i < jobs_per_thread; i++) {
+		int waited = 0;
+
+		if (i % 3 == 2) {
+			pthread_mutex_lock(&sa_lock);
+			if (sa_last.seqno) { /* SA is empty until A0's first job */
+				char dep[64];
+
+				snprintf(dep, sizeof(dep), "syncobj:%llu:%llu", (unsigned long long)sa_last.context,
+					 (unsigned long long)sa_last.seqno);
+				submit(t, 1, VGPU_SUBMIT_IN_SYNCOBJ, t->shared, -1, dep);
+				waited = 1;
+			}
+			pthread_mutex_unlock(&sa_lock);
+		}
+		if (!waited)
+			submit(t, 1, 0, 0, -1, "-");
+		pace(t);
+	}
+	wait_own(t);
+	return NULL;
+}
+
+static void *thread_b0(void *arg)
+{
+	struct thread *t = arg;
+	unsigned int k = 0;
+	struct msg m;
+	int fd;
+
+	while ((fd = recv_fence(t->sock, &m)) >= 0) {
+		char dep[64];
+
+		snprintf(dep, sizeof(dep), "sync_file:%llu:%llu", (unsigned long long)m.context,
+			 (unsigned long long)m.seqno);
+		submit(t, k++ % 2, VGPU_SUBMIT_IN_FENCE_FD, 0, fd, dep);
+		close(fd);
+	}
+	wait_own(t);
+	return NULL;
+}
+
+static void *thread_b1(void *arg)
+{
+	struct thread *t = arg;
+	struct job_result prev = { 0 };
+	unsigned int prev_ring = 0;
+	int i;
+
+	for (i = 0; i < jobs_per_thread; i++) {
+		unsigned int ring = i % 2;
+
+		if (i % 4 == 3) {
+			char dep[64];
+
+			snprintf(dep, sizeof(dep), "syncobj:%llu:%llu", (unsigned long long)prev.context,
+				 (unsigned long long)prev.seqno);
+			prev = submit(t, ring, VGPU_SUBMIT_IN_SYNCOBJ, t->own[prev_ring], -1, dep);
+		} else {
+			prev = submit(t, ring, 0, 0, -1, "-");
+		}
+		prev_ring = ring;
+		pace(t);
+	}
+	wait_own(t);
+	return NULL;
+}
+
+static void run_process(const char *who, int sock)
+{
+	struct thread t[2] = { 0 };
+	pthread_t th[2];
+	int fd, i;
+
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s", node);
+	marker_fd = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
+	for (i = 0; i < 2; i++) {
+		t[i].fd = fd;
+		t[i].sock = sock;
+		t[i].seed = (who[0] << 8) + i + 1;
+		thread_setup(&t[i]);
+	}
+	if (who[0] == 'A') {
+		t[0].name = "A0";
+		t[1].name = "A1";
+		t[0].shared = t[1].shared = syncobj_create(fd);
+		t[0].own[0] = t[0].shared;
+		pthread_create(&th[0], NULL, thread_a0, &t[0]);
+		pthread_create(&th[1], NULL, thread_a1, &t[1]);
+	} else {
+		t[0].name = "B0";
+		t[1].name = "B1";
+		pthread_create(&th[0], NULL, thread_b0, &t[0]);
+		pthread_create(&th[1], NULL, thread_b1, &t[1]);
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	close(fd);
+	exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	int sv[2], status, rc = 0, i;
+	pid_t pa, pb;
+
+	if (argc > 1)
+		jobs_per_thread = atoi(argv[1]);
+	node = find_render_node();
+	fprintf(stderr, "vgpu_app: node %s, %d jobs per thread\n", node, jobs_per_thread);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		die("socketpair");
+	pa = fork();
+	if (pa == 0) {
+		close(sv[1]);
+		run_process("A", sv[0]);
+	}
+	pb = fork();
+	if (pb == 0) {
+		close(sv[0]);
+		run_process("B", sv[1]);
+	}
+	close(sv[0]);
+	close(sv[1]);
+	for (i = 0; i < 2; i++) {
+		pid_t p = wait(&status);
+
+		if (p < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "vgpu_app: child %d failed (status %#x)\n", p, status);
+			rc = 1;
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Validate the artifacts of one virtual GPU run:  check.sh 6.1|7.3 [DIR]
+#
+#  - the workload ran: ≥ 2 processes, ≥ 2 threads each, both rings, cross-process dependencies;
+#  - every job the app printed is in the ground truth once, with the same ring, pid, tid and fence;
+#  - the fake engine behaved as modelled: serial per ring, a job starts at max(handover, previous end),
+#    never ends before start + engine time, never runs before its dependencies ended;
+#  - tracefs.txt holds the scheduler / dma_fence events of that kernel generation, one per job;
+#  - the timer noise (hw_end - hw_start - engine_ns) is summarised into noise.txt.
+# Exit status 0 when every check passes. Needs only bash and awk.
+set -uo pipefail
+
+KERNEL_LABEL=${1:?usage: check.sh 6.1|7.3 [DIR]}
+DIR=${2:-$(cd "$(dirname "$0")" && pwd)/out/$KERNEL_LABEL}
+fails=0
+ok() { printf 'ok    %s\n' "$*"; }
+bad() { printf 'FAIL  %s\n' "$*"; fails=$((fails + 1)); }
+
+for f in app.txt groundtruth.txt; do
+	[ -s "$DIR/$f" ] || { bad "$DIR/$f missing or empty"; exit 1; }
+done
+
+# ---- app vs ground truth, engine model, dependencies (one awk pass over both files) ----
+awk_out=$(awk '
+function kv(line, arr,   i, n, f, p) {
+	n = split(line, f, " ")
+	for (i = 1; i <= n; i++) { p = index(f[i], "="); if (p) arr[substr(f[i], 1, p - 1)] = substr(f[i], p + 1) }
+}
+FNR == 1 { file++ }
+file == 1 && /^job / {
+	delete a; kv($0, a); n_app++
+	k = a["fence"]; app_ring[k] = a["ring"]; app_pid[k] = a["pid"]; app_tid[k] = a["tid"]; app_dep[k] = a["dep"]
+	pids[a["pid"]] = 1; tids[a["pid"] " " a["tid"]] = 1; rings[a["ring"]] = 1
+	if (app_seen[k]++) printf "bad duplicate fence %s in app.txt\n", k
+	next
+}
+file == 2 && /^ring=/ {
+	delete g; kv($0, g); n_gt++
+	k = g["fence"]
+	if (gt_seen[k]++) printf "bad duplicate fence %s in groundtruth\n", k
+	gt_ring[k] = g["ring"]; gt_pid[k] = g["pid"]; gt_tid[k] = g["tid"]
+	start[k] = g["hw_start_ns"]; end[k] = g["hw_end_ns"]; eng[k] = g["engine_ns"]; hand[k] = g["handover_ns"]
+	sub_ns[k] = g["submit_ns"]; deps[k] = g["deps"]
+	order[n_gt] = k
+}
+END {
+	printf "info  jobs app=%d groundtruth=%d processes=%d threads=%d rings=%d\n", n_app, n_gt, length(pids), length(tids), length(rings)
+	if (n_app == 0 || n_app != n_gt) printf "bad job count app=%d groundtruth=%d\n", n_app, n_gt
+	early = 0
+	if (length(pids) < 2) print "bad fewer than 2 processes"
+	if (length(tids) < 4) print "bad fewer than 4 threads"
+	if (length(rings) < 2) print "bad fewer than 2 rings"
+	mism = 0; missing = 0
+	for (k in app_ring) {
+		if (!(k in gt_ring)) { missing++; if (missing <= 3) printf "bad app job %s not in groundtruth\n", k; continue }
+		if (app_ring[k] != gt_ring[k] || app_pid[k] != gt_pid[k] || app_tid[k] != gt_tid[k]) {
+			mism++; if (mism <= 3) printf "bad job %s: app ring/pid/tid %s/%s/%s, groundtruth %s/%s/%s\n", k, app_ring[k], app_pid[k], app_tid[k], gt_ring[k], gt_pid[k], gt_tid[k]
+		}
+	}
+	if (!missing && !mism) printf "ok jobs match (fence, ring, pid, tid) for all %d app jobs\n", n_app
+	# dependencies: the app names each explicit in-fence; the ground truth must list exactly it.
+	ndep = 0; xproc = 0; dbad = 0; late = 0
+	for (k in app_dep) {
+		d = app_dep[k]
+		if (d == "-") { if (deps[k] != "-" && deps[k] != "") { dbad++; printf "bad job %s has deps %s, app says none\n", k, deps[k] } continue }
+		ndep++; split(d, p, ":"); want = p[2] ":" p[3]
+		if (deps[k] != want) { dbad++; if (dbad <= 3) printf "bad job %s deps=%s, app waited for %s\n", k, deps[k], want }
+		if (p[1] == "sync_file" && (want in gt_pid) && gt_pid[want] != gt_pid[k]) xproc++
+		# The engine must not start a job before its dependency ended. (run_job may come earlier: for
+		# a dependency on the same scheduler drm_sched only waits for it to be *scheduled*, the ring
+		# being FIFO.)
+		if ((want in end) && start[k] < end[want]) { late++; printf "bad job %s started (%s) before its dependency %s ended (%s)\n", k, start[k], want, end[want] }
+		if ((want in end) && hand[k] < end[want]) early++
+	}
+	if (!dbad) printf "ok dependencies: %d jobs with an explicit in-fence, all in the ground truth\n", ndep
+	if (!late && ndep) printf "ok no job started on the engine before its dependency ended\n"
+	printf "info  %d of %d dependent jobs were handed to the ring before their dependency ended (same-ring pipelining)\n", early, ndep
+	if (xproc < 1) print "bad no cross-process (sync_file) dependency"; else printf "ok %d cross-process sync_file dependencies\n", xproc
+	# engine model, per ring in hw_start order (the log is in completion order, which is the same per ring)
+	ebad = 0
+	for (i = 1; i <= n_gt; i++) {
+		k = order[i]; r = gt_ring[k]
+		if (start[k] < hand[k]) { ebad++; printf "bad job %s started before handover\n", k }
+		if (end[k] < start[k] + eng[k]) { ebad++; printf "bad job %s ended early\n", k }
+		if (hand[k] < sub_ns[k]) { ebad++; printf "bad job %s handed over before submit\n", k }
+		if (r in last_end) {
+			exp_start = hand[k] > last_end[r] ? hand[k] : last_end[r]
+			if (start[k] != exp_start) { ebad++; if (ebad <= 3) printf "bad job %s start %s, model says %s\n", k, start[k], exp_start }
+		}
+		last_end[r] = end[k]
+	}
+	if (!ebad) print "ok engine model: serial per ring, start = max(handover, previous end), end >= start + engine_ns"
+}' "$DIR/app.txt" "$DIR/groundtruth.txt")
+while IFS= read -r line; do
+	case $line in
+	"bad "*) bad "${line#bad }" ;;
+	"ok "*) ok "${line#ok }" ;;
+	*) echo "$line" ;;
+	esac
+done <<<"$awk_out"
+N=$(grep -c '^ring=' "$DIR/groundtruth.txt")
+
+# ---- timer noise: how late the hrtimer "interrupt" fired ----
+awk '{ for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] }
+       print v["hw_end_ns"] - v["hw_start_ns"] - v["engine_ns"] }' "$DIR/groundtruth.txt" | sort -n |
+	awk -v label="$KERNEL_LABEL" '{ x[NR] = $1; s += $1 }
+	END { printf "timer_lateness_ns kernel=%s n=%d min=%d p50=%d p90=%d p99=%d max=%d mean=%d\n", label, NR,
+		x[1], x[int((NR - 1) * 0.5) + 1], x[int((NR - 1) * 0.9) + 1], x[int((NR - 1) * 0.99) + 1], x[NR], s / NR }' |
+	tee "$DIR/noise.txt"
+
+# ---- tracefs events of this kernel generation ----
+T=$DIR/tracefs.txt
+if [ ! -s "$T" ]; then
+	bad "tracefs.txt missing"
+else
+	count() { grep -c " $1: " "$T"; }
+	expect_eq() { # EVENT N
+		local c; c=$(count "$1")
+		if [ "$c" = "$2" ]; then ok "tracefs $1: $c (one per job)"; else bad "tracefs $1: $c, want $2"; fi
+	}
+	expect_ge() { # EVENT N
+		local c; c=$(count "$1")
+		if [ "$c" -ge "$2" ]; then ok "tracefs $1: $c (>= $2)"; else bad "tracefs $1: $c, want >= $2"; fi
+	}
+	ndeps=$(grep -c 'dep=[a-z]' "$DIR/app.txt")
+	case $KERNEL_LABEL in
+	6.1)
+		expect_eq drm_sched_job "$N"
+		expect_eq drm_run_job "$N"
+		expect_eq drm_sched_process_job "$N"
+		for e in drm_sched_job_queue drm_sched_job_run drm_sched_job_done; do
+			[ "$(count $e)" = 0 ] || bad "tracefs has the 6.17+ event $e on 6.1"
+		done
+		echo "info  tracefs drm_sched_job_wait_dep: $(count drm_sched_job_wait_dep) (only when the dependency was unsignalled)"
+		;;
+	7.3)
+		expect_eq drm_sched_job_queue "$N"
+		expect_eq drm_sched_job_run "$N"
+		expect_eq drm_sched_job_done "$N"
+		expect_ge drm_sched_job_add_dep "$ndeps"
+		for e in drm_sched_job drm_run_job drm_sched_process_job; do
+			[ "$(count $e)" = 0 ] || bad "tracefs has the pre-6.17 event $e on 7.3"
+		done
+		# 6.17+ events carry the finished fence: every ground-truth fence is in a queue event.
+		miss=0
+		while read -r f; do
+			grep -q " drm_sched_job_queue: .*fence=$f," "$T" || miss=$((miss + 1))
+		done < <(sed -n 's/.* fence=\([0-9]*:[0-9]*\) .*/\1/p' "$DIR/groundtruth.txt")
+		if [ $miss = 0 ]; then ok "every ground-truth fence is in a drm_sched_job_queue event"; else bad "$miss ground-truth fences missing from drm_sched_job_queue"; fi
+		;;
+	esac
+	expect_eq dma_fence_emit "$N"
+	expect_ge dma_fence_signaled "$((2 * N))"
+	c=$(grep -c ' sys_ioctl(fd: ' "$T"); if [ "$c" -ge "$N" ]; then ok "tracefs sys_enter_ioctl: $c"; else bad "tracefs sys_enter_ioctl: $c, want >= $N"; fi
+	c=$(grep -c 'tracing_mark_write: job ' "$T"); if [ "$c" = "$N" ]; then ok "tracefs trace_marker: $c"; else bad "tracefs trace_marker: $c, want $N"; fi
+	echo "info  tracefs hrtimer_expire_entry (vgpu_engine_irq): $(grep -c ' hrtimer_expire_entry: ' "$T")"
+fi
+
+if [ -e "$DIR/modules.txt" ]; then
+	grep -qx 'vgpu loaded' "$DIR/modules.txt" && ok "vgpu loaded" || bad "vgpu not loaded"
+	grep -E '^(amdgpu|i915|xe) ' "$DIR/modules.txt" | sed 's/^/info  /'
+fi
+if [ -e "$DIR/spans.json" ]; then echo "info  spans.json present ($(wc -c <"$DIR/spans.json") bytes): checked by the Go side"; fi
+
+if [ $fails = 0 ]; then echo "PASS vgpu $KERNEL_LABEL ($N jobs)"; else echo "FAIL vgpu $KERNEL_LABEL: $fails check(s) failed"; exit 1; fi

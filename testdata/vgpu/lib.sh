@@ -1,0 +1,227 @@
+# shellcheck shell=bash
+# Helpers of the virtual GPU rig (sourced by run.sh). Everything downloaded or built lands in
+# $VGPU_CACHE (testdata/vgpu/cache/, gitignored) and is reused by later runs on the same machine.
+#
+# Kernel versions are never pinned here:
+#   6.1  the version of the host's installed linux-headers-amd64 (Debian bookworm)
+#   7.3  whatever linux-image-amd64 of trixie-backports depends on today
+# (the two generations of the DRM scheduler's tracepoints: before and after 6.17).
+
+VGPU_DIR=${VGPU_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+VGPU_CACHE=${VGPU_CACHE:-$VGPU_DIR/cache}
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+log() { printf '[vgpu %s] %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# ensure_pkgs PKG...: apt-get install what is missing on the host (Debian bookworm), idempotently.
+ensure_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	log "apt-get install ${missing[*]}"
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2; then
+		apt-get update -q >&2 || true
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2 ||
+			die "cannot install ${missing[*]}"
+	fi
+}
+
+# download_deb DIR PKG=VER...: apt-get download into DIR unless the .deb is there already.
+download_deb() {
+	local dir=$1; shift
+	local apt_opts=("${APT_OPTS[@]}") spec name ver
+	mkdir -p "$dir"
+	for spec in "$@"; do
+		name=${spec%%=*} ver=${spec#*=}
+		if ls "$dir/${name}_${ver//:/%3a}_"*.deb >/dev/null 2>&1; then continue; fi
+		log "download $name $ver"
+		(cd "$dir" && apt-get "${apt_opts[@]}" -o APT::Sandbox::User=root -q download "$name=$ver" >&2) ||
+			die "apt-get download $name=$ver failed"
+	done
+}
+
+# extract_debs DIR ROOT: dpkg-deb -x every .deb of DIR into ROOT once.
+extract_debs() {
+	local dir=$1 root=$2 deb
+	mkdir -p "$root"
+	for deb in "$dir"/*.deb; do
+		[ -e "$root/.x.$(basename "$deb")" ] && continue
+		log "extract $(basename "$deb")"
+		dpkg-deb -x "$deb" "$root"
+		touch "$root/.x.$(basename "$deb")"
+	done
+}
+
+# ---- kernel 6.1 (Debian bookworm, the host's own generation) --------------------------------
+
+kernel_6_1() {
+	ensure_pkgs linux-headers-amd64 gcc make libc6-dev
+	APT_OPTS=()
+	KVER=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 | grep -o 'linux-headers-[^ ,]*' | head -1)
+	KVER=${KVER#linux-headers-}
+	[ -n "$KVER" ] || die "cannot read the version of linux-headers-amd64"
+	KPKGVER=$(dpkg-query -W -f='${Version}' "linux-headers-$KVER")
+	local c=$VGPU_CACHE/6.1
+	download_deb "$c/debs-$KVER" "linux-image-$KVER=$KPKGVER"
+	extract_debs "$c/debs-$KVER" "$c/root-$KVER"
+	VMLINUZ=$c/root-$KVER/boot/vmlinuz-$KVER
+	MODDIR=$c/root-$KVER/lib/modules/$KVER
+	QEMU_ACCEL=tcg
+	OPTIONAL_DRIVERS=${VGPU_OPTIONAL_DRIVERS-amdgpu i915}
+}
+
+build_module_6_1() { # SRC OUTDIR
+	local b=$2/kmod
+	rm -rf "$b" && mkdir -p "$b" && cp "$1"/vgpu.c "$1"/vgpu_drm.h "$1"/Kbuild "$b"/
+	make -s -C "/usr/src/linux-headers-$KVER" M="$b" modules >&2 || die "module build (6.1) failed"
+	VGPU_KO=$b/vgpu.ko
+}
+
+# ---- kernel 7.3 (Debian trixie-backports; 6.17+ scheduler events) ---------------------------
+
+kernel_7_3() {
+	ensure_pkgs debootstrap xz-utils
+	local a=$VGPU_CACHE/apt-trixie-bpo
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
+	echo "deb $DEBIAN_MIRROR trixie-backports main" >"$a/sources.list"
+	APT_OPTS=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
+		-o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o Dir::State::status=/dev/null
+		-o APT::Get::List-Cleanup=0)
+	# Never touches the machine's /etc/apt: a private list of trixie-backports only.
+	apt-get "${APT_OPTS[@]}" -q update >&2 || [ -n "$(ls "$a/lists" 2>/dev/null | grep Packages)" ] ||
+		die "apt-get update (trixie-backports) failed"
+	local dep
+	dep=$(apt-cache "${APT_OPTS[@]}" show linux-image-amd64 | awk '/^Depends:/{print; exit}')
+	KVER=$(grep -o 'linux-image-[^ ,]*' <<<"$dep" | head -1)
+	KVER=${KVER#linux-image-}
+	KPKGVER=$(apt-cache "${APT_OPTS[@]}" show linux-image-amd64 | awk '/^Version:/{print $2; exit}')
+	[ -n "$KVER" ] && [ -n "$KPKGVER" ] || die "cannot find the trixie-backports kernel"
+	local c=$VGPU_CACHE/7.3
+	# linux-image-<ver> is an empty metapackage there: the kernel is linux-binary-<ver>.
+	download_deb "$c/debs-$KVER" "linux-binary-$KVER=$KPKGVER" "linux-modules-$KVER=$KPKGVER"
+	extract_debs "$c/debs-$KVER" "$c/root-$KVER"
+	VMLINUZ=$c/root-$KVER/usr/lib/modules/$KVER/vmlinuz
+	[ -e "$VMLINUZ" ] || VMLINUZ=$c/root-$KVER/boot/vmlinuz-$KVER
+	MODDIR=$c/root-$KVER/usr/lib/modules/$KVER
+	[ -d "$MODDIR" ] || MODDIR=$c/root-$KVER/lib/modules/$KVER
+	# Default multi-threaded TCG crashed 7.x at boot now and then (ebpf-machines.md).
+	QEMU_ACCEL=tcg,thread=single
+	OPTIONAL_DRIVERS=${VGPU_OPTIONAL_DRIVERS-amdgpu i915 xe}
+	trixie_chroot
+}
+
+# The bookworm gcc-12 cannot build modules for 7.3 (-fmin-function-alignment): build in a trixie
+# chroot with trixie-backports' headers and gcc-14.
+trixie_chroot() {
+	CHROOT=$VGPU_CACHE/trixie-root
+	if [ ! -e "$CHROOT/.debootstrap-done" ]; then
+		log "debootstrap trixie (minbase) into $CHROOT"
+		rm -rf "$CHROOT"
+		debootstrap --variant=minbase trixie "$CHROOT" "$DEBIAN_MIRROR" >"$VGPU_CACHE/debootstrap.log" 2>&1 ||
+			die "debootstrap failed, see $VGPU_CACHE/debootstrap.log"
+		touch "$CHROOT/.debootstrap-done"
+	fi
+	echo "deb $DEBIAN_MIRROR trixie-backports main" >"$CHROOT/etc/apt/sources.list.d/trixie-backports.list"
+	if [ ! -d "$CHROOT/usr/src/linux-headers-$KVER" ]; then
+		log "install linux-headers-$KVER in the chroot"
+		chroot "$CHROOT" sh -c "apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends linux-headers-$KVER=$KPKGVER make binutils" >&2 ||
+			die "chroot: cannot install linux-headers-$KVER"
+	fi
+}
+
+build_module_7_3() { # SRC OUTDIR
+	local b=$2/kmod
+	rm -rf "$b" && mkdir -p "$b" && cp "$1"/vgpu.c "$1"/vgpu_drm.h "$1"/Kbuild "$b"/
+	mkdir -p "$CHROOT/build"
+	# objtool reads /proc; the mounts live in a private namespace and vanish with it.
+	unshare -m sh -c "mount --bind '$b' '$CHROOT/build' && mount -t proc proc '$CHROOT/proc' &&
+		chroot '$CHROOT' make -s -C /usr/src/linux-headers-$KVER M=/build modules" >&2 ||
+		die "module build (7.3) failed"
+	VGPU_KO=$b/vgpu.ko
+}
+
+# ---- initramfs ----------------------------------------------------------------------------
+
+# Module index: name (dashes as underscores) -> path, for every .ko / .ko.xz / .ko.zst of MODDIR.
+declare -A MOD_PATH
+index_modules() {
+	local f n
+	MOD_PATH=()
+	while IFS= read -r f; do
+		n=${f##*/}; n=${n%%.ko*}; n=${n//-/_}
+		MOD_PATH[$n]=$f
+	done < <(find "$MODDIR/kernel" -name '*.ko*' 2>/dev/null)
+}
+
+mod_cat() { # PATH: the module's ELF on stdout
+	case $1 in
+	*.xz) xz -dc "$1" ;;
+	*.zst) zstd -qdc "$1" ;;
+	*) cat "$1" ;;
+	esac
+}
+
+# mod_depends NAME: the depends= of the module's .modinfo (no modules.dep needed: 7.3 ships none).
+mod_depends() {
+	mod_cat "${MOD_PATH[$1]}" | tr '\0' '\n' | sed -n 's/^depends=//p' | head -1 | tr ',' ' '
+}
+
+# mod_order NAME...: load order (dependencies first), one name per line.
+mod_order() {
+	declare -A seen=()
+	local out=()
+	_visit() {
+		local n=${1//-/_} d
+		[ -n "${seen[$n]:-}" ] && return 0
+		seen[$n]=1
+		[ -n "${MOD_PATH[$n]:-}" ] || { log "module $n not found (built in?)"; return 0; }
+		for d in $(mod_depends "$n"); do _visit "$d"; done
+		out+=("$n")
+	}
+	local m
+	for m in "$@"; do _visit "$m"; done
+	printf '%s\n' "${out[@]}"
+}
+
+# build_initramfs OUTDIR IMAGE: busybox, modules (decompressed), the app, the guest script.
+build_initramfs() {
+	local w=$1/initramfs img=$2 m
+	rm -rf "$w" && mkdir -p "$w"/{bin,dev,proc,sys,out,tmp,etc,lib/modules}
+	cp /bin/busybox "$w/bin/busybox"
+	cp "$VGPU_DIR/guest/init" "$w/init" && chmod +x "$w/init"
+	cp "$APP_BIN" "$w/bin/vgpu_app"
+	if [ -n "${GHOSTDRIVER_BIN:-}" ] && [ -x "$GHOSTDRIVER_BIN" ]; then
+		cp "$GHOSTDRIVER_BIN" "$w/bin/ghostdriver"
+	fi
+	index_modules
+	declare -A copied=()
+	_copy() {
+		local n
+		for n in "$@"; do
+			[ -n "${copied[$n]:-}" ] && continue
+			copied[$n]=1
+			mod_cat "${MOD_PATH[$n]}" >"$w/lib/modules/$n.ko"
+		done
+	}
+	# base: 9p share for the results, then the DRM core the vgpu module needs.
+	mod_order virtio_pci 9pnet_virtio 9p >"$w/etc/modules.9p"
+	mod_order drm gpu_sched drm_shmem_helper >"$w/etc/modules.drm"
+	_copy $(cat "$w/etc/modules.9p" "$w/etc/modules.drm")
+	for m in $OPTIONAL_DRIVERS; do
+		mod_order "$m" >"$w/etc/modules.opt.$m"
+		_copy $(cat "$w/etc/modules.opt.$m")
+	done
+	cp "$VGPU_KO" "$w/lib/modules/vgpu.ko"
+	cat >"$w/etc/vgpu.conf" <<-EOF
+		KERNEL_LABEL=$KERNEL_LABEL
+		KVER=$KVER
+		JOBS_PER_THREAD=${VGPU_JOBS:-16}
+		OPTIONAL_DRIVERS="$OPTIONAL_DRIVERS"
+		GHOSTDRIVER_ARGS="${GHOSTDRIVER_ARGS:-live --duration 20s --output /out/spans.json --clock-out /out/clock.txt}"
+	EOF
+	(cd "$w" && find . -print0 | cpio --null -o -H newc --quiet) >"$img"
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Virtual GPU rig: boot a Debian kernel under QEMU (TCG), load the vgpu DRM driver, run the
+# workload, bring the artifacts back and check them.
+#
+#   testdata/vgpu/run.sh 6.1|7.3
+#
+# Environment:
+#   VGPU_OUT         artifact directory (default testdata/vgpu/out/<kernel>)
+#   VGPU_CACHE       downloads and build cache (default testdata/vgpu/cache, gitignored)
+#   VGPU_JOBS        jobs per thread of the workload (default 16)
+#   GHOSTDRIVER_BIN  static ghostdriver binary to run in the guest (default: built from ./cmd/ghostdriver
+#                    when that exists and go is installed; VGPU_NO_GHOSTDRIVER=1 disables)
+#   GHOSTDRIVER_ARGS its arguments (default: live --duration 20s --output /out/spans.json --clock-out /out/clock.txt)
+#   VGPU_TIMEOUT     QEMU wall-clock limit in seconds (default 900)
+#   VGPU_NO_CHECK=1  skip check.sh
+set -euo pipefail
+
+KERNEL_LABEL=${1:-}
+case $KERNEL_LABEL in
+6.1 | 7.3) ;;
+*) echo "usage: $0 6.1|7.3" >&2; exit 2 ;;
+esac
+
+VGPU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$VGPU_DIR/../.." && pwd)
+# shellcheck source=lib.sh
+. "$VGPU_DIR/lib.sh"
+
+[ "$(id -u)" = 0 ] || die "run as root (apt-get, debootstrap, chroot)"
+VGPU_OUT=${VGPU_OUT:-$VGPU_DIR/out/$KERNEL_LABEL}
+mkdir -p "$VGPU_CACHE"
+t_start=$(date +%s.%N)
+cache_before=$(du -sb "$VGPU_CACHE" 2>/dev/null | cut -f1)
+
+ensure_pkgs qemu-system-x86 busybox-static cpio xz-utils zstd gcc libc6-dev make
+
+case $KERNEL_LABEL in
+6.1) kernel_6_1 ;;
+7.3) kernel_7_3 ;;
+esac
+log "kernel $KVER ($KPKGVER)"
+[ -e "$VMLINUZ" ] || die "no kernel image at $VMLINUZ"
+
+BUILD=$VGPU_CACHE/build-$KERNEL_LABEL
+mkdir -p "$BUILD"
+case $KERNEL_LABEL in
+6.1) build_module_6_1 "$VGPU_DIR/kmod" "$BUILD" ;;
+7.3) build_module_7_3 "$VGPU_DIR/kmod" "$BUILD" ;;
+esac
+APP_BIN=$BUILD/vgpu_app
+gcc -static -O2 -Wall -pthread -o "$APP_BIN" "$VGPU_DIR/app/vgpu_app.c" || die "app build failed"
+
+if [ -z "${GHOSTDRIVER_BIN:-}" ] && [ -z "${VGPU_NO_GHOSTDRIVER:-}" ] && [ -d "$REPO/cmd/ghostdriver" ] &&
+	command -v go >/dev/null; then
+	GHOSTDRIVER_BIN=$BUILD/ghostdriver
+	log "build ghostdriver (CGO_ENABLED=0)"
+	if ! (cd "$REPO" && CGO_ENABLED=0 go build -o "$GHOSTDRIVER_BIN" ./cmd/ghostdriver); then
+		log "ghostdriver build failed: running without the receiver"
+		GHOSTDRIVER_BIN=
+	fi
+fi
+[ -n "${GHOSTDRIVER_BIN:-}" ] && log "guest receiver: $GHOSTDRIVER_BIN"
+
+INITRD=$BUILD/initramfs.cpio
+build_initramfs "$BUILD" "$INITRD"
+log "initramfs $(du -h "$INITRD" | cut -f1)"
+t_prep=$(date +%s.%N)
+
+rm -rf "$VGPU_OUT" && mkdir -p "$VGPU_OUT"
+log "boot $KVER under QEMU ($QEMU_ACCEL)"
+set +e
+timeout "${VGPU_TIMEOUT:-900}" qemu-system-x86_64 \
+	-accel "$QEMU_ACCEL" -cpu max -smp 2 -m 1G \
+	-nodefaults -no-reboot -display none -serial stdio -monitor none \
+	-kernel "$VMLINUZ" -initrd "$INITRD" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init" \
+	-virtfs "local,path=$VGPU_OUT,mount_tag=out,security_model=none,id=out" \
+	${VGPU_QEMU_EXTRA:-} \
+	</dev/null >"$VGPU_OUT/console.log" 2>&1
+qemu_rc=$?
+set -e
+t_end=$(date +%s.%N)
+[ $qemu_rc = 0 ] || log "qemu exited with $qemu_rc"
+
+# Console fallback: artifacts between markers when the 9p share was unavailable.
+for f in $(sed -n 's/^=====VGPU-BEGIN \(.*\)=====\r\?$/\1/p' "$VGPU_OUT/console.log"); do
+	[ -e "$VGPU_OUT/$f" ] && continue
+	awk -v f="$f" '$0 ~ "^=====VGPU-END "f"=====" {p=0} p {sub(/\r$/, ""); print} $0 ~ "^=====VGPU-BEGIN "f"=====" {p=1}' \
+		"$VGPU_OUT/console.log" >"$VGPU_OUT/$f"
+done
+
+cache_after=$(du -sb "$VGPU_CACHE" | cut -f1)
+{
+	echo "kernel_label=$KERNEL_LABEL"
+	echo "kver=$KVER"
+	echo "kpkgver=$KPKGVER"
+	echo "accel=$QEMU_ACCEL"
+	echo "prepare_s=$(awk "BEGIN{printf \"%.1f\", $t_prep-$t_start}")"
+	echo "qemu_s=$(awk "BEGIN{printf \"%.1f\", $t_end-$t_prep}")"
+	echo "total_s=$(awk "BEGIN{printf \"%.1f\", $t_end-$t_start}")"
+	echo "cache_growth_bytes=$((cache_after - ${cache_before:-0}))"
+	echo "initramfs_bytes=$(stat -c %s "$INITRD")"
+	echo "qemu_rc=$qemu_rc"
+	echo "ghostdriver=$([ -n "${GHOSTDRIVER_BIN:-}" ] && echo yes || echo no)"
+} >"$VGPU_OUT/host.txt"
+cat "$VGPU_OUT/host.txt" >&2
+[ -e "$VGPU_OUT/guest.txt" ] && cat "$VGPU_OUT/guest.txt" >&2
+
+if [ ! -s "$VGPU_OUT/groundtruth.txt" ]; then
+	tail -40 "$VGPU_OUT/console.log" >&2
+	die "no ground truth came back (see $VGPU_OUT/console.log)"
+fi
+if [ -z "${VGPU_NO_CHECK:-}" ]; then
+	"$VGPU_DIR/check.sh" "$KERNEL_LABEL" "$VGPU_OUT"
+fi

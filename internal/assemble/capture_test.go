@@ -383,7 +383,7 @@ func TestCaptureShuffled(t *testing.T) {
 
 	for seed := int64(1); seed <= 3; seed++ {
 		shuffled := newCollector(DefaultConfig())
-		arrival := shuffleWithinWindow(evs, seed, 15*1000*us/1000)
+		arrival := shuffleWithinWindow(evs, seed, 15*1000*us)
 		for i := 0; i < len(arrival); i += 64 {
 			shuffled.a.Consume(arrival[i:min(i+64, len(arrival))])
 		}

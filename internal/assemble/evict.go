@@ -26,7 +26,7 @@ const (
 	reasonNoRun         = "no run event: it was run before the capture, or the event was lost"
 	reasonNotFinished   = "not finished when the input ended"
 	reasonNotRun        = "not run when the input ended"
-	reasonEdge          = " (before every CPU's trace buffer had started: events on the other CPUs are missing)"
+	reasonEdge          = " (at the start of the input, before every CPU had recorded an event: its events on other CPUs may be missing)"
 	reasonPtrReused     = "no finished event: its fence pointer was reused by a later job"
 )
 

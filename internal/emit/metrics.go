@@ -52,11 +52,10 @@ func NewMetricsRecorder(cfg metadata.MetricsConfig, start time.Time) *MetricsRec
 	}
 }
 
-// RecordJob adds one assembled job. Durations come from the job's source-clock bounds, so
-// clock is not needed today; it is part of the signature for exemplars, which need the
-// wall time of the job span.
-func (m *MetricsRecorder) RecordJob(j *assemble.Job, clock event.Clock) {
-	_ = clock
+// RecordJob adds one assembled job. Durations and ring utilization are computed on the
+// source clock from the job's own bounds, so the clock argument is unused today; it is in
+// the signature for exemplars, which will need the wall time of the job's span.
+func (m *MetricsRecorder) RecordJob(j *assemble.Job, _ event.Clock) {
 	g := m.series.group(groupKey{ringKey{j.Driver, j.Device, j.Ring}, m.dims.key(j)})
 	if m.cfg.GhostdriverStageDuration.Enabled {
 		for i := range j.Stages {

@@ -122,6 +122,7 @@ func (p *Pipeline) Consume(batch []event.Event) {
 func (p *Pipeline) Watermark(t int64) {
 	p.mu.Lock()
 	p.asm.Watermark(t)
+	p.metrics.Watermark(t)
 	p.mu.Unlock()
 }
 

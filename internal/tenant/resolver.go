@@ -64,13 +64,14 @@ type Resolver struct {
 	lru     *list.List
 	loading map[uint32]*call
 
-	devMu      sync.Mutex
-	devices    []Device
-	devLoaded  time.Time
-	migMinors  map[int]MIGInstance
-	gpuMinors  map[int]string
-	migLoaded  time.Time
-	loadsTotal uint64
+	devMu     sync.Mutex
+	devices   []Device
+	devLoaded time.Time
+	migMinors map[int]MIGInstance
+	gpuMinors map[int]string
+	migLoaded time.Time
+
+	loadsTotal uint64 // procfs loads, for tests and self-overhead metrics
 }
 
 type entry struct{ p *Process }
@@ -153,6 +154,13 @@ func (r *Resolver) Process(pid uint32) (*Process, error) {
 	r.mu.Unlock()
 	close(c.done)
 	return c.p, c.err
+}
+
+// Loads is the number of times a process was read from procfs (cache misses and refreshes).
+func (r *Resolver) Loads() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.loadsTotal
 }
 
 // Forget drops pid from the cache: call it on process exit and exec.

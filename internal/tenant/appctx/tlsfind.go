@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -125,13 +126,30 @@ func (f *TLSFinder) inspect(k fileKey, pidDir string, mp Mapping, symbol string)
 // back to map_files (works for deleted files, needs CAP_SYS_ADMIN).
 func inspectFile(pidDir string, mp Mapping, symbol string) (TLSModule, error) {
 	p := strings.TrimSuffix(mp.Path, " (deleted)")
-	ef, err := elf.Open(filepath.Join(pidDir, "root", p))
+	f, err := os.Open(filepath.Join(pidDir, "root", p))
 	if err != nil {
 		var err2 error
-		ef, err2 = elf.Open(filepath.Join(pidDir, "map_files", fmt.Sprintf("%x-%x", mp.Start, mp.End)))
+		f, err2 = os.Open(filepath.Join(pidDir, "map_files", fmt.Sprintf("%x-%x", mp.Start, mp.End)))
 		if err2 != nil {
 			return TLSModule{}, errors.Join(err, err2)
 		}
+	}
+	defer f.Close()
+	return InspectTLSFile(f, symbol)
+}
+
+// InspectTLSFile is InspectTLS over a file that may be hostile: any mapped file of any
+// tenant can be crafted, and debug/elf is not hardened against adversarial input, so a
+// panic inside it becomes an error here.
+func InspectTLSFile(r io.ReaderAt, symbol string) (m TLSModule, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m, err = TLSModule{}, fmt.Errorf("malformed ELF: %v", p)
+		}
+	}()
+	ef, err := elf.NewFile(r)
+	if err != nil {
+		return TLSModule{}, err
 	}
 	defer ef.Close()
 	return InspectTLS(ef, symbol)

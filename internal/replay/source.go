@@ -1,0 +1,193 @@
+// The replay Source: reads the capture, decodes each line with ftrace.Decoder, and hands
+// batches to the sink, pacing them when a speed is set.
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/ftrace"
+)
+
+// pacingSlack is how far ahead of its due time an event may be delivered before Run
+// sleeps: finer sleeps cost more than they are worth.
+const pacingSlack = time.Millisecond
+
+// ctxCheckLines is how often (in lines) Run looks at ctx when no batch is due.
+const ctxCheckLines = 4096
+
+// Source replays a capture file. It implements event.Source.
+type Source struct {
+	cfg   Config
+	clock *clock
+
+	mu  sync.Mutex // guards dec
+	dec *ftrace.Decoder
+}
+
+var _ event.Source = (*Source)(nil)
+
+func newSource(cfg Config) *Source {
+	s := &Source{cfg: cfg, clock: &clock{}, dec: ftrace.NewDecoder()}
+	if cfg.epochSet() {
+		s.clock.offset.Store(cfg.Epoch)
+	}
+	return s
+}
+
+// clock is wall = t + offset; the offset is set before the first event is delivered
+// when no epoch is configured.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) WallNanos(t int64) int64 { return t + c.offset.Load() }
+
+// Clock implements event.Source. With an epoch, WallNanos(t) == Epoch + t exactly;
+// without one, it is valid once Run has delivered the first event.
+func (s *Source) Clock() event.Clock { return s.clock }
+
+// Stats implements event.Source; it may be called while Run runs.
+func (s *Source) Stats() event.SourceStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dec.Stats()
+}
+
+// Run implements event.Source: it delivers every event of the capture and returns nil at
+// its end, ctx.Err() when cancelled, or an error for an input that cannot be read to the
+// end (a truncated gzip) after delivering everything decodable before it. Run starts
+// from the beginning of the file each time, with fresh stats.
+func (s *Source) Run(ctx context.Context, sink event.Sink) error {
+	start := time.Now()
+	f, err := os.Open(s.cfg.Path)
+	if err != nil {
+		return fmt.Errorf("replay: capture %w", err)
+	}
+	defer f.Close()
+	lr, err := newLineReader(f, MaxLineLen)
+	if err != nil {
+		return fmt.Errorf("replay: capture %s: %w", s.cfg.Path, err)
+	}
+	s.mu.Lock()
+	s.dec = ftrace.NewDecoder()
+	s.mu.Unlock()
+
+	r := run{s: s, ctx: ctx, sink: sink, start: start, batch: make([]event.Event, 0, s.cfg.BatchSize)}
+	for lineNo := 1; ; lineNo++ {
+		line, tooLong, n, err := lr.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return r.flush()
+			}
+			if n > 0 {
+				s.countMalformed(lineNo, fmt.Sprintf("cut off by a read error after %d bytes", n))
+			}
+			if ferr := r.flush(); ferr != nil {
+				return ferr
+			}
+			what := "read error"
+			if lr.gzipped {
+				what = "gzip stream ends early or is corrupt"
+			}
+			return fmt.Errorf("replay: capture %s: %s after line %d: %w", s.cfg.Path, what, lineNo-1, err)
+		}
+		if tooLong {
+			s.countMalformed(lineNo, fmt.Sprintf("line of %d bytes is longer than %d", n, MaxLineLen))
+			continue
+		}
+		if err := r.line(line, lineNo); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Source) countMalformed(lineNo int, reason string) {
+	s.mu.Lock()
+	s.dec.CountMalformed(lineNo, reason)
+	s.mu.Unlock()
+}
+
+// run is the state of one Run.
+type run struct {
+	s       *Source
+	ctx     context.Context
+	sink    event.Sink
+	start   time.Time
+	batch   []event.Event
+	ev      event.Event
+	started bool  // the first event has been seen
+	first   int64 // its capture time
+	latest  int64 // the latest capture time delivered
+	lines   int
+}
+
+// line decodes one line and delivers or paces as needed.
+func (r *run) line(line []byte, lineNo int) error {
+	r.s.mu.Lock()
+	ok := r.s.dec.Decode(line, lineNo, &r.ev)
+	r.s.mu.Unlock()
+	if r.lines++; r.lines%ctxCheckLines == 0 {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if !ok {
+		return nil
+	}
+	t := r.ev.Time
+	if !r.started {
+		r.started, r.first = true, t
+		if !r.s.cfg.epochSet() {
+			r.s.clock.offset.Store(r.start.UnixNano() - t)
+		}
+	}
+	if sp := r.s.cfg.Speed; sp > 0 {
+		due := r.start.Add(time.Duration(float64(t-r.first) / sp))
+		if wait := time.Until(due); wait > pacingSlack {
+			if err := r.flush(); err != nil {
+				return err
+			}
+			if err := sleep(r.ctx, wait); err != nil {
+				return err
+			}
+		}
+	}
+	r.batch = append(r.batch, r.ev)
+	if len(r.batch) == cap(r.batch) {
+		return r.flush()
+	}
+	return nil
+}
+
+// flush delivers the batch and the watermark, then checks ctx.
+func (r *run) flush() error {
+	if len(r.batch) > 0 {
+		for i := range r.batch {
+			if r.batch[i].Time > r.latest {
+				r.latest = r.batch[i].Time
+			}
+		}
+		r.sink.Consume(r.batch)
+		r.sink.Watermark(r.latest)
+		clear(r.batch) // drop string references held by the delivered events
+		r.batch = r.batch[:0]
+	}
+	return r.ctx.Err()
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -95,7 +95,7 @@ type Assembler struct {
 	threads map[uint32]*thread
 	rings   map[ringKey]*ring
 
-	signals *fifoMap[int64]            // recent fence signals: packed key → time
+	signals *fifoMap[signalRec]        // recent fence signals: packed key → time, hook
 	owners  *fifoMap[event.FenceKey]   // fences of output jobs → the job's finished fence
 	early   *fifoMap[[]event.FenceKey] // dependencies announced before their job was queued
 	streams *fifoMap[struct{}]         // submission streams (fence contexts, entities) seen queueing
@@ -146,7 +146,7 @@ func New(cfg Config, out func(*Job)) *Assembler {
 		waiters:   map[uint64][]*job{},
 		threads:   map[uint32]*thread{},
 		rings:     map[ringKey]*ring{},
-		signals:   newFIFOMap[int64](recentFences),
+		signals:   newFIFOMap[signalRec](recentFences),
 		owners:    newFIFOMap[event.FenceKey](recentFences),
 		early:     newFIFOMap[[]event.FenceKey](earlyDeps),
 		streams:   newFIFOMap[struct{}](streamsKept),

@@ -107,6 +107,16 @@ const (
 	prioIoctl            = 1
 )
 
+// schedPrio is the precedence of a scheduler queue/run event: a driver's own event
+// (amdgpu_cs_ioctl, amdgpu_sched_run_job: the decoder sets Driver) yields to the generic
+// scheduler event when a kernel traces both for the same job.
+func schedPrio(e *event.Event) uint8 {
+	if e.Driver != "" {
+		return prioSchedEvent - 1
+	}
+	return prioSchedEvent
+}
+
 // schedFenceDrivers are the dma_fence driver names of scheduler fences (scheduled and
 // finished): drm_sched_fence_get_driver_name, and amdgpu's scheduler before it moved to
 // drivers/gpu/drm/scheduler (4.11 capture: "amd_sched"). Any other driver name on a fence

@@ -23,7 +23,7 @@ const (
 const (
 	reasonNoQueue       = "no queue event: job began before the capture"
 	reasonNoQueueStream = "no queue event: none seen on its submission stream (a kernel-internal job, or queued before the capture)"
-	reasonNoRun         = "no run event: it was run before the capture, or the event was lost"
+	reasonNoRun         = "no run event: not recorded (the worker's CPU was not recording, or the event was lost)"
 	reasonNotFinished   = "not finished when the input ended"
 	reasonNotRun        = "not run when the input ended"
 	reasonEdge          = " (at the start of the input, before every CPU had recorded an event: its events on other CPUs may be missing)"

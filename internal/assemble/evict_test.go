@@ -135,7 +135,7 @@ func TestBoundedMemory(t *testing.T) {
 	c := newCollector(cfg)
 	c.a.out = func(*Job) {}
 	batch := make([]event.Event, 0, 64)
-	for i := uint64(0); i < 100_000; i++ {
+	for i := uint64(0); i < 30_000; i++ {
 		t0 := int64(i) * 10
 		f, hw := fk(0x1000+i%50, i), fk(0x7, i)
 		tid := uint32(1000 + i%5000) // many threads
@@ -170,7 +170,7 @@ func TestBoundedMemory(t *testing.T) {
 		t.Errorf("state left after Flush")
 	}
 	st := a.Stats()
-	if st.Completed+st.Incomplete+st.EvictedCap+st.EvictedTimeout != 100_000 {
+	if st.Completed+st.Incomplete+st.EvictedCap+st.EvictedTimeout != 30_000 {
 		t.Errorf("stats %+v", st)
 	}
 }

@@ -20,6 +20,12 @@ import "github.com/ghostdriver/ghostdriver/internal/event"
 
 const hookDepSignal = "dma_fence_signaled"
 
+// signalRec is a remembered fence signal.
+type signalRec struct {
+	time int64
+	hook string
+}
+
 // fenceCreated handles dma_fence_init/dma_fence_emit. A scheduler fence created on a
 // thread is remembered for the job that thread queues next; any other fence created on a
 // worker inside a run window is that job's hardware fence (the last one wins: run_job may
@@ -85,7 +91,9 @@ func (a *Assembler) fenceSignaled(e *event.Event) {
 // signal records that fence k signalled at t and resolves the dependencies waiting on
 // it. It reports whether any job was waiting.
 func (a *Assembler) signal(k uint64, t int64, hook string) bool {
-	a.signals.put(k, t)
+	if _, seen := a.signals.get(k); !seen { // a fence signals once; keep the first report of it
+		a.signals.put(k, signalRec{t, hook})
+	}
 	ws, ok := a.waiters[k]
 	if !ok {
 		return false
@@ -131,9 +139,9 @@ func (a *Assembler) addDep(j *job, dep event.FenceKey, signaled int64, hook stri
 	}
 	d := Dependency{Fence: dep}
 	d.Job, d.JobKnown = a.owner(k, j)
-	if t, ok := a.signals.get(k); ok {
-		d.Signaled = t
-		a.depSignaled(j, t, hookDepSignal)
+	if r, ok := a.signals.get(k); ok {
+		d.Signaled = r.time
+		a.depSignaled(j, r.time, r.hook)
 	} else if signaled != 0 {
 		d.Signaled = signaled
 		a.depSignaled(j, signaled, hook)

@@ -31,8 +31,8 @@ func (c *collector) run(evs ...event.Event) []*Job {
 	return c.jobs
 }
 
-// testConfig is DefaultConfig with a short window so that small synthetic streams
-// release quickly; tests that exercise the window set it themselves.
+// testConfig is the configuration synthetic tests run with: the defaults (Flush releases
+// everything, so the window only matters to the tests that exercise it).
 func testConfig() Config { return DefaultConfig() }
 
 const us = int64(time.Microsecond)

@@ -56,20 +56,23 @@ func (a *Assembler) identify(j *job, e *event.Event) {
 func (a *Assembler) jobQueue(e *event.Event) {
 	j := a.schedJob(e)
 	if j != nil && j.seen&seenQueue != 0 {
-		if e.Fence.IsZero() && j.state == statePending {
+		switch {
+		case e.Fence.IsZero() && j.state == statePending:
 			a.abandon(j, reasonPtrReused) // same pointer queued again: the first job's done was lost
 			j = nil
-		} else {
+		case j.out.Points[PointQueued].Hook == hookOf(e):
 			a.st.Duplicates++
 			return
 		}
+		// Otherwise a second hook of the same queueing (amdgpu_cs_ioctl and
+		// drm_sched_job_queue on one kernel): merged.
 	}
 	if j == nil {
 		j = a.newJob(famSched, e.Time)
 	}
 	a.identify(j, e)
 	j.seen |= seenQueue
-	j.set(PointQueued, e.Time, prioSchedEvent, Measured, hookOf(e))
+	j.set(PointQueued, e.Time, schedPrio(e), Measured, hookOf(e))
 	a.describe(j, e, true)
 	a.bracket(j, e)
 	if th := a.threads[e.TID]; th != nil {
@@ -105,7 +108,7 @@ func (a *Assembler) jobRun(e *event.Event) {
 	j.seen |= seenRun
 	// A job run twice (GPU reset resubmission) keeps its first run time; its hardware
 	// fence and te come from the latest run.
-	j.set(PointRun, e.Time, prioSchedEvent, Measured, hookOf(e))
+	j.set(PointRun, e.Time, schedPrio(e), Measured, hookOf(e))
 	a.describe(j, e, false)
 	if th := a.thread(e.TID, e.Time); th != nil {
 		th.run, th.runOpen = j, true

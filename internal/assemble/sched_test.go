@@ -90,7 +90,7 @@ func TestSched61PointerReuse(t *testing.T) {
 	if len(jobs) != 4 {
 		t.Fatalf("jobs: %s", dump(jobs))
 	}
-	for i, w := range []struct {
+	for _, w := range []struct {
 		id         uint64
 		tq, tr, tf int64
 	}{{1, 10, 20, 50}, {2, 60, 70, 90}, {4, 120, 130, 150}} {
@@ -101,7 +101,6 @@ func TestSched61PointerReuse(t *testing.T) {
 		wantPoint(t, j, PointQueued, w.tq, Measured, "drm_sched_job")
 		wantPoint(t, j, PointRun, w.tr, Measured, "drm_run_job")
 		wantPoint(t, j, PointFinished, w.tf, Measured, "drm_sched_process_job")
-		_ = i
 	}
 	// Job 2 ran after job 1 was done: ring_serial starts it at its own run.
 	wantPoint(t, findID(t, jobs, 2), PointHWStart, 70, Inferred, "ring_serial")
@@ -213,4 +212,29 @@ func TestRunJobEndAndLinkedHWFence(t *testing.T) {
 	}
 	wantPoint(t, j, PointEmitted, 24, Measured, "amdgpu_job_run")
 	wantPoint(t, j, PointHWDone, 60, Measured, "dma_fence_signaled")
+}
+
+// A 6.17 amdgpu kernel traces amdgpu_cs_ioctl/amdgpu_sched_run_job and the generic
+// scheduler events for the same job: one job, the scheduler's events win the points, the
+// details of both are kept.
+func TestAmdgpuAndDrmSchedEventsMerge(t *testing.T) {
+	f := fk(0x1_0000_0401, 1)
+	cs := event.Event{Kind: event.JobQueue, Name: "amdgpu_cs_ioctl", Driver: "amdgpu", Time: T(10), TID: 100, CPU: 1,
+		Timeline: "gfx_0.0.0", Ring: "gfx_0.0.0", Fence: f, FenceWide: true}
+	rj := event.Event{Kind: event.JobRun, Name: "amdgpu_sched_run_job", Driver: "amdgpu", Time: T(20), TID: 500, CPU: 2,
+		Timeline: "gfx_0.0.0", Ring: "gfx_0.0.0", Fence: f, FenceWide: true}
+	c := newCollector(testConfig())
+	jobs := c.run(cs, queue617(11, 100, f), run617(19, f), rj, done617(40, f))
+	if len(jobs) != 1 {
+		t.Fatalf("jobs %s", dump(jobs))
+	}
+	j := jobs[0]
+	wantPoint(t, j, PointQueued, 11, Measured, "drm_sched_job_queue")
+	wantPoint(t, j, PointRun, 19, Measured, "drm_sched_job_run")
+	if j.Outcome != Completed || j.Driver != "amdgpu" || j.Device != "0000:03:00.0" || j.ClientID != 13 {
+		t.Errorf("job %+v", j)
+	}
+	if st := c.a.Stats(); st.Duplicates != 0 {
+		t.Errorf("stats %+v", st)
+	}
 }

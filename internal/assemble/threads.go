@@ -133,6 +133,11 @@ func (a *Assembler) boValidEnd(e *event.Event) {
 func (a *Assembler) submitterDep(e *event.Event, signaled int64) {
 	th := a.threads[e.TID]
 	if th == nil || !th.inIoctl || e.Fence.IsZero() {
+		if e.Kind == event.FenceUsedAsDep {
+			a.orphan(e) // declared for a submission we cannot bracket
+		} else {
+			a.st.Ignored++ // a wait outside a submission: not a job's dependency
+		}
 		return
 	}
 	if len(th.deps) < maxDepsPerJob {

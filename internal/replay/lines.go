@@ -73,6 +73,9 @@ func (r *lineReader) next() (line []byte, tooLong bool, n int, err error) {
 	}
 }
 
+// buffered reports how many bytes the next read can return without reading the input.
+func (r *lineReader) buffered() int { return r.br.Buffered() }
+
 func trimEOL(b []byte) []byte {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]

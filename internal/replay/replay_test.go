@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -356,5 +357,45 @@ func TestParseEpoch(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseEpoch(%q) = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// A FIFO (what trace_pipe behaves like): events arrive while the writer is still
+// writing, and cancelling unblocks a Run that waits for input.
+func TestReplayPipe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace_pipe")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skip("no FIFO:", err)
+	}
+	s := mustNew(t, Config{Path: path})
+	got := make(chan int, 16)
+	rec := &recorder{}
+	rec.onConsume = func() { got <- len(rec.events) }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, rec) }()
+	w, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	fmt.Fprintf(w, "  x-1 [000] 1.000001: dma_fence_signaled: driver=a timeline=b context=1 seqno=1\n")
+	fmt.Fprintf(w, "  x-1 [000] 1.000002: dma_fence_signaled: driver=a timeline=b context=1 seqno=2\n")
+	select {
+	case n := <-got:
+		if n < 1 {
+			t.Errorf("%d events", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("events written to the pipe were not delivered while it stayed open")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run returned %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel while blocked on the pipe")
 	}
 }

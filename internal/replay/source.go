@@ -70,8 +70,18 @@ func (s *Source) Run(ctx context.Context, sink event.Sink) error {
 		return fmt.Errorf("replay: capture %w", err)
 	}
 	defer f.Close()
+	// A pipe (trace_pipe, a FIFO) blocks in Read: closing the file is what unblocks it.
+	stop := context.AfterFunc(ctx, func() { f.Close() })
+	defer stop()
+	live := false
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		live = true
+	}
 	lr, err := newLineReader(f, MaxLineLen)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("replay: capture %s: %w", s.cfg.Path, err)
 	}
 	s.mu.Lock()
@@ -80,8 +90,17 @@ func (s *Source) Run(ctx context.Context, sink event.Sink) error {
 
 	r := run{s: s, ctx: ctx, sink: sink, start: start, batch: make([]event.Event, 0, s.cfg.BatchSize)}
 	for lineNo := 1; ; lineNo++ {
+		if live && lr.buffered() == 0 {
+			// the next read may wait for the writer: hand over what we have
+			if err := r.flush(); err != nil {
+				return err
+			}
+		}
 		line, tooLong, n, err := lr.next()
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			if errors.Is(err, io.EOF) {
 				return r.flush()
 			}

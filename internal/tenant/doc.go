@@ -22,6 +22,9 @@
 //	d, ok := r.Device(job.Device);      d.Attributes()
 //	r.Forget(pid)                   // on exit and on exec (exec keeps pid and start time)
 //
+// The per-thread keys thread.id (the OS TID, see KeyThreadID) and thread.name come from the
+// Job itself; emit adds them with the keys defined here.
+//
 // Parsers usable on their own (all bounded, fuzzed, never panic): ParseCgroupFile,
 // ParseCgroupPath, ParseFdinfo, ScanEnviron, ParseResourceAttributes, SanitizeComm,
 // ParseStatStartTime, ParseMigMinors; and in appctx: ParseTraceParent,

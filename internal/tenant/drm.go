@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -50,15 +51,15 @@ func ParseFdinfo(b []byte) (c DRMClient, ok bool) {
 		v = strings.TrimSpace(v)
 		switch {
 		case k == "drm-driver":
-			c.Driver, ok = SanitizeComm([]byte(v)), v != ""
+			c.Driver, ok = sanitize([]byte(v), 64), v != ""
 		case k == "drm-client-id":
 			if id, err := strconv.ParseUint(v, 10, 64); err == nil {
 				c.ClientID, c.HasID = id, true
 			}
 		case k == "drm-client-name":
-			c.ClientName = SanitizeComm([]byte(v))
+			c.ClientName = sanitize([]byte(v), 256)
 		case k == "drm-pdev":
-			c.PDev = SanitizeComm([]byte(v))
+			c.PDev = sanitize([]byte(v), 64)
 		case strings.HasPrefix(k, "drm-engine-capacity-"):
 			if n, err := strconv.ParseUint(v, 10, 64); err == nil {
 				capacity[k[len("drm-engine-capacity-"):]] = n
@@ -69,7 +70,7 @@ func ParseFdinfo(b []byte) (c DRMClient, ok bool) {
 			if err != nil || unit != "ns" || len(c.Engines) == maxDRMEngines {
 				continue
 			}
-			c.Engines = append(c.Engines, DRMEngine{Name: SanitizeComm([]byte(k[len("drm-engine-"):])), BusyNs: ns, Capacity: 1})
+			c.Engines = append(c.Engines, DRMEngine{Name: sanitize([]byte(k[len("drm-engine-"):]), 64), BusyNs: ns, Capacity: 1})
 		}
 	}
 	for i := range c.Engines {
@@ -101,12 +102,16 @@ func scanFds(pidDir string, maxFds int) fdScan {
 	}
 	names, _ := d.Readdirnames(maxFds)
 	d.Close()
-	seen := map[uint64]bool{}
+	fds := make([]int, 0, len(names))
 	for _, name := range names {
-		fd, err := strconv.Atoi(name)
-		if err != nil {
-			continue
+		if fd, err := strconv.Atoi(name); err == nil {
+			fds = append(fds, fd)
 		}
+	}
+	sort.Ints(fds) // lowest fd first: the client a process opened first
+	seen := map[uint64]bool{}
+	for _, fd := range fds {
+		name := strconv.Itoa(fd)
 		link, err := os.Readlink(filepath.Join(pidDir, "fd", name))
 		if err != nil {
 			continue

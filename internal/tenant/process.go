@@ -59,6 +59,9 @@ type Process struct {
 	ThreadLocal      appctx.ThreadLocalSchema
 	ThreadContextTLS *appctx.TLSAccess
 	ThreadContextErr string
+	// ProcessContextErr says why an OTEL_CTX mapping that exists could not be used
+	// (permissions, malformed, mid-update); empty when there is none or it was read.
+	ProcessContextErr string
 
 	DRMClients []DRMClient
 	MIG        []MIGInstance
@@ -163,8 +166,7 @@ func (r *Resolver) loadProcess(pid uint32) (*Process, error) {
 	}
 	if l, err := os.Readlink(filepath.Join(pidDir, "exe")); err == nil {
 		p.ExePath, p.Exe = ExecutablePath(l)
-		p.ExePath = SanitizeComm([]byte(p.ExePath))
-		p.Exe = SanitizeComm([]byte(p.Exe))
+		p.ExePath, p.Exe = sanitize([]byte(p.ExePath), 4096), sanitize([]byte(p.Exe), 256)
 	}
 	if b, err := readBounded(filepath.Join(pidDir, "cgroup"), 64<<10); err == nil {
 		p.Cgroup = ParseCgroupFile(b)
@@ -188,7 +190,10 @@ func (r *Resolver) loadProcess(pid uint32) (*Process, error) {
 
 	var pc *appctx.ProcessContext
 	if r.cfg.ReadProcessContext {
-		pc = r.readProcessContext(pidDir, pid)
+		pc, err = r.readProcessContext(pidDir, pid)
+		if err != nil {
+			p.ProcessContextErr = err.Error()
+		}
 	}
 	p.ServiceName, p.Resource, p.ResourceSource = composeResource(pc, env, p.Exe, p.Comm)
 	if pc != nil {
@@ -212,25 +217,29 @@ func (r *Resolver) loadProcess(pid uint32) (*Process, error) {
 	return p, nil
 }
 
-// readProcessContext locates and reads the OTEL_CTX mapping; nil when there is none or it
-// cannot be read (readers must fall back gracefully, says OTEP 4719).
-func (r *Resolver) readProcessContext(pidDir string, pid uint32) *appctx.ProcessContext {
+// readProcessContext locates and reads the OTEL_CTX mapping: nil when there is none or it
+// cannot be used (readers must fall back gracefully, says OTEP 4719), with the reason.
+func (r *Resolver) readProcessContext(pidDir string, pid uint32) (*appctx.ProcessContext, error) {
 	f, err := os.Open(filepath.Join(pidDir, "maps"))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	maps, err := appctx.ParseMaps(f)
 	f.Close()
 	if err != nil {
-		return nil
+		return nil, err
 	}
+	var firstErr error
 	for _, addr := range appctx.ProcessContextCandidates(maps, hostPageSize) {
 		pc, err := appctx.ReadProcessContext(r.cfg.Mem, pid, addr)
 		if err == nil {
-			return &pc
+			return &pc, nil
+		}
+		if firstErr == nil {
+			firstErr = err
 		}
 	}
-	return nil
+	return nil, firstErr
 }
 
 // composeResource applies the precedence OTEL_CTX > environment > executable name.

@@ -29,9 +29,13 @@ func readBounded(name string, max int64) ([]byte, error) {
 // dropped, invalid UTF-8 becomes U+FFFD, control characters (embedded newlines, tabs, NUL)
 // become '?'. Spaces are kept: "Web Content" is a real comm.
 func SanitizeComm(b []byte) string {
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	if len(b) > 64 {
-		b = b[:64]
+	return sanitize(bytes.TrimSuffix(b, []byte("\n")), 64)
+}
+
+// sanitize makes b printable UTF-8 (see SanitizeComm), keeping at most max input bytes.
+func sanitize(b []byte, max int) string {
+	if len(b) > max {
+		b = b[:max]
 	}
 	var sb strings.Builder
 	for len(b) > 0 {

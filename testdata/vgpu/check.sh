@@ -154,6 +154,32 @@ else
 	c=$(grep -c ' sys_ioctl(fd: ' "$T"); if [ "$c" -ge "$N" ]; then ok "tracefs sys_enter_ioctl: $c"; else bad "tracefs sys_enter_ioctl: $c, want >= $N"; fi
 	c=$(grep -c 'tracing_mark_write: job ' "$T"); if [ "$c" = "$N" ]; then ok "tracefs trace_marker: $c"; else bad "tracefs trace_marker: $c, want $N"; fi
 	echo "info  tracefs hrtimer_expire_entry (vgpu_engine_irq): $(grep -c ' hrtimer_expire_entry: ' "$T")"
+
+	# Clock agreement: the tracefs timestamps (trace_clock=mono, µs) of the hardware fence's emit and
+	# signal vs the ground truth's ktime_get_ns() taken next to them. This, not the timer lateness, is
+	# the tolerance a span-vs-ground-truth check needs.
+	if grep -q '^# trace_clock=.*\[mono\]' "$DIR/formats.txt" 2>/dev/null; then
+		awk '
+		function kv(line, arr,   i, n, f, p) {
+			n = split(line, f, " ")
+			for (i = 1; i <= n; i++) { p = index(f[i], "="); if (p) arr[substr(f[i], 1, p - 1)] = substr(f[i], p + 1) }
+		}
+		FNR == 1 { file++ }
+		file == 1 { delete g; kv($0, g); hw[g["hw_fence"]] = 1; emit_gt[g["hw_fence"]] = g["handover_ns"]; sig_gt[g["hw_fence"]] = g["hw_end_ns"]; next }
+		/ dma_fence_(emit|signaled): driver=vgpu / {
+			for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = substr($i, 1, length($i) - 1); break }
+			delete e; kv($0, e); k = e["context"] ":" e["seqno"]
+			if (!(k in hw)) next
+			d = ts * 1e9 - (/dma_fence_emit/ ? emit_gt[k] : sig_gt[k])
+			if (/dma_fence_emit/) { de[++ne] = d } else { ds[++ns] = d }
+		}
+		function stats(name, a, n,   i, j, t, lo, hi) {
+			for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+			if (n) printf "tracefs_minus_groundtruth_ns event=%s n=%d min=%d p50=%d max=%d\n", name, n, a[1], a[int((n - 1) / 2) + 1], a[n]
+		}
+		END { stats("dma_fence_emit-vs-handover_ns", de, ne); stats("dma_fence_signaled-vs-hw_end_ns", ds, ns) }
+		' "$DIR/groundtruth.txt" "$T" | tee -a "$DIR/noise.txt"
+	fi
 fi
 
 if [ -e "$DIR/modules.txt" ]; then

@@ -7,6 +7,9 @@ package appctx
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -94,6 +97,15 @@ func FuzzInspectTLSFile(f *testing.F) {
 	copy(hdr, "\x7fELF\x02\x01\x01")
 	binary.LittleEndian.PutUint16(hdr[18:], 62) // EM_X86_64
 	f.Add(hdr)
+	// A real module with TLS relocations, when the host can build one.
+	if gcc, err := exec.LookPath("gcc"); err == nil {
+		so := filepath.Join(f.TempDir(), "seed.so")
+		if exec.Command(gcc, "-Os", "-s", "-shared", "-fPIC", "-nostdlib", "-mtls-dialect=gnu2", "-o", so, "testdata/tlsprog/otelctx.c").Run() == nil {
+			if b, err := os.ReadFile(so); err == nil {
+				f.Add(b)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		InspectTLSFile(bytes.NewReader(b), ThreadContextSymbol)
 	})

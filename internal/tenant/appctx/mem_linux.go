@@ -1,3 +1,4 @@
+// process_vm_readv(2) for ProcessVM.
 package appctx
 
 import (

@@ -1,5 +1,6 @@
 //go:build !linux
 
+// ProcessVM outside Linux: there is no process_vm_readv.
 package appctx
 
 import "errors"

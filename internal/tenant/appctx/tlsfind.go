@@ -89,8 +89,9 @@ func (f *TLSFinder) Find(pid uint32) (TLSAccess, error) {
 		return TLSAccess{}, ErrNoTLSSymbol
 	}
 	pick := hits[0]
+	isExe := func(p string) bool { return exe != "" && strings.TrimSuffix(p, " (deleted)") == exe }
 	for _, h := range hits {
-		if h.path == exe {
+		if isExe(h.path) {
 			pick = h
 		}
 	}
@@ -100,7 +101,7 @@ func (f *TLSFinder) Find(pid uint32) (TLSAccess, error) {
 		return TLSAccess{}, fmt.Errorf("%w: no mapping of %s's first segment", ErrTLSUnresolved, pick.path)
 	}
 	read := func(addr uint64, buf []byte) error { return f.Mem.ReadMemory(pid, addr, buf) }
-	a, err := ResolveTLS(pick.mod, pick.path == exe, bias, DetectLibc(maps), read)
+	a, err := ResolveTLS(pick.mod, isExe(pick.path), bias, DetectLibc(maps), read)
 	a.Module = pick.path
 	return a, err
 }

@@ -94,6 +94,7 @@ struct vgpu_file {
 
 struct vgpu_job {
 	struct drm_sched_job base;
+	struct kref ref;		/* the scheduler's (free_job) + the submit ioctl's until it unlocks the BOs */
 	struct vgpu_ring *ring;
 	struct list_head node;		/* on ring->queue while handed over */
 	struct drm_gem_object **bos;
@@ -354,13 +355,18 @@ static void vgpu_put_bos(struct vgpu_job *job)
 	job->bos = NULL;
 }
 
-static void vgpu_free_job(struct drm_sched_job *sched_job)
+static void vgpu_job_release(struct kref *ref)
 {
-	struct vgpu_job *job = to_vgpu_job(sched_job);
+	struct vgpu_job *job = container_of(ref, struct vgpu_job, ref);
 
-	drm_sched_job_cleanup(sched_job);
 	vgpu_put_bos(job);
 	kfree(job);
+}
+
+static void vgpu_free_job(struct drm_sched_job *sched_job)
+{
+	drm_sched_job_cleanup(sched_job);
+	kref_put(&to_vgpu_job(sched_job)->ref, vgpu_job_release);
 }
 
 static const struct drm_sched_backend_ops vgpu_sched_ops = {
@@ -488,6 +494,7 @@ static int vgpu_ioctl_submit(struct drm_device *dev, void *data, struct drm_file
 	if (!job)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&job->node);
+	kref_init(&job->ref);
 	job->ring = &vdev->rings[args->ring];
 	job->engine_ns = args->engine_ns;
 	job->pid = current->tgid;
@@ -562,9 +569,12 @@ static int vgpu_ioctl_submit(struct drm_device *dev, void *data, struct drm_file
 #endif
 	for (i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, finished, DMA_RESV_USAGE_READ);
+	/* Once pushed, the job may run, finish and be freed before we unlock its BOs: hold it. */
+	kref_get(&job->ref);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&vf->submit_lock);
 	vgpu_unlock_bos(job, &ww);
+	kref_put(&job->ref, vgpu_job_release);
 
 	/* the job may already be freed: read the fence, to which we hold a reference */
 	args->fence_context = finished->context;

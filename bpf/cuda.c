@@ -1,0 +1,320 @@
+//go:build ignore
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * CUDA: user-space API calls of the CUDA driver (libcuda) and runtime (libcudart),
+ * and the nvidia module's Xid tracepoint.
+ *
+ * CUDA submits work from user space (GPFIFO entries + doorbell write): there is no
+ * per-launch kernel event, so the API calls are the only per-launch signal there is.
+ * One entry program and one return program serve every API function: the loader
+ * attaches them once per (library, function) with a BPF cookie that says which API
+ * it is and where its stream / size / handle arguments live (internal/cuda/api.go is
+ * the one table of those facts), so adding an API is a table row, not a program.
+ *
+ * Entry pushes a frame on a per-thread stack; return pops it and emits ONE record per
+ * call (start, end, return value, arguments), so the ring carries half the records of
+ * an entry/exit design and a call whose entry we missed is never emitted. depth says
+ * how many traced calls were in progress on the thread when this one began (the
+ * runtime's cudaLaunchKernel calls the driver's launch: the driver call has depth 1).
+ *
+ * This file has its own ring buffer: the CUDA source is independent of the DRM one.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+char __license[] SEC("license") = "Dual MIT/GPL";
+
+enum cuda_rec {
+	CUDA_REC_CALL = 1,     /* one API call, entry → return */
+	CUDA_REC_PROCADDR = 2, /* cuGetProcAddress returned: symbol name, function address */
+	CUDA_REC_XID = 3,      /* nvidia:nvidia_dev_xid */
+};
+
+/* cuda_record.flags */
+enum cuda_flag {
+	CUDA_F_STACK_OVERFLOW = 1 << 0, /* the call nested deeper than MAX_DEPTH: not timed */
+	CUDA_F_ARG_FAULT = 1 << 1,	/* an argument could not be read from user memory */
+};
+
+/* One record per API call (or per proc-address resolution, or per Xid). */
+struct cuda_record {
+	__u64 start; /* bpf_ktime_get_ns() at entry: CLOCK_MONOTONIC */
+	__u64 end;   /* at return */
+	__u64 pid_tgid;
+	__u64 cookie; /* the attach cookie: API id and argument locations (api.go) */
+	__u64 stream; /* CUstream / cudaStream_t, or CUevent for event APIs */
+	__u64 bytes;  /* size argument (memcpy, memset, alloc) */
+	__u64 handle; /* CUfunction / host stub / graph exec / device pointer / memcpy kind / address */
+	__s64 ret;    /* CUresult / cudaError_t; Xid: the error code */
+	__u32 cpu;
+	__u16 kind;  /* enum cuda_rec */
+	__u8 depth;  /* traced calls already in progress on this thread */
+	__u8 flags;  /* enum cuda_flag */
+	char comm[16];
+	char dev[16];  /* Xid: PCI name of the device */
+	char text[64]; /* PROCADDR: the symbol asked for; Xid: the message */
+};
+
+/* Referenced so that bpf2go emits Go types for them. */
+const struct cuda_record *unused_cuda_record __attribute__((unused));
+const enum cuda_rec *unused_cuda_rec __attribute__((unused));
+const enum cuda_flag *unused_cuda_flag __attribute__((unused));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20); /* overridden by Config.RingBufferBytes */
+} cuda_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cuda_lost SEC(".maps");
+
+/* Never wake the reader per event; see ghostdriver.h for the numbers. */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+/*
+ * Cookie layout (internal/cuda/api.go builds it):
+ *   bits  0..11  API id (row of the Go table)
+ *   bit  12      proc-address call: arg0 = symbol name, arg1 = void **pfn
+ *   bits 16..31  location of the stream argument
+ *   bits 32..47  location of the size argument
+ *   bits 48..63  location of the handle argument
+ * A location: bits 0..3 argument index (0-based, x86-64 SysV: 0..5 in registers,
+ * 6.. on the stack); bits 4..5 mode (0 none, 1 the argument, 2 a u64 read from the
+ * argument as a pointer + offset); bits 8..15 that offset in bytes.
+ */
+#define COOKIE_PROCADDR (1ULL << 12)
+#define LOC_NONE 0
+#define LOC_ARG 1
+#define LOC_DEREF 2
+
+#define MAX_DEPTH 4
+
+struct frame {
+	__u64 start;
+	__u64 cookie;
+	__u64 stream;
+	__u64 bytes;
+	__u64 handle;
+	__u64 aux; /* proc-address: the pfn pointer */
+	__u8 flags;
+	__u8 _pad[7];
+};
+
+struct thread_stack {
+	__u32 depth; /* frames in use, may exceed MAX_DEPTH (untimed calls) */
+	__u32 _pad;
+	struct frame f[MAX_DEPTH];
+};
+
+/* LRU: a thread that exits inside a traced call must not leak its entry forever. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* pid_tgid */
+	__type(value, struct thread_stack);
+} cuda_threads SEC(".maps");
+
+/* A zeroed stack to insert: too large for the BPF stack (200 bytes) is fine, but one
+ * per-CPU scratch keeps the programs' frames small. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct thread_stack);
+} cuda_zero SEC(".maps");
+
+static __always_inline __u64 arg_n(struct pt_regs *ctx, __u32 i, __u8 *flags)
+{
+	switch (i) {
+	case 0: return ctx->di;
+	case 1: return ctx->si;
+	case 2: return ctx->dx;
+	case 3: return ctx->cx;
+	case 4: return ctx->r8;
+	case 5: return ctx->r9;
+	}
+	/* At function entry [sp] is the return address; argument 6 is at sp+8. */
+	__u64 v = 0;
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)(ctx->sp + 8 * (i - 5))))
+		*flags |= CUDA_F_ARG_FAULT;
+	return v;
+}
+
+static __always_inline __u64 read_loc(struct pt_regs *ctx, __u16 loc, __u8 *flags)
+{
+	__u32 mode = (loc >> 4) & 3;
+	if (mode == LOC_NONE)
+		return 0;
+	__u64 a = arg_n(ctx, loc & 0xf, flags);
+	if (mode == LOC_ARG)
+		return a;
+	__u64 v = 0;
+	if (!a || bpf_probe_read_user(&v, sizeof(v), (void *)(a + (loc >> 8))))
+		*flags |= CUDA_F_ARG_FAULT;
+	return v;
+}
+
+SEC("uprobe")
+int cuda_enter(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct thread_stack *ts = bpf_map_lookup_elem(&cuda_threads, &id);
+	if (!ts) {
+		__u32 zero = 0;
+		struct thread_stack *z = bpf_map_lookup_elem(&cuda_zero, &zero);
+		if (!z)
+			return 0;
+		bpf_map_update_elem(&cuda_threads, &id, z, BPF_NOEXIST);
+		ts = bpf_map_lookup_elem(&cuda_threads, &id);
+		if (!ts)
+			return 0;
+	}
+	__u32 d = ts->depth;
+	ts->depth = d + 1;
+	if (d >= MAX_DEPTH)
+		return 0;
+	struct frame *f = &ts->f[d & (MAX_DEPTH - 1)];
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	f->cookie = cookie;
+	f->flags = 0;
+	if (cookie & COOKIE_PROCADDR) {
+		f->handle = ctx->di; /* const char *symbol */
+		f->aux = ctx->si;    /* void **pfn */
+		f->stream = 0;
+		f->bytes = 0;
+	} else {
+		f->stream = read_loc(ctx, cookie >> 16, &f->flags);
+		f->bytes = read_loc(ctx, cookie >> 32, &f->flags);
+		f->handle = read_loc(ctx, cookie >> 48, &f->flags);
+		f->aux = 0;
+	}
+	/* Last, so that the argument reads are not part of the call's time. */
+	f->start = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline struct cuda_record *reserve(__u16 kind)
+{
+	struct cuda_record *r = bpf_ringbuf_reserve(&cuda_events, sizeof(*r), 0);
+	if (!r) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&cuda_lost, &zero);
+		if (n)
+			*n += 1;
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->pid_tgid = bpf_get_current_pid_tgid();
+	r->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	return r;
+}
+
+static __always_inline void submit(struct cuda_record *r)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&cuda_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(r, flags);
+}
+
+SEC("uretprobe")
+int cuda_return(struct pt_regs *ctx)
+{
+	__u64 end = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid();
+	struct thread_stack *ts = bpf_map_lookup_elem(&cuda_threads, &id);
+	if (!ts || ts->depth == 0)
+		return 0; /* entered before we attached */
+	__u32 d = ts->depth - 1;
+	ts->depth = d;
+	struct cuda_record *r;
+	if (d >= MAX_DEPTH) {
+		r = reserve(CUDA_REC_CALL);
+		if (!r)
+			return 0;
+		r->cookie = bpf_get_attach_cookie(ctx);
+		r->end = end;
+		r->depth = d > 255 ? 255 : d;
+		r->flags = CUDA_F_STACK_OVERFLOW;
+		r->ret = (__s32)ctx->ax;
+		submit(r);
+		return 0;
+	}
+	struct frame *f = &ts->f[d & (MAX_DEPTH - 1)];
+	__u16 kind = (f->cookie & COOKIE_PROCADDR) ? CUDA_REC_PROCADDR : CUDA_REC_CALL;
+	r = reserve(kind);
+	if (!r)
+		return 0;
+	r->start = f->start;
+	r->end = end;
+	r->cookie = f->cookie;
+	r->stream = f->stream;
+	r->bytes = f->bytes;
+	r->handle = f->handle;
+	r->flags = f->flags;
+	r->depth = d;
+	r->ret = (__s32)ctx->ax; /* CUresult and cudaError_t are C enums (int) */
+	if (kind == CUDA_REC_PROCADDR) {
+		__u64 fn = 0;
+		if (f->aux && bpf_probe_read_user(&fn, sizeof(fn), (void *)f->aux))
+			r->flags |= CUDA_F_ARG_FAULT;
+		if (f->handle && bpf_probe_read_user_str(r->text, sizeof(r->text), (void *)f->handle) < 0)
+			r->flags |= CUDA_F_ARG_FAULT;
+		r->handle = fn;
+	}
+	submit(r);
+	return 0;
+}
+
+/*
+ * nvidia:nvidia_dev_xid, TP_PROTO(const struct pci_dev *pdev, uint32_t error_code,
+ * const char *msg) (open-gpu-kernel-modules kernel-open/nvidia/nv-report-err.h).
+ * raw_tp reads the arguments; the classic tracepoint reads the event's own copy.
+ */
+
+SEC("raw_tp/nvidia_dev_xid")
+int BPF_PROG(rawtp_nvidia_dev_xid, const struct pci_dev *pdev, __u32 error_code, const char *msg)
+{
+	struct cuda_record *r = reserve(CUDA_REC_XID);
+	if (!r)
+		return 0;
+	r->start = r->end = bpf_ktime_get_ns();
+	r->ret = error_code;
+	const char *name = BPF_CORE_READ(pdev, dev.kobj.name);
+	if (name)
+		bpf_probe_read_kernel_str(r->dev, sizeof(r->dev), name);
+	if (msg)
+		bpf_probe_read_kernel_str(r->text, sizeof(r->text), msg);
+	submit(r);
+	return 0;
+}
+
+/* Classic layout: common header, __data_loc dev, u32 error_code, __data_loc msg. */
+struct xid_tp_args {
+	__u64 common;
+	__u32 dev_loc;
+	__u32 error_code;
+	__u32 msg_loc;
+};
+
+SEC("tracepoint/nvidia/nvidia_dev_xid")
+int tp_nvidia_dev_xid(struct xid_tp_args *ctx)
+{
+	struct cuda_record *r = reserve(CUDA_REC_XID);
+	if (!r)
+		return 0;
+	r->start = r->end = bpf_ktime_get_ns();
+	r->ret = ctx->error_code;
+	bpf_probe_read_kernel_str(r->dev, sizeof(r->dev), (void *)ctx + (ctx->dev_loc & 0xffff));
+	bpf_probe_read_kernel_str(r->text, sizeof(r->text), (void *)ctx + (ctx->msg_loc & 0xffff));
+	submit(r);
+	return 0;
+}

@@ -1,0 +1,637 @@
+package cuda
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"github.com/cilium/ebpf/rlimit"
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// Config selects what the CUDA source hooks.
+type Config struct {
+	// ProcRoot is where processes are found (default /proc; tests point elsewhere).
+	ProcRoot string
+	// ExtraLibraries are more library files to hook (absolute paths), e.g. a runtime
+	// statically linked into an application library that exports the cuda* symbols.
+	ExtraLibraries []string
+	// RescanInterval is how often /proc/*/maps is scanned for CUDA library files not
+	// hooked yet (new containers, new CUDA versions). Default 2s; <0 disables.
+	RescanInterval time.Duration
+	// IgnoreEntryPoints turns off following cuGetProcAddress: launches the runtime makes
+	// through the driver's entry-point table are then seen only at the runtime layer.
+	IgnoreEntryPoints bool
+	// NoXid leaves the nvidia:nvidia_dev_xid tracepoint alone.
+	NoXid bool
+	// RingBufferBytes sizes the ring (power of two, page multiple; default 4 MiB).
+	RingBufferBytes int
+	// PollInterval is the reader's deadline (default 10ms): records are produced
+	// without wakeups and drained at least this often.
+	PollInterval time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.ProcRoot == "" {
+		c.ProcRoot = "/proc"
+	}
+	if c.RescanInterval == 0 {
+		c.RescanInterval = 2 * time.Second
+	}
+	if c.RingBufferBytes == 0 {
+		c.RingBufferBytes = 4 << 20
+	}
+	page := os.Getpagesize()
+	if n := c.RingBufferBytes; n < page || n&(n-1) != 0 || n%page != 0 {
+		return c, fmt.Errorf("ring buffer size %d is not a power of two multiple of the page size (%d)", n, page)
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = 10 * time.Millisecond
+	}
+	return c, nil
+}
+
+// Call is one traced CUDA API call, entry to return, decoded.
+type Call struct {
+	API   int // row of APIs()
+	Start int64
+	End   int64 // source clock (CLOCK_MONOTONIC ns)
+	PID   uint32
+	TID   uint32
+	CPU   uint32
+	Comm  string
+	// Stream is the stream argument (for event APIs: the event). Bytes is the size
+	// argument scaled to bytes, Handle the API's handle argument (api.go).
+	Stream, Bytes, Handle uint64
+	Ret                   int32
+	// Depth is how many traced calls were in progress on the thread at entry: the
+	// driver launch the runtime makes inside cudaLaunchKernel has Depth 1.
+	Depth uint8
+	// EntryPoint is true when the call was caught at an address learned from
+	// cuGetProcAddress rather than at the exported symbol.
+	EntryPoint bool
+	// Untimed: nested deeper than the BPF stack (Start is 0); ArgFault: an argument
+	// could not be read.
+	Untimed, ArgFault bool
+}
+
+// Name is the API function's name.
+func (c *Call) Name() string { return apis[c.API].Name }
+
+// Info is the call's API row.
+func (c *Call) Info() API { return apis[c.API] }
+
+// Xid is one nvidia:nvidia_dev_xid event: the driver reported a GPU error.
+type Xid struct {
+	Time   int64
+	Device string // PCI name (0000:xx:00.0)
+	Code   uint32
+	Msg    string
+	// PID/TID are of the task the tracepoint ran in: often the faulting process (the
+	// channel's owner when the error is reported from its ioctl), often not (interrupt
+	// or a kernel worker): match jobs by device and time, not by PID alone.
+	PID, TID uint32
+	Comm     string
+}
+
+// Sink receives the source's output in order per CPU (the reader merges CPUs as the
+// ring buffer does: commit order). The slice is only valid during the call.
+type Sink interface {
+	Calls(batch []Call)
+	Xid(x Xid)
+	// Watermark says no record earlier than t is still to come except within the
+	// poll interval; it drives the assembler's timeouts.
+	Watermark(t int64)
+}
+
+// Stats is what the source counted.
+type Stats struct {
+	Calls             uint64 // call records decoded
+	ByAPI             map[string]uint64
+	Xids              uint64
+	ProcAddress       uint64 // cuGetProcAddress returns seen
+	EntryPointHooks   uint64 // uprobes attached at addresses learned from them
+	EntryPointAtExport uint64 // learned addresses that were the exported symbol itself
+	Libraries         int
+	Malformed         uint64
+	Lost              uint64 // ring buffer reserve failures (kernel side)
+}
+
+// cookieEntryPoint marks uprobes attached at a learned entry point (not in BPF's
+// layout: bits 13..15 are free there and only user space reads them).
+const cookieEntryPoint = 1 << 13
+
+// hookedLib is one library file with its attached uprobes.
+type hookedLib struct {
+	Library
+	offsets map[uint64]int // file offset → API row attached there
+	exports map[string]uint64
+}
+
+// Source is the CUDA uprobe source.
+type Source struct {
+	cfg  Config
+	log  *zap.Logger
+	coll *ebpf.Collection
+	rd   *ringbuf.Reader
+
+	enter, ret *ebpf.Program
+
+	mu     sync.Mutex
+	links  []link.Link
+	libs   map[[2]uint64]*hookedLib
+	report Report
+	stats  Stats
+	closed bool
+	// onHook is called after every uprobe attach batch (tests wait on it).
+	onHook func()
+}
+
+// Open loads the programs, hooks every CUDA library mapped by a running process (and
+// ExtraLibraries), attaches the Xid tracepoint and returns the capability report.
+// Libraries that appear later are hooked by Run's rescans. The error is non-nil only
+// when the source cannot work at all (not privileged, programs refused).
+func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("cuda config: %w", err)
+	}
+	if err := rlimit.RemoveMemlock(); err != nil {
+		log.Debug("removing the memlock limit", zap.Error(err))
+	}
+	spec, err := loadCudaBPF()
+	if err != nil {
+		return nil, Report{}, err
+	}
+	spec.Maps["cuda_events"].MaxEntries = uint32(cfg.RingBufferBytes)
+	if err := spec.Variables["wakeup_bytes"].Set(uint64(cfg.RingBufferBytes / 4)); err != nil {
+		return nil, Report{}, err
+	}
+	s := &Source{cfg: cfg, log: log, libs: map[[2]uint64]*hookedLib{}}
+	s.stats.ByAPI = map[string]uint64{}
+
+	// The uprobe pair is required; the Xid programs are optional and loaded alone.
+	core := spec.Copy()
+	xidSpecs := map[string]*ebpf.ProgramSpec{}
+	for name, ps := range core.Programs {
+		if name != "cuda_enter" && name != "cuda_return" {
+			xidSpecs[name] = ps
+			delete(core.Programs, name)
+		}
+	}
+	coll, err := ebpf.NewCollection(core)
+	if err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			log.Debug("verifier rejected the CUDA programs", zap.String("log", fmt.Sprintf("%+v", ve)))
+		}
+		if errors.Is(err, unix.EPERM) {
+			return nil, Report{}, fmt.Errorf("loading the CUDA uprobe programs: not privileged (needs root or CAP_BPF+CAP_PERFMON): %w", err)
+		}
+		return nil, Report{}, fmt.Errorf("loading the CUDA uprobe programs: %w", err)
+	}
+	s.coll = coll
+	s.enter, s.ret = coll.Programs["cuda_enter"], coll.Programs["cuda_return"]
+	rd, err := ringbuf.NewReader(coll.Maps["cuda_events"])
+	if err != nil {
+		coll.Close()
+		return nil, Report{}, fmt.Errorf("ring buffer reader: %w", err)
+	}
+	s.rd = rd
+	if !cfg.NoXid {
+		s.attachXid(spec, coll, xidSpecs)
+	}
+	s.rescan()
+	for _, p := range cfg.ExtraLibraries {
+		s.hookPath(p)
+	}
+	if len(s.libs) == 0 {
+		s.report.add("uprobe", "libcuda.so*/libcudart.so*", StatusUnavailable,
+			"no process maps a CUDA library yet; rescanning every "+cfg.RescanInterval.String())
+	}
+	log.Info("ghostdriver CUDA source attached", zap.String("summary", s.report.Summary()))
+	return s, s.report.clone(), nil
+}
+
+// attachXid tries raw_tp, then the classic tracepoint.
+func (s *Source) attachXid(spec *ebpf.CollectionSpec, coll *ebpf.Collection, progs map[string]*ebpf.ProgramSpec) {
+	const stage = "xid"
+	for _, name := range []string{"rawtp_nvidia_dev_xid", "tp_nvidia_dev_xid"} {
+		one := spec.Copy()
+		one.Programs = map[string]*ebpf.ProgramSpec{name: progs[name]}
+		c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: coll.Maps})
+		hook := progs[name].SectionName
+		if err != nil {
+			s.report.add(stage, hook, StatusUnavailable, firstLine(err.Error()))
+			continue
+		}
+		prog := c.DetachProgram(name)
+		c.Close()
+		var l link.Link
+		if progs[name].Type == ebpf.RawTracepoint {
+			l, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: "nvidia_dev_xid", Program: prog})
+		} else {
+			l, err = link.Tracepoint("nvidia", "nvidia_dev_xid", prog, nil)
+		}
+		if err != nil {
+			prog.Close()
+			why := firstLine(err.Error())
+			if errors.Is(err, os.ErrNotExist) {
+				why = "tracepoint not present (nvidia module not loaded)"
+			}
+			s.report.add(stage, hook, StatusUnavailable, why)
+			continue
+		}
+		// The program stays referenced by the link; closing our fd is fine.
+		prog.Close()
+		s.links = append(s.links, l)
+		s.report.add(stage, hook, StatusAttached, "")
+		return
+	}
+}
+
+// rescan hooks CUDA libraries that processes map and we have not hooked yet.
+func (s *Source) rescan() {
+	s.mu.Lock()
+	known := make(map[[2]uint64]bool, len(s.libs))
+	for k := range s.libs {
+		known[k] = true
+	}
+	s.mu.Unlock()
+	for _, lib := range scanLibraries(s.cfg.ProcRoot, known) {
+		s.hookLibrary(lib)
+	}
+}
+
+func (s *Source) hookPath(path string) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		s.mu.Lock()
+		s.report.add("uprobe", path, StatusUnavailable, err.Error())
+		s.mu.Unlock()
+		return
+	}
+	layer, ok := libraryLayer(path)
+	if !ok {
+		layer = Runtime // an application library carrying a static runtime
+	}
+	s.hookLibrary(Library{Layer: layer, Path: path, Mapped: path, Dev: st.Dev, Ino: st.Ino})
+}
+
+// hookLibrary attaches the entry/return pair at every table function the library
+// exports (both layers are tried: a static runtime can sit in any library).
+func (s *Source) hookLibrary(lib Library) {
+	key := [2]uint64{lib.Dev, lib.Ino}
+	s.mu.Lock()
+	if _, ok := s.libs[key]; ok || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	h := &hookedLib{Library: lib, offsets: map[uint64]int{}, exports: map[string]uint64{}}
+	s.libs[key] = h
+	s.stats.Libraries = len(s.libs)
+	s.mu.Unlock()
+
+	ex, err := link.OpenExecutable(lib.Path)
+	if err != nil {
+		s.addReport("uprobe", lib.Mapped, StatusUnavailable, err.Error())
+		return
+	}
+	syms, err := dynamicSymbols(lib.Path)
+	if err != nil {
+		s.addReport("uprobe", lib.Mapped, StatusUnavailable, err.Error())
+		return
+	}
+	attached := 0
+	for id, a := range apis {
+		off, ok := syms[a.Name]
+		if !ok {
+			continue
+		}
+		h.exports[a.Name] = off
+		if _, dup := h.offsets[off]; dup {
+			continue // an alias of a row already hooked
+		}
+		if err := s.attachPair(ex, a.Name, 0, cookie(id)); err != nil {
+			s.addReport("uprobe", lib.Mapped+":"+a.Name, StatusUnavailable, firstLine(err.Error()))
+			continue
+		}
+		h.offsets[off] = id
+		attached++
+	}
+	if attached == 0 {
+		s.addReport("uprobe", lib.Mapped, StatusUnavailable, "exports none of the hooked CUDA functions")
+	} else {
+		s.addReport("uprobe", fmt.Sprintf("%s (%s, %d functions)", lib.Mapped, lib.Layer, attached), StatusAttached, "")
+	}
+	s.hooked()
+}
+
+func (s *Source) hooked() {
+	s.mu.Lock()
+	f := s.onHook
+	s.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// attachPair attaches the entry and return programs at a symbol or a file offset.
+func (s *Source) attachPair(ex *link.Executable, sym string, addr uint64, c uint64) error {
+	opts := &link.UprobeOptions{Address: addr, Cookie: c}
+	up, err := ex.Uprobe(sym, s.enter, opts)
+	if err != nil {
+		return err
+	}
+	ret, err := ex.Uretprobe(sym, s.ret, opts)
+	if err != nil {
+		up.Close()
+		return err
+	}
+	s.mu.Lock()
+	s.links = append(s.links, up, ret)
+	s.mu.Unlock()
+	return nil
+}
+
+// dynamicSymbols returns the file offsets of the library's defined dynamic functions.
+// Versioned duplicates (cuLaunchKernel@@libcuda.so.1) come back under their base name.
+func dynamicSymbols(path string) (map[string]uint64, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]uint64, len(syms))
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
+			continue
+		}
+		off := s.Value
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Vaddr <= s.Value && s.Value < p.Vaddr+p.Memsz {
+				off = s.Value - p.Vaddr + p.Off
+				break
+			}
+		}
+		if _, ok := out[s.Name]; !ok {
+			out[s.Name] = off
+		}
+	}
+	return out, nil
+}
+
+// learnEntryPoint handles a cuGetProcAddress return: when the symbol is a hooked API and
+// the returned address is not an exported symbol we already hook, attach there.
+func (s *Source) learnEntryPoint(pid uint32, symbol string, addr uint64) {
+	id, ok := procAddressTarget(symbol)
+	if !ok || addr == 0 || s.cfg.IgnoreEntryPoints {
+		return
+	}
+	mapped, off, err := fileOffset(s.cfg.ProcRoot, int(pid), addr)
+	if err != nil {
+		s.log.Debug("entry point not in a file mapping", zap.String("symbol", symbol), zap.Error(err))
+		return
+	}
+	path := fmt.Sprintf("%s/%d/root%s", s.cfg.ProcRoot, pid, mapped)
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return
+	}
+	key := [2]uint64{st.Dev, st.Ino}
+	s.mu.Lock()
+	h, ok := s.libs[key]
+	if !ok {
+		s.mu.Unlock()
+		layer, _ := libraryLayer(mapped)
+		s.hookLibrary(Library{Layer: layer, Path: path, Mapped: mapped, Dev: key[0], Ino: key[1], PID: int(pid)})
+		s.mu.Lock()
+		h = s.libs[key]
+	}
+	if _, done := h.offsets[off]; done {
+		if h.exports[apis[id].Name] == off || h.offsets[off] == id {
+			s.stats.EntryPointAtExport++
+		}
+		s.mu.Unlock()
+		return
+	}
+	h.offsets[off] = id
+	s.mu.Unlock()
+
+	ex, err := link.OpenExecutable(path)
+	if err == nil {
+		err = s.attachPair(ex, "", off, cookie(id)|cookieEntryPoint)
+	}
+	hook := fmt.Sprintf("%s+%#x (cuGetProcAddress %q)", mapped, off, symbol)
+	if err != nil {
+		s.addReport("entry_point", hook, StatusUnavailable, firstLine(err.Error()))
+		return
+	}
+	s.mu.Lock()
+	s.stats.EntryPointHooks++
+	s.mu.Unlock()
+	s.addReport("entry_point", hook, StatusAttached, "")
+	s.log.Debug("hooked a driver entry point", zap.String("hook", hook))
+	s.hooked()
+}
+
+func (s *Source) addReport(stage, hook, status, reason string) {
+	s.mu.Lock()
+	s.report.add(stage, hook, status, reason)
+	s.mu.Unlock()
+}
+
+// Report returns the capability report as it stands (entries grow as libraries and
+// entry points are hooked).
+func (s *Source) Report() Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.report.clone()
+}
+
+const recordSize = int(unsafe.Sizeof(cudaBPFCudaRecord{}))
+
+// Run reads the ring buffer until ctx is cancelled or Close is called, rescanning for
+// libraries every RescanInterval, and returns nil then.
+func (s *Source) Run(ctx context.Context, sink Sink) error {
+	var (
+		rec        ringbuf.Record
+		batch      = make([]Call, 0, 1024)
+		lastRescan = time.Now()
+	)
+	flush := func() {
+		if len(batch) > 0 {
+			sink.Calls(batch)
+			batch = batch[:0]
+		}
+	}
+	for {
+		if ctx.Err() != nil {
+			flush()
+			return nil
+		}
+		if s.cfg.RescanInterval > 0 && time.Since(lastRescan) >= s.cfg.RescanInterval {
+			s.rescan()
+			lastRescan = time.Now()
+		}
+		mark := monoNow()
+		s.rd.SetDeadline(time.Now().Add(s.cfg.PollInterval))
+		for {
+			err := s.rd.ReadInto(&rec)
+			if err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					break
+				}
+				flush()
+				if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, os.ErrClosed) {
+					return nil
+				}
+				return fmt.Errorf("reading the CUDA ring buffer: %w", err)
+			}
+			s.decode(rec.RawSample, &batch, sink)
+			if len(batch) == cap(batch) {
+				flush()
+			}
+		}
+		flush()
+		sink.Watermark(mark)
+	}
+}
+
+func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
+	if len(b) < recordSize {
+		s.mu.Lock()
+		s.stats.Malformed++
+		s.mu.Unlock()
+		return
+	}
+	var r cudaBPFCudaRecord
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), recordSize), b)
+	pid, tid := uint32(r.PidTgid>>32), uint32(r.PidTgid)
+	switch cudaBPFCudaRec(r.Kind) {
+	case cudaBPFCudaRecCUDA_REC_XID:
+		s.mu.Lock()
+		s.stats.Xids++
+		s.mu.Unlock()
+		sink.Xid(Xid{Time: int64(r.Start), Device: cstring(r.Dev[:]), Code: uint32(r.Ret), Msg: cstring(r.Text[:]),
+			PID: pid, TID: tid, Comm: cstring(r.Comm[:])})
+	case cudaBPFCudaRecCUDA_REC_PROCADDR:
+		s.mu.Lock()
+		s.stats.ProcAddress++
+		s.mu.Unlock()
+		if r.Ret == 0 {
+			s.learnEntryPoint(pid, cstring(r.Text[:]), r.Handle)
+		}
+	case cudaBPFCudaRecCUDA_REC_CALL:
+		id, ok := apiOfCookie(r.Cookie)
+		if !ok {
+			s.mu.Lock()
+			s.stats.Malformed++
+			s.mu.Unlock()
+			return
+		}
+		a := apis[id]
+		bytes := r.Bytes
+		if a.ByteScale > 1 {
+			bytes *= uint64(a.ByteScale)
+		}
+		*batch = append(*batch, Call{
+			API: id, Start: int64(r.Start), End: int64(r.End), PID: pid, TID: tid, CPU: r.Cpu,
+			Comm: cstring(r.Comm[:]), Stream: r.Stream, Bytes: bytes, Handle: r.Handle, Ret: int32(r.Ret),
+			Depth: r.Depth, EntryPoint: r.Cookie&cookieEntryPoint != 0,
+			Untimed:  r.Flags&uint8(cudaBPFCudaFlagCUDA_F_STACK_OVERFLOW) != 0,
+			ArgFault: r.Flags&uint8(cudaBPFCudaFlagCUDA_F_ARG_FAULT) != 0,
+		})
+		s.mu.Lock()
+		s.stats.Calls++
+		s.stats.ByAPI[a.Name]++
+		s.mu.Unlock()
+	default:
+		s.mu.Lock()
+		s.stats.Malformed++
+		s.mu.Unlock()
+	}
+}
+
+// Stats returns what the source counted so far.
+func (s *Source) Stats() Stats {
+	s.mu.Lock()
+	st := s.stats
+	st.ByAPI = make(map[string]uint64, len(s.stats.ByAPI))
+	for k, v := range s.stats.ByAPI {
+		st.ByAPI[k] = v
+	}
+	closed := s.closed
+	s.mu.Unlock()
+	if !closed {
+		var perCPU []uint64
+		if err := s.coll.Maps["cuda_lost"].Lookup(uint32(0), &perCPU); err == nil {
+			for _, v := range perCPU {
+				st.Lost += v
+			}
+		}
+	}
+	return st
+}
+
+// Close detaches every hook and releases the ring buffer; a concurrent Run returns nil.
+func (s *Source) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	links := s.links
+	s.links = nil
+	s.mu.Unlock()
+	var errs []error
+	for i := len(links) - 1; i >= 0; i-- {
+		errs = append(errs, links[i].Close())
+	}
+	errs = append(errs, s.rd.Close())
+	s.coll.Close()
+	return errors.Join(errs...)
+}
+
+func monoNow() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+func cstring(b []int8) string {
+	n := 0
+	for n < len(b) && b[n] != 0 {
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), n))
+}
+
+func firstLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,209 @@
+package cuda
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// buildStubs compiles the stub driver, the stub runtime and the two-thread workload
+// (testdata/stub) into dir and returns the workload's path.
+func buildStubs(t *testing.T, dir string) string {
+	t.Helper()
+	src, _ := filepath.Abs("testdata/stub")
+	steps := [][]string{
+		{"gcc", "-O2", "-fPIC", "-shared", "-o", filepath.Join(dir, "libcuda.so.1"), filepath.Join(src, "libcuda_stub.c")},
+		{"gcc", "-O2", "-fPIC", "-shared", "-o", filepath.Join(dir, "libcudart.so.12"), filepath.Join(src, "libcudart_stub.c"),
+			"-L" + dir, "-l:libcuda.so.1", "-lpthread"},
+		{"gcc", "-O2", "-o", filepath.Join(dir, "app"), filepath.Join(src, "app.c"),
+			"-L" + dir, "-l:libcudart.so.12", "-l:libcuda.so.1", "-lpthread", "-Wl,-rpath," + dir},
+	}
+	for _, s := range steps {
+		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", s, err, out)
+		}
+	}
+	return filepath.Join(dir, "app")
+}
+
+func needRootAndGCC(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: loads eBPF programs and attaches uprobes")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc to build the stub CUDA libraries")
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestStubEntryPointTable: the runtime stub reaches the driver only through pointers
+// from cuGetProcAddress_v2, two of which are hidden functions. The source finds the
+// libraries in /proc/<pid>/maps, learns the entry points from the cuGetProcAddress
+// returns, and then counts every launch and sync of two threads exactly.
+func TestStubEntryPointTable(t *testing.T) {
+	needRootAndGCC(t)
+	const iters = 50
+	app := buildStubs(t, t.TempDir())
+
+	src, rep, err := Open(Config{RescanInterval: 20 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	t.Logf("report at open: %s", rep.Summary())
+
+	var subs []*Submission
+	asm := NewAssembler(AssemblerConfig{}, func(s *Submission) { subs = append(subs, s) })
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := src.Run(ctx, asm); err != nil {
+			t.Error(err)
+		}
+	}()
+
+	cmd := exec.Command(app, "50")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(stdout)
+	expect := func(prefix string) string {
+		line, err := rd.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, prefix) {
+			t.Fatalf("workload said %q (%v), want %q", line, err, prefix)
+		}
+		return strings.TrimSpace(line)
+	}
+	expect("mapped")
+	waitFor(t, "both stub libraries hooked", func() bool { return src.Stats().Libraries >= 2 })
+	io.WriteString(stdin, "\n")
+	expect("ready")
+	// cuLaunchKernel and cuMemcpyHtoD resolve to hidden code: two learned hooks.
+	waitFor(t, "entry points hooked", func() bool { return src.Stats().EntryPointHooks >= 2 })
+	io.WriteString(stdin, "\n")
+	truth := expect("counts")
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // two poll intervals
+	cancel()
+	wg.Wait()
+	asm.Flush()
+
+	st := src.Stats()
+	t.Logf("ground truth: %s", truth)
+	t.Logf("stats: calls=%d procaddr=%d entry_point_hooks=%d at_export=%d lost=%d by_api=%v",
+		st.Calls, st.ProcAddress, st.EntryPointHooks, st.EntryPointAtExport, st.Lost, st.ByAPI)
+	for _, e := range src.Report().Entries {
+		t.Logf("report: %-12s %-11s %s %s", e.Stage, e.Status, e.Hook, e.Reason)
+	}
+	if want := "counts table_launch=302 export_launch=100 stream_sync=100 ctx_sync=2 event_sync=2 htod_table=2"; truth != want {
+		t.Fatalf("the stubs counted %q, want %q", truth, want)
+	}
+
+	const threads = 2
+	wantLaunches := threads * (iters*4 + 1)
+	if got := asm.Counts[ClassLaunch]; got != uint64(wantLaunches) {
+		t.Errorf("top-level launches = %d, want %d", got, wantLaunches)
+	}
+	if got := st.ByAPI["cudaLaunchKernel"]; got != threads*(iters*3+1) {
+		t.Errorf("cudaLaunchKernel = %d, want %d", got, threads*(iters*3+1))
+	}
+	// The runtime's launches reach the driver at the hidden entry point: one nested
+	// launch per runtime launch, none at the exported cuLaunchKernel.
+	if got := asm.NestedCounts[ClassLaunch]; got != threads*(iters*3+1) {
+		t.Errorf("nested (entry-point) launches = %d, want %d", got, threads*(iters*3+1))
+	}
+	if got := st.ByAPI["cuLaunchKernel"]; got != threads*(iters*3+1)+threads*iters {
+		t.Errorf("cuLaunchKernel (export + entry point) = %d, want %d", got, threads*(iters*3+1)+threads*iters)
+	}
+	wantSyncs := threads * (iters + 2)
+	if got := asm.Counts[ClassSync]; got != uint64(wantSyncs) {
+		t.Errorf("top-level syncs = %d, want %d", got, wantSyncs)
+	}
+	if got := asm.NestedCounts[ClassSync]; got != uint64(wantSyncs) {
+		t.Errorf("nested driver syncs = %d, want %d", got, wantSyncs)
+	}
+
+	var synced, launches int
+	for _, s := range subs {
+		launches += s.Launches
+		if s.Outcome == Synced {
+			synced++
+		}
+		switch s.Scope {
+		case ScopeStream:
+			if s.Stream != 0x5000 && s.Stream != 0x5001 {
+				t.Errorf("stream sync of stream %#x", s.Stream)
+			}
+			if s.Launches != 4 || len(s.Ops) != 4 {
+				t.Errorf("stream submission: %d launches, %d ops, want 4 and 4", s.Launches, len(s.Ops))
+			}
+			for _, o := range s.Ops {
+				if o.Stream != s.Stream {
+					t.Errorf("%s on stream %#x in a submission of stream %#x", o.Name(), o.Stream, s.Stream)
+				}
+				if o.Name() == "cudaLaunchKernel" {
+					if o.Handle < 0xf000 || o.Handle > 0xf002 {
+						t.Errorf("cudaLaunchKernel handle %#x", o.Handle)
+					}
+					if len(o.Inner) != 1 || !o.Inner[0].EntryPoint || o.Inner[0].Stream != s.Stream {
+						t.Errorf("cudaLaunchKernel inner calls %+v", o.Inner)
+					}
+				}
+				if o.End-o.Start < 2000 {
+					t.Errorf("%s took %d ns, the stub spins 2 µs", o.Name(), o.End-o.Start)
+				}
+			}
+			if d := s.Sync.End - s.Sync.Start; d < 1e6 {
+				t.Errorf("stream sync wait %d ns, the stub spins 1 ms", d)
+			}
+		case ScopeEvent:
+			// 1 launch, or 0 when the other thread's device sync already covered it.
+			if s.Launches > 1 || s.Stream < 0x5000 {
+				t.Errorf("event submission: %d launches on %#x", s.Launches, s.Stream)
+			}
+		case ScopeContext:
+			if d := s.Sync.End - s.Sync.Start; d < 3e6 {
+				t.Errorf("device sync wait %d ns, the stub spins 3 ms", d)
+			}
+			for _, o := range s.Ops {
+				if o.Name() == "cudaMemcpy" && (o.Bytes != 4096 || o.Handle != 1 || len(o.Inner) != 1) {
+					t.Errorf("cudaMemcpy bytes=%d kind=%d inner=%d", o.Bytes, o.Handle, len(o.Inner))
+				}
+			}
+		}
+	}
+	if synced != wantSyncs {
+		t.Errorf("synced submissions = %d, want %d", synced, wantSyncs)
+	}
+	if launches != wantLaunches {
+		t.Errorf("launches in submissions = %d, want %d", launches, wantLaunches)
+	}
+	if st.Lost != 0 {
+		t.Errorf("lost %d records", st.Lost)
+	}
+}

@@ -1,0 +1,71 @@
+/*
+ * The workload of the stub test: 2 threads, each on its own stream, ITERS iterations of
+ * 3 runtime launches + 1 direct driver launch + 1 stream sync; then per thread one event
+ * record + event sync, one 4096-byte cudaMemcpy, one cudaDeviceSynchronize.
+ * Protocol on stdio (so the test can hook between phases): prints "mapped", waits for a
+ * line; initialises the runtime (cudaFree(0): cuGetProcAddress calls), prints "ready",
+ * waits for a line; runs; prints the stubs' own counts.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct {
+	unsigned int x, y, z;
+} dim3;
+extern int cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem, void *stream);
+extern int cudaStreamSynchronize(void *s);
+extern int cudaDeviceSynchronize(void);
+extern int cudaEventRecord(void *e, void *s);
+extern int cudaEventSynchronize(void *e);
+extern int cudaMemcpy(void *dst, const void *src, size_t n, int kind);
+extern int cudaFree(void *p);
+extern int cuLaunchKernel(void *f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *s,
+			  void **, void **);
+extern volatile long stub_counts[16];
+
+static int iters;
+
+static void *worker(void *arg)
+{
+	uintptr_t t = (uintptr_t)arg;
+	void *stream = (void *)(0x5000 + t);
+	void *event = (void *)(0xe000 + t);
+	char buf[4096];
+	dim3 g = {4, 1, 1}, b = {128, 1, 1};
+	for (int i = 0; i < iters; i++) {
+		for (int k = 0; k < 3; k++)
+			cudaLaunchKernel((void *)(uintptr_t)(0xf000 + k), g, b, 0, 64, stream);
+		cuLaunchKernel((void *)0xd000, 1, 1, 1, 32, 1, 1, 0, stream, 0, 0);
+		cudaStreamSynchronize(stream);
+	}
+	cudaLaunchKernel((void *)0xf000, g, b, 0, 0, stream);
+	cudaEventRecord(event, stream);
+	cudaEventSynchronize(event);
+	cudaMemcpy((void *)0x7000000, buf, sizeof(buf), 1);
+	cudaDeviceSynchronize();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char line[64];
+	iters = argc > 1 ? atoi(argv[1]) : 50;
+	setvbuf(stdout, 0, _IONBF, 0);
+	printf("mapped\n");
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	cudaFree(0);
+	printf("ready\n");
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	pthread_t th[2];
+	for (uintptr_t t = 0; t < 2; t++)
+		pthread_create(&th[t], 0, worker, (void *)t);
+	for (int t = 0; t < 2; t++)
+		pthread_join(th[t], 0);
+	printf("counts table_launch=%ld export_launch=%ld stream_sync=%ld ctx_sync=%ld event_sync=%ld htod_table=%ld\n",
+	       stub_counts[0], stub_counts[1], stub_counts[2], stub_counts[3], stub_counts[4], stub_counts[5]);
+	return 0;
+}

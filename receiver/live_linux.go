@@ -4,6 +4,7 @@ package receiver
 import (
 	"go.uber.org/zap"
 
+	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
 )
@@ -43,4 +44,9 @@ func openLive(cfg *Config, log *zap.Logger) (event.Source, func() error, error) 
 		return nil, nil, err
 	}
 	return live, live.Close, nil
+}
+
+// liveSpanOptions salts span ids with the boot id: fence keys repeat across boots.
+func liveSpanOptions() []emit.SpanOption {
+	return []emit.SpanOption{emit.WithIDSalt(probe.BootSalt())}
 }

@@ -8,12 +8,15 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 )
 
 func openLive(*Config, *zap.Logger) (event.Source, func() error, error) {
 	return nil, nil, errors.New(`source "live" needs Linux with eBPF; use source "replay" on this platform`)
 }
+
+func liveSpanOptions() []emit.SpanOption { return nil }
 
 func defaultLiveConfig() LiveConfig {
 	return LiveConfig{DRMMajors: []uint32{226}, RingBufferSize: 8 << 20, PollInterval: 10_000_000}

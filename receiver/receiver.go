@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
@@ -80,6 +81,10 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		return err
 	}
 	r.closeSrc = closeSrc
+	var spanOpts []emit.SpanOption
+	if r.cfg.Source == SourceLive {
+		spanOpts = liveSpanOptions()
+	}
 
 	r.pipe = pipeline.New(pipeline.Config{
 		Assemble: assemble.Config{
@@ -90,6 +95,7 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		Metrics:            r.cfg.Metrics,
 		FlushInterval:      r.cfg.FlushInterval,
 		CollectionInterval: r.cfg.CollectionInterval,
+		SpanOptions:        spanOpts,
 	}, src, r.outputs(), log)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
 )
 
@@ -74,6 +75,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 	}
 	start := time.Now()
+	pf.spanOptions = append(pf.spanOptions, emit.WithIDSalt(probe.BootSalt()))
 	code := runPipeline(ctx, live, pf, *output, *metricsOut, !*quiet, stdout, stderr)
 	fmt.Fprintf(stderr, "ghostdriver live: ran %v\n", time.Since(start).Round(time.Millisecond))
 	return code

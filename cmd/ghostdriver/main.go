@@ -3,10 +3,12 @@
 //	ghostdriver replay [--epoch N] [--speed X] [--output FILE] [--metrics-output FILE] CAPTURE
 //	ghostdriver live   [--duration D] [--output FILE] [--clock-out FILE] [--drm-major N]...
 //	ghostdriver doctor [--json]
+//	ghostdriver spans  [--limit N] [--completed] FILE
 //
 // replay is the offline analysis tool for people who already have trace-cmd captures;
 // live runs the eBPF source where no collector is wanted (the virtual GPU rig's guest);
-// doctor prints what the live source can attach on this host.
+// doctor prints what the live source can attach on this host; spans prints job spans
+// from an OTLP/JSON file as trees.
 package main
 
 import (
@@ -19,6 +21,7 @@ const usage = `usage:
   ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--quiet] CAPTURE
   ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--drm-major N]...
   ghostdriver doctor [--json]
+  ghostdriver spans  [--limit N] [--completed] FILE
 `
 
 func main() {
@@ -37,6 +40,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdLive(args[1:], stdout, stderr)
 	case "doctor":
 		return cmdDoctor(args[1:], stdout, stderr)
+	case "spans":
+		return cmdSpans(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

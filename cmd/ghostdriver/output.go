@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 )
@@ -26,6 +27,7 @@ type pipelineFlags struct {
 	reorderWindow time.Duration
 	flushInterval time.Duration
 	collectEvery  time.Duration
+	spanOptions   []emit.SpanOption
 }
 
 func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
@@ -49,6 +51,7 @@ func (pf *pipelineFlags) config() pipeline.Config {
 		Metrics:            metadata.DefaultMetricsConfig(),
 		FlushInterval:      pf.flushInterval,
 		CollectionInterval: pf.collectEvery,
+		SpanOptions:        pf.spanOptions,
 	}
 }
 

@@ -82,10 +82,12 @@ type API struct {
 func (a API) Async() bool { return a.Stream != locNone && a.Class != ClassSync }
 
 // Argument slots of the launch signatures (gcc puts a 12-byte dim3 in two registers):
-//   cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra): stream = 8
-//   cudaLaunchKernel(func, dim3 grid, dim3 block, args, shmem, stream): func 0, grid 1-2,
-//     block 3-4, args 5, shmem 6, stream 7
-//   CUlaunchConfig / cudaLaunchConfig_t: 7 u32 (or 2 dim3 + size_t) then the stream at 32.
+//
+//	cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra): stream = 8
+//	cudaLaunchKernel(func, dim3 grid, dim3 block, args, shmem, stream): func 0, grid 1-2,
+//	  block 3-4, args 5, shmem 6, stream 7
+//	CUlaunchConfig / cudaLaunchConfig_t: 7 u32 (or 2 dim3 + size_t) then the stream at 32.
+//
 // Sources: cuda.h and cuda_runtime_api.h of CUDA 12; the stub test (stub_test.go)
 // checks the locations against gcc's own calling convention.
 var apis = []API{

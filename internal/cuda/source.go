@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 	"unsafe"
@@ -115,15 +116,15 @@ type Sink interface {
 
 // Stats is what the source counted.
 type Stats struct {
-	Calls             uint64 // call records decoded
-	ByAPI             map[string]uint64
-	Xids              uint64
-	ProcAddress       uint64 // cuGetProcAddress returns seen
-	EntryPointHooks   uint64 // uprobes attached at addresses learned from them
+	Calls              uint64 // call records decoded
+	ByAPI              map[string]uint64
+	Xids               uint64
+	ProcAddress        uint64 // cuGetProcAddress returns seen
+	EntryPointHooks    uint64 // uprobes attached at addresses learned from them
 	EntryPointAtExport uint64 // learned addresses that were the exported symbol itself
-	Libraries         int
-	Malformed         uint64
-	Lost              uint64 // ring buffer reserve failures (kernel side)
+	Libraries          int
+	Malformed          uint64
+	Lost               uint64 // ring buffer reserve failures (kernel side)
 }
 
 // cookieEntryPoint marks uprobes attached at a learned entry point (not in BPF's
@@ -214,8 +215,14 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 		s.attachXid(spec, coll, xidSpecs)
 	}
 	s.rescan()
-	for _, p := range cfg.ExtraLibraries {
-		s.hookPath(p)
+	for _, pattern := range cfg.ExtraLibraries {
+		paths, _ := filepath.Glob(pattern)
+		if len(paths) == 0 {
+			s.report.add("uprobe", pattern, StatusUnavailable, "no such file")
+		}
+		for _, p := range paths {
+			s.hookPath(p)
+		}
 	}
 	if len(s.libs) == 0 {
 		s.report.add("uprobe", "libcuda.so*/libcudart.so*", StatusUnavailable,

@@ -24,17 +24,17 @@ const (
 	KeyHWVendor             = "hw.vendor" // from the PCI vendor id, when known
 
 	// ghostdriver namespace: no convention exists.
-	KeyK8sPodQoSClass      = "ghostdriver.k8s.pod.qos_class" // guaranteed, burstable, besteffort (from the cgroup path)
-	KeySystemdUnit         = "ghostdriver.systemd.unit"      // innermost service/scope of a process outside containers
-	KeyResourceSource      = "ghostdriver.resource.source"   // otel_ctx, env, executable: where service.name came from
-	KeyDRMClientID         = "ghostdriver.drm.client_id"     // fdinfo drm-client-id / 6.17+ scheduler events
-	KeyDRMClientName       = "ghostdriver.drm.client_name"   // fdinfo drm-client-name (set by DRM_IOCTL_SET_CLIENT_NAME)
-	KeyDevicePCIAddress    = "ghostdriver.device.pci_address"
-	KeyDeviceName          = "ghostdriver.device.name" // dev_name when the device is not PCI (platform GPUs)
-	KeyDeviceDriver        = "ghostdriver.device.driver"
-	KeyDeviceSRIOVVF       = "ghostdriver.device.sriov_vf"     // true when the GPU is an SR-IOV virtual function
-	KeyNvidiaMIGInstance   = "ghostdriver.nvidia.mig_instance" // "gpu<minor>/gi<id>/ci<id>", NVIDIA's capability name
-	KeyThreadContextSource = "ghostdriver.context.source"      // which tier of the linking ladder parented the span
+	KeyK8sPodQoSClass    = "ghostdriver.k8s.pod.qos_class" // guaranteed, burstable, besteffort (from the cgroup path)
+	KeySystemdUnit       = "ghostdriver.systemd.unit"      // innermost service/scope of a process outside containers
+	KeyResourceSource    = "ghostdriver.resource.source"   // otel_ctx, env, executable: where service.name came from
+	KeyDRMClientID       = "ghostdriver.drm.client_id"     // fdinfo drm-client-id / 6.17+ scheduler events
+	KeyDRMClientName     = "ghostdriver.drm.client_name"   // fdinfo drm-client-name (set by DRM_IOCTL_SET_CLIENT_NAME)
+	KeyDevicePCIAddress  = "ghostdriver.device.pci_address"
+	KeyDeviceName        = "ghostdriver.device.name" // dev_name of the DRM device's parent (PCI address, "virtio1", "fd00000.gpu")
+	KeyDeviceDriver      = "ghostdriver.device.driver"
+	KeyDeviceSRIOVVF     = "ghostdriver.device.sriov_vf"     // true when the GPU is an SR-IOV virtual function
+	KeyNvidiaMIGInstance = "ghostdriver.nvidia.mig_instance" // "gpu<minor>/gi<id>/ci<id>", NVIDIA's capability name
+	KeyContextTier       = "ghostdriver.context.tier"        // which tier of the linking ladder parented the span (emit)
 )
 
 // KeyDoc describes one key for documentation and tests.
@@ -42,33 +42,35 @@ type KeyDoc struct {
 	Key     string
 	Type    string // string, int, bool
 	SemConv bool
-	Where   string // span (per job), resource (per process) or device
-	Source  string
+	// Where: "resource" (per process: emit keeps one resource per submitting process),
+	// "span" (per job) or "device" (per job, from the job's device).
+	Where  string
+	Source string
 }
 
 // Keys is the table of every attribute tenant attribution can emit.
 var Keys = []KeyDoc{
-	{KeyProcessPID, "int", true, "span", "thread-group id of the submitter"},
-	{KeyProcessExecutableName, "string", true, "span", "basename of /proc/<pid>/exe (comm for kernel threads)"},
-	{KeyProcessExecutablePath, "string", true, "span", "/proc/<pid>/exe, \" (deleted)\" removed"},
-	{KeyProcessLinuxCgroup, "string", true, "span", "the cgroup v2 line (or the v1 line that names the container)"},
+	{KeyServiceName, "string", true, "resource", "OTEL_CTX resource > OTEL_SERVICE_NAME/OTEL_RESOURCE_ATTRIBUTES > executable name"},
+	{KeyProcessPID, "int", true, "resource", "thread-group id of the submitter, in the host's pid namespace"},
+	{KeyProcessExecutableName, "string", true, "resource", "basename of /proc/<pid>/exe (comm for kernel threads)"},
+	{KeyProcessExecutablePath, "string", true, "resource", "/proc/<pid>/exe, \" (deleted)\" removed"},
+	{KeyProcessLinuxCgroup, "string", true, "resource", "the cgroup v2 line (or the v1 line that names the container)"},
+	{KeyContainerID, "string", true, "resource", "64-hex id from the cgroup path"},
+	{KeyContainerRuntimeName, "string", true, "resource", "runtime named by the cgroup path shape"},
+	{KeyK8sPodUID, "string", true, "resource", "kubepods cgroup path, systemd underscores turned back into dashes"},
+	{KeyK8sPodQoSClass, "string", false, "resource", "kubepods QoS level in the cgroup path"},
+	{KeySystemdUnit, "string", false, "resource", "innermost *.service / *.scope when not in a container"},
+	{KeyNvidiaMIGInstance, "string", false, "resource", "the one MIG instance the process holds open (best effort)"},
+	{KeyResourceSource, "string", false, "resource", "otel_ctx, env or executable"},
 	{KeyThreadID, "int", true, "span", "OS thread id (kernel task id), not a managed thread id"},
 	{KeyThreadName, "string", true, "span", "comm of the submitting thread"},
-	{KeyContainerID, "string", true, "span", "64-hex id from the cgroup path"},
-	{KeyContainerRuntimeName, "string", true, "span", "runtime named by the cgroup path shape"},
-	{KeyK8sPodUID, "string", true, "span", "kubepods cgroup path, systemd underscores turned back into dashes"},
-	{KeyServiceName, "string", true, "resource", "OTEL_CTX resource > OTEL_SERVICE_NAME/OTEL_RESOURCE_ATTRIBUTES > executable name"},
-	{KeyHWType, "string", true, "device", "always \"gpu\""},
-	{KeyHWVendor, "string", true, "device", "PCI vendor id of the GPU's function"},
-	{KeyK8sPodQoSClass, "string", false, "span", "kubepods QoS level in the cgroup path"},
-	{KeySystemdUnit, "string", false, "span", "innermost *.service / *.scope when not in a container"},
-	{KeyResourceSource, "string", false, "resource", "otel_ctx, env or executable"},
+	{KeyContextTier, "string", false, "span", "otep4947, obi, traceparent, none"},
 	{KeyDRMClientID, "int", false, "span", "drm-client-id (fdinfo) or the scheduler event's client id"},
 	{KeyDRMClientName, "string", false, "span", "drm-client-name (fdinfo, 6.15+)"},
-	{KeyDevicePCIAddress, "string", false, "device", "sysfs /sys/class/drm/<node>/device, or drm-pdev"},
-	{KeyDeviceName, "string", false, "device", "dev_name of a non-PCI GPU"},
+	{KeyHWType, "string", true, "device", "always \"gpu\""},
+	{KeyHWVendor, "string", true, "device", "PCI vendor id of the GPU's function"},
+	{KeyDeviceName, "string", false, "device", "dev_name of the DRM device's parent: what kernel events carry"},
+	{KeyDevicePCIAddress, "string", false, "device", "the PCI function (for virtio-gpu: the virtio device's PCI parent)"},
 	{KeyDeviceDriver, "string", false, "device", "basename of the device's driver link"},
 	{KeyDeviceSRIOVVF, "bool", false, "device", "the PCI function has a physfn link"},
-	{KeyNvidiaMIGInstance, "string", false, "span", "MIG capability the process holds open (best effort)"},
-	{KeyThreadContextSource, "string", false, "span", "otep4947, obi, traceparent or none"},
 }

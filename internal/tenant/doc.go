@@ -16,8 +16,9 @@
 //
 //	r := tenant.NewResolver(tenant.DefaultConfig())
 //	p, err := r.Process(pid)        // cached, LRU-bounded, refreshed after Config.Refresh
-//	p.Attributes()                  // per-job tenancy attributes
-//	p.ResourceAttributes()          // service.name & co. for the ResourceSpans of this process
+//	p.ResourceAttributes()          // the resource of this process's spans: the app's own
+//	                                // resource + identity/tenancy (kernel wins on conflicts)
+//	p.Attributes()                  // identity/tenancy only
 //	c, ok := p.DRMClient(job.ClientID); c.Attributes()
 //	d, ok := r.Device(job.Device);      d.Attributes()
 //	r.Forget(pid)                   // on exit and on exec (exec keeps pid and start time)
@@ -31,8 +32,10 @@
 // ParseThreadContext, ParseProcessContextHeader, DecodeProcessContext, InspectTLS.
 //
 // Privacy: of a process's environment only the four EnvKeys are ever copied out of a
-// reused, zeroed buffer (environ.go). Process memory is read only at the OTEL_CTX mapping
-// and at the GOT slots of the module that defines otel_thread_ctx_v1.
+// reused, zeroed buffer (environ.go). Process memory is read only at OTEL_CTX mappings (the
+// named one, or on kernels < 5.17 the first 32 bytes of read-only two-page anonymous
+// candidates, plus the payload a valid header announces) and at the GOT slots of the
+// module that defines otel_thread_ctx_v1.
 //
 // Every procfs path is taken relative to Config.ProcRoot and sysfs to Config.SysRoot, so
 // a collector in a container can read a host procfs mounted elsewhere, and tests use the

@@ -72,8 +72,8 @@ type Process struct {
 // ErrNoProcess is returned for a pid that does not exist (or exited meanwhile).
 var ErrNoProcess = errors.New("no such process")
 
-// Attributes returns the per-job tenancy attributes of the process (not the resource:
-// see ResourceAttributes). Empty values are left out.
+// Attributes returns what the kernel tells about the process: identity and tenancy
+// (pid, executable, cgroup, container, pod, unit, MIG). Empty values are left out.
 func (p *Process) Attributes() []appctx.Attribute {
 	out := []appctx.Attribute{appctx.Int(KeyProcessPID, int64(p.PID))}
 	add := func(k, v string) {
@@ -99,9 +99,24 @@ func (p *Process) Attributes() []appctx.Attribute {
 	return out
 }
 
-// ResourceAttributes returns the process's resource plus where it came from.
+// ResourceAttributes is the resource of the process's spans: the application's own
+// resource (Resource: OTEL_CTX or environment, service.name first), then Attributes(),
+// then ghostdriver.resource.source. Where both name a key, the kernel's observation wins:
+// an SDK in a container publishes its own pid namespace's process.pid, and the cgroup is
+// the ground truth for container.id and k8s.pod.uid.
 func (p *Process) ResourceAttributes() []appctx.Attribute {
 	out := append([]appctx.Attribute(nil), p.Resource...)
+	for _, a := range p.Attributes() {
+		replaced := false
+		for i := range out {
+			if out[i].Key == a.Key {
+				out[i], replaced = a, true
+			}
+		}
+		if !replaced {
+			out = append(out, a)
+		}
+	}
 	return append(out, appctx.String(KeyResourceSource, p.ResourceSource.String()))
 }
 
@@ -131,11 +146,11 @@ func (c DRMClient) Attributes() []appctx.Attribute {
 // Attributes of a device.
 func (d Device) Attributes() []appctx.Attribute {
 	out := []appctx.Attribute{appctx.String(KeyHWType, "gpu")}
+	if d.Name != "" {
+		out = append(out, appctx.String(KeyDeviceName, d.Name))
+	}
 	if d.PCIAddress != "" {
 		out = append(out, appctx.String(KeyDevicePCIAddress, d.PCIAddress))
-	}
-	if d.Name != "" && d.Name != d.PCIAddress {
-		out = append(out, appctx.String(KeyDeviceName, d.Name))
 	}
 	if d.Driver != "" {
 		out = append(out, appctx.String(KeyDeviceDriver, d.Driver))

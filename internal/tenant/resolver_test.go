@@ -68,10 +68,14 @@ func TestResolverKubernetesTrainer(t *testing.T) {
 	}
 	// Environment: OTEL_SERVICE_NAME + OTEL_RESOURCE_ATTRIBUTES, and the batch job's TRACEPARENT.
 	wantRes := []appctx.Attribute{appctx.String(KeyServiceName, "resnet-trainer"),
-		appctx.String("deployment.environment.name", "prod"), appctx.String("team", "ml platform"),
-		appctx.String(KeyResourceSource, "env")}
+		appctx.String("deployment.environment.name", "prod"), appctx.String("team", "ml platform")}
+	if !reflect.DeepEqual(p.Resource, wantRes) || p.ResourceSource != FromEnv {
+		t.Errorf("resource from %v\n got %+v\nwant %+v", p.ResourceSource, p.Resource, wantRes)
+	}
+	// The span resource: the application's resource, then what the kernel says.
+	wantRes = append(append(wantRes, wantAttrs...), appctx.String(KeyResourceSource, "env"))
 	if got := p.ResourceAttributes(); !reflect.DeepEqual(got, wantRes) {
-		t.Errorf("resource\n got %+v\nwant %+v", got, wantRes)
+		t.Errorf("resource attributes\n got %+v\nwant %+v", got, wantRes)
 	}
 	if p.TraceParent == nil || p.TraceParent.String() != "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" || p.TraceState != "rojo=00f067aa0ba902b7" {
 		t.Errorf("trace parent %v, state %q", p.TraceParent, p.TraceState)
@@ -96,7 +100,8 @@ func TestResolverKubernetesTrainer(t *testing.T) {
 
 func TestResolverDockerWithProcessContextAndMIG(t *testing.T) {
 	pc := appctx.ProcessContext{
-		Resource: []appctx.Attribute{appctx.String("service.name", "vllm-engine"), appctx.String("service.version", "0.6.3")},
+		// The SDK runs in the container's pid namespace: its process.pid is 1.
+		Resource: []appctx.Attribute{appctx.String("service.name", "vllm-engine"), appctx.Int("process.pid", 1), appctx.String("service.version", "0.6.3")},
 		Extra: []appctx.Attribute{appctx.String(appctx.ThreadLocalSchemaKey, "tlsdesc_v1_dev"),
 			{Key: appctx.ThreadLocalKeyMapKey, Value: appctx.Value{Kind: appctx.KindArray, Array: []appctx.Value{{Kind: appctx.KindString, Str: "request_id"}}}}},
 	}
@@ -105,11 +110,15 @@ func TestResolverDockerWithProcessContextAndMIG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// OTEL_CTX wins over OTEL_RESOURCE_ATTRIBUTES' service.name=from-env.
-	wantRes := []appctx.Attribute{appctx.String(KeyServiceName, "vllm-engine"), appctx.String("service.version", "0.6.3"),
-		appctx.String(KeyResourceSource, "otel_ctx")}
-	if got := p.ResourceAttributes(); !reflect.DeepEqual(got, wantRes) {
-		t.Errorf("resource %+v", got)
+	// OTEL_CTX wins over OTEL_RESOURCE_ATTRIBUTES' service.name=from-env; the kernel's
+	// process.pid (host namespace) wins over the SDK's.
+	res := p.ResourceAttributes()
+	if p.ResourceSource != FromProcessContext || !reflect.DeepEqual(res[0], appctx.String(KeyServiceName, "vllm-engine")) ||
+		!reflect.DeepEqual(res[1], appctx.Int(KeyProcessPID, 5151)) || !reflect.DeepEqual(res[2], appctx.String("service.version", "0.6.3")) {
+		t.Errorf("resource attributes %+v", res)
+	}
+	if v, _ := appctx.Lookup(res, KeyResourceSource); v.Str != "otel_ctx" {
+		t.Errorf("resource source %q", v.Str)
 	}
 	if !reflect.DeepEqual(p.ThreadLocal, appctx.ThreadLocalSchema{SchemaVersion: "tlsdesc_v1_dev", KeyMap: []string{"request_id"}}) {
 		t.Errorf("thread-local reference data %+v", p.ThreadLocal)

@@ -39,7 +39,7 @@ download_deb() {
 		if ls "$dir/${name}_${ver//:/%3a}_"*.deb >/dev/null 2>&1; then continue; fi
 		log "download $name $ver"
 		(cd "$dir" && apt-get "${apt_opts[@]}" -o APT::Sandbox::User=root -q download "$name=$ver" >&2) ||
-			die "apt-get download $name=$ver failed"
+			{ log "apt-get download $name=$ver failed"; return 1; }
 	done
 }
 
@@ -57,15 +57,26 @@ extract_debs() {
 
 # ---- kernel 6.1 (Debian bookworm, the host's own generation) --------------------------------
 
-kernel_6_1() {
-	ensure_pkgs linux-headers-amd64 gcc make libc6-dev
-	APT_OPTS=()
+kernel_6_1_version() {
 	KVER=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 | grep -o 'linux-headers-[^ ,]*' | head -1)
 	KVER=${KVER#linux-headers-}
 	[ -n "$KVER" ] || die "cannot read the version of linux-headers-amd64"
 	KPKGVER=$(dpkg-query -W -f='${Version}' "linux-headers-$KVER")
+}
+
+kernel_6_1() {
+	ensure_pkgs linux-headers-amd64 gcc make libc6-dev
+	APT_OPTS=()
+	kernel_6_1_version
 	local c=$VGPU_CACHE/6.1
-	download_deb "$c/debs-$KVER" "linux-image-$KVER=$KPKGVER"
+	if ! download_deb "$c/debs-$KVER" "linux-image-$KVER=$KPKGVER"; then
+		# Old ABIs leave the mirror: move the installed headers to today's ABI and retry once.
+		log "upgrading linux-headers-amd64 to the mirror's current ABI"
+		apt-get update -q >&2 || true
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q linux-headers-amd64 >&2 || die "cannot upgrade linux-headers-amd64"
+		kernel_6_1_version
+		download_deb "$c/debs-$KVER" "linux-image-$KVER=$KPKGVER" || die "cannot download linux-image-$KVER"
+	fi
 	extract_debs "$c/debs-$KVER" "$c/root-$KVER"
 	VMLINUZ=$c/root-$KVER/boot/vmlinuz-$KVER
 	MODDIR=$c/root-$KVER/lib/modules/$KVER
@@ -101,7 +112,8 @@ kernel_7_3() {
 	[ -n "$KVER" ] && [ -n "$KPKGVER" ] || die "cannot find the trixie-backports kernel"
 	local c=$VGPU_CACHE/7.3
 	# linux-image-<ver> is an empty metapackage there: the kernel is linux-binary-<ver>.
-	download_deb "$c/debs-$KVER" "linux-binary-$KVER=$KPKGVER" "linux-modules-$KVER=$KPKGVER"
+	download_deb "$c/debs-$KVER" "linux-binary-$KVER=$KPKGVER" "linux-modules-$KVER=$KPKGVER" ||
+		die "cannot download the $KVER kernel"
 	extract_debs "$c/debs-$KVER" "$c/root-$KVER"
 	VMLINUZ=$c/root-$KVER/usr/lib/modules/$KVER/vmlinuz
 	[ -e "$VMLINUZ" ] || VMLINUZ=$c/root-$KVER/boot/vmlinuz-$KVER

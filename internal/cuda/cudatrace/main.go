@@ -1,0 +1,170 @@
+// Command cudatrace runs the CUDA source around one command and writes what it saw as
+// JSON: the capability report, the source's counters and every submission. It is the
+// validation tool of VALIDATION.md ("NVIDIA H200"); the receiver uses the same package.
+//
+//	cudatrace [-lib PATH]... [-out FILE] -- COMMAND [ARGS...]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/cuda"
+)
+
+type libs []string
+
+func (l *libs) String() string     { return strings.Join(*l, ",") }
+func (l *libs) Set(s string) error { *l = append(*l, s); return nil }
+
+type opOut struct {
+	API    string   `json:"api"`
+	Start  int64    `json:"start"`
+	End    int64    `json:"end"`
+	TID    uint32   `json:"tid"`
+	Stream uint64   `json:"stream,omitempty"`
+	Bytes  uint64   `json:"bytes,omitempty"`
+	Inner  []string `json:"inner,omitempty"`
+}
+
+type subOut struct {
+	PID      uint32  `json:"pid"`
+	Scope    string  `json:"scope"`
+	Stream   uint64  `json:"stream"`
+	Outcome  string  `json:"outcome"`
+	Start    int64   `json:"start"`
+	End      int64   `json:"end"`
+	Launches int     `json:"launches"`
+	NOps     int     `json:"n_ops"`
+	Sync     *opOut  `json:"sync,omitempty"`
+	Xids     int     `json:"xids,omitempty"`
+	Ops      []opOut `json:"ops,omitempty"`
+}
+
+func main() {
+	var (
+		extra   libs
+		out     = flag.String("out", "", "write the JSON here (default stdout)")
+		noEP    = flag.Bool("no-entry-points", false, "do not follow cuGetProcAddress")
+		withOps = flag.Bool("ops", false, "include every op of every submission")
+		rescan  = flag.Duration("rescan", 500*time.Millisecond, "library rescan interval")
+		debug   = flag.Bool("debug", false, "debug logging")
+	)
+	flag.Var(&extra, "lib", "a library file to hook at start (repeatable; globs allowed)")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: cudatrace [flags] -- COMMAND [ARGS...]")
+		os.Exit(2)
+	}
+	log := zap.NewNop()
+	if *debug {
+		log, _ = zap.NewDevelopment()
+	}
+	t0 := time.Now()
+	src, _, err := cuda.Open(cuda.Config{ExtraLibraries: extra, IgnoreEntryPoints: *noEP, RescanInterval: *rescan}, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cudatrace:", err)
+		os.Exit(1)
+	}
+	openTime := time.Since(t0)
+	var (
+		mu   sync.Mutex
+		subs []subOut
+		xids []cuda.Xid
+	)
+	conv := func(o cuda.Op) opOut {
+		r := opOut{API: o.Name(), Start: o.Start, End: o.End, TID: o.TID, Stream: o.Stream, Bytes: o.Bytes}
+		for _, in := range o.Inner {
+			n := in.Name()
+			if in.EntryPoint {
+				n += "@entry_point"
+			}
+			r.Inner = append(r.Inner, n)
+		}
+		return r
+	}
+	asm := cuda.NewAssembler(cuda.AssemblerConfig{}, func(s *cuda.Submission) {
+		so := subOut{PID: s.PID, Stream: s.Stream, Outcome: s.Outcome.String(), Start: s.Start, End: s.End,
+			Launches: s.Launches, NOps: len(s.Ops) + s.Dropped, Xids: len(s.Xids)}
+		so.Scope = map[cuda.Scope]string{cuda.ScopeStream: "stream", cuda.ScopeEvent: "event", cuda.ScopeContext: "context"}[s.Scope]
+		if s.Sync != nil {
+			o := conv(*s.Sync)
+			so.Sync = &o
+		}
+		if *withOps {
+			for _, o := range s.Ops {
+				so.Ops = append(so.Ops, conv(o))
+			}
+		}
+		mu.Lock()
+		subs = append(subs, so)
+		mu.Unlock()
+	})
+	xsink := &xidTap{Assembler: asm, xids: &xids, mu: &mu}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, xsink) }()
+
+	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stderr, os.Stderr
+	start := time.Now()
+	runErr := cmd.Run()
+	wall := time.Since(start)
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "cudatrace: run:", err)
+	}
+	asm.Flush()
+	st := src.Stats()
+	rep := src.Report()
+	src.Close()
+
+	counts := map[string]uint64{}
+	nested := map[string]uint64{}
+	for _, a := range []cuda.Class{cuda.ClassLaunch, cuda.ClassMemcpy, cuda.ClassMemset, cuda.ClassEventRecord,
+		cuda.ClassSync, cuda.ClassAlloc, cuda.ClassFree, cuda.ClassProcAddress} {
+		counts[a.String()] = asm.Counts[a]
+		nested[a.String()] = asm.NestedCounts[a]
+	}
+	res := map[string]any{
+		"command": flag.Args(), "command_error": fmt.Sprint(runErr), "command_wall_ns": wall.Nanoseconds(),
+		"open_ns": openTime.Nanoseconds(), "report": rep.Entries, "stats": st,
+		"top_level_counts": counts, "nested_counts": nested, "submissions": subs, "xids": xids,
+	}
+	b, _ := json.MarshalIndent(res, "", " ")
+	if *out != "" {
+		if err := os.WriteFile(*out, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	} else {
+		os.Stdout.Write(b)
+	}
+	fmt.Fprintf(os.Stderr, "cudatrace: %s; calls=%d top-level=%v nested=%v entry_points=%d lost=%d submissions=%d\n",
+		rep.Summary(), st.Calls, counts, nested, st.EntryPointHooks, st.Lost, len(subs))
+	if runErr != nil {
+		os.Exit(1)
+	}
+}
+
+type xidTap struct {
+	*cuda.Assembler
+	xids *[]cuda.Xid
+	mu   *sync.Mutex
+}
+
+func (x *xidTap) Xid(v cuda.Xid) {
+	x.mu.Lock()
+	*x.xids = append(*x.xids, v)
+	x.mu.Unlock()
+	x.Assembler.Xid(v)
+}

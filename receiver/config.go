@@ -151,7 +151,7 @@ func (l *LiveConfig) validate() []error {
 	for _, fl := range []struct {
 		key   string
 		names []string
-	}{{"bo_validation_functions", l.BOValidationFunctions}, {"run_job_functions", l.RunJobFunctions}, {"irq_names", l.IRQNames}} {
+	}{{"bo_validation_functions", l.BOValidationFunctions}, {"run_job_functions", l.RunJobFunctions}} {
 		if len(fl.names) > maxFunctions {
 			errs = append(errs, fmt.Errorf("live.%s lists %d entries; at most %d are allowed", fl.key, len(fl.names), maxFunctions))
 		}
@@ -159,6 +159,14 @@ func (l *LiveConfig) validate() []error {
 			if !validSymbol(n) {
 				errs = append(errs, fmt.Errorf("live.%s: %q is not a kernel symbol name", fl.key, n))
 			}
+		}
+	}
+	if len(l.IRQNames) > maxFunctions {
+		errs = append(errs, fmt.Errorf("live.irq_names lists %d entries; at most %d are allowed", len(l.IRQNames), maxFunctions))
+	}
+	for _, n := range l.IRQNames {
+		if !validIRQName(n) {
+			errs = append(errs, fmt.Errorf("live.irq_names: %q is not an interrupt name as /proc/interrupts prints it", n))
 		}
 	}
 	rb := l.RingBufferSize
@@ -184,6 +192,19 @@ func validSymbol(s string) bool {
 				return false
 			}
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validIRQName accepts what request_irq names look like: printable, no blanks, ≤ 64 bytes.
+func validIRQName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if r <= ' ' || r > '~' {
 			return false
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
-	"go.opentelemetry.io/collector/confmap/xconfmap"
 
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
@@ -30,7 +29,7 @@ func loadConfig(t *testing.T, file, id string) (*Config, error) {
 	if err := sub.Unmarshal(cfg); err != nil {
 		return nil, err
 	}
-	return cfg.(*Config), xconfmap.Validate(cfg)
+	return cfg.(*Config), confmap.Validate(cfg)
 }
 
 func TestConfigStruct(t *testing.T) {
@@ -44,7 +43,7 @@ func TestDefaultConfigIsValidLive(t *testing.T) {
 	if cfg.Source != SourceLive {
 		t.Fatalf("default source = %q, want live", cfg.Source)
 	}
-	if err := xconfmap.Validate(cfg); err != nil {
+	if err := confmap.Validate(cfg); err != nil {
 		t.Fatalf("default config invalid: %v", err)
 	}
 	if len(cfg.Live.DRMMajors) != 1 || cfg.Live.DRMMajors[0] != 226 {

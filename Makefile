@@ -47,7 +47,7 @@ test-dist: dist
 
 # The virtual GPU rig: a real DRM driver module under QEMU (TCG), both kernel generations.
 test-vgpu: cli
-	testdata/vgpu/run-all.sh
+	testdata/vgpu/test.sh
 
 # Regenerate the committed bpf2go output (needs clang-14).
 generate:

@@ -13,3 +13,4 @@ char __license[] SEC("license") = "Dual MIT/GPL";
 const struct record *unused_record __attribute__((unused));
 const enum hook *unused_hook __attribute__((unused));
 const enum record_flag *unused_flag __attribute__((unused));
+const enum ctx_tier *unused_tier __attribute__((unused));

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ghostdriver/ghostdriver/internal/enrich"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
 )
@@ -59,6 +60,34 @@ type Config struct {
 	ErrorMode string `mapstructure:"error_mode"`
 
 	Metrics metadata.MetricsConfig `mapstructure:"metrics"`
+
+	// Context: how GPU job spans join application traces (live source).
+	Context ContextConfig `mapstructure:"context"`
+	// Tenant: attribution of jobs to processes, containers, pods (live source).
+	Tenant TenantConfig `mapstructure:"tenant"`
+}
+
+// ContextConfig configures the application trace-context tiers (DESIGN.md "Linking").
+type ContextConfig struct {
+	// Tiers in lookup order; the first that has a context for a job parents its span.
+	// otep4947 (thread context read in the kernel at the submit ioctl), obi (OBI's pinned
+	// traces_ctx_v1 map), traceparent (TRACEPARENT in the process environment). Leave a
+	// tier out to switch it off; [] switches all off (every job span is a root span).
+	Tiers []string `mapstructure:"tiers"`
+	// OBIMapPath is where OBI pins traces_ctx_v1 (default /sys/fs/bpf/traces_ctx_v1).
+	OBIMapPath string `mapstructure:"obi_map_path"`
+}
+
+// TenantConfig configures tenant attribution (the enrich stage, live source only).
+type TenantConfig struct {
+	// Enabled: read /proc and /sys for the submitting processes (default true). Off, job
+	// spans carry only what the kernel events tell (pid, tid, comm) and no traceparent or
+	// OTEP 4947 context can be found.
+	Enabled bool `mapstructure:"enabled"`
+	// ProcRoot and SysRoot: the host's procfs and sysfs (a DaemonSet with hostPID can keep
+	// /proc; otherwise mount the host's at /host/proc).
+	ProcRoot string `mapstructure:"proc_root"`
+	SysRoot  string `mapstructure:"sys_root"`
 }
 
 // ReplayConfig configures `source: replay`.
@@ -128,6 +157,15 @@ func (c *Config) Validate() error {
 	case ErrorModePropagate, ErrorModeIgnore:
 	default:
 		errs = append(errs, fmt.Errorf("error_mode must be %q or %q, got %q", ErrorModePropagate, ErrorModeIgnore, c.ErrorMode))
+	}
+	if err := enrich.ValidateTiers(c.Context.Tiers); err != nil {
+		errs = append(errs, fmt.Errorf("context.tiers: %w", err))
+	}
+	if strings.TrimSpace(c.Context.OBIMapPath) == "" {
+		errs = append(errs, errors.New("context.obi_map_path must not be empty"))
+	}
+	if c.Tenant.Enabled && (c.Tenant.ProcRoot == "" || c.Tenant.SysRoot == "") {
+		errs = append(errs, errors.New("tenant.proc_root and tenant.sys_root must not be empty"))
 	}
 	if err := c.Metrics.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("metrics: %w", err))

@@ -3,6 +3,7 @@ package receiver
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,18 @@ func TestLoadConfig(t *testing.T) {
 	if cfg.Live.RingBufferSize != 16<<20 || cfg.Live.PollInterval != 5*time.Millisecond {
 		t.Errorf("live config = %+v", cfg.Live)
 	}
+	if !slices.Equal(cfg.Context.Tiers, []string{"traceparent", "otep4947"}) || cfg.Context.OBIMapPath != "/run/obi/bpf/traces_ctx_v1" {
+		t.Errorf("context = %+v", cfg.Context)
+	}
+	if !cfg.Tenant.Enabled || cfg.Tenant.ProcRoot != "/host/proc" || cfg.Tenant.SysRoot != "/sys" {
+		t.Errorf("tenant = %+v", cfg.Tenant)
+	}
+	if !slices.Equal(cfg.Metrics.Dimensions, []string{"service.name", "k8s.pod.uid"}) {
+		t.Errorf("dimensions = %v", cfg.Metrics.Dimensions)
+	}
+	if !slices.Equal(def.Context.Tiers, []string{"otep4947", "obi", "traceparent"}) || !slices.Equal(def.Metrics.Dimensions, []string{"service.name"}) {
+		t.Errorf("defaults: tiers %v dimensions %v", def.Context.Tiers, def.Metrics.Dimensions)
+	}
 }
 
 func configEqual(a, b *Config) bool {
@@ -114,6 +127,8 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad_major":          "live.drm_majors: 0 is not a valid device major",
 		"bad_function":       "is not a kernel symbol name",
 		"reorder_gt_timeout": "reorder_window must be in 0..job_timeout",
+		"bad_tier":           `context.tiers: unknown context tier "env"`,
+		"pid_dimension":      `"process.pid" is not an allowed dimension`,
 	}
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/ghostdriver/ghostdriver/internal/enrich"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
 
@@ -35,6 +36,11 @@ func createDefaultConfig() component.Config {
 		CollectionInterval: 10 * time.Second,
 		ErrorMode:          ErrorModePropagate,
 		Metrics:            metadata.DefaultMetricsConfig(),
+		Context: ContextConfig{
+			Tiers:      append([]string(nil), enrich.DefaultTiers...),
+			OBIMapPath: "/sys/fs/bpf/traces_ctx_v1",
+		},
+		Tenant: TenantConfig{Enabled: true, ProcRoot: "/proc", SysRoot: "/sys"},
 	}
 }
 

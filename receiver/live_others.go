@@ -10,10 +10,11 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 )
 
-func openLive(*Config, *zap.Logger) (event.Source, func() error, error) {
-	return nil, nil, errors.New(`source "live" needs Linux with eBPF; use source "replay" on this platform`)
+func openLive(*Config, *zap.Logger) (event.Source, pipeline.Enricher, func() error, error) {
+	return nil, nil, nil, errors.New(`source "live" needs Linux with eBPF; use source "replay" on this platform`)
 }
 
 func liveSpanOptions() []emit.SpanOption { return nil }

@@ -71,7 +71,7 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 	r.started = true
 	log := r.set.Logger
 
-	src, closeSrc, err := r.openSource(log)
+	src, enricher, closeSrc, err := r.openSource(log)
 	if err != nil {
 		if r.cfg.ErrorMode == ErrorModeIgnore {
 			log.Error("ghostdriver source unavailable; running without it (error_mode: ignore)", zap.Error(err))
@@ -96,6 +96,7 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		FlushInterval:      r.cfg.FlushInterval,
 		CollectionInterval: r.cfg.CollectionInterval,
 		SpanOptions:        spanOpts,
+		Enricher:           enricher,
 	}, src, r.outputs(), log)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -124,26 +125,27 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 	return nil
 }
 
-func (r *ghostReceiver) openSource(log *zap.Logger) (event.Source, func() error, error) {
+// openSource opens the configured source; the live source comes with its enricher.
+func (r *ghostReceiver) openSource(log *zap.Logger) (event.Source, pipeline.Enricher, func() error, error) {
 	switch r.cfg.Source {
 	case SourceReplay:
 		rc := replay.Config{Path: r.cfg.Replay.Path, Speed: r.cfg.Replay.Speed}
 		if r.cfg.Replay.Epoch != "" {
 			ep, err := replay.ParseEpoch(r.cfg.Replay.Epoch)
 			if err != nil {
-				return nil, nil, fmt.Errorf("replay.epoch: %w", err)
+				return nil, nil, nil, fmt.Errorf("replay.epoch: %w", err)
 			}
 			rc.Epoch, rc.HasEpoch = ep, true
 		}
 		src, err := replay.New(rc)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return src, func() error { return nil }, nil
+		return src, nil, func() error { return nil }, nil
 	case SourceLive:
 		return openLive(r.cfg, log)
 	}
-	return nil, nil, fmt.Errorf("unknown source %q", r.cfg.Source)
+	return nil, nil, nil, fmt.Errorf("unknown source %q", r.cfg.Source)
 }
 
 func (r *ghostReceiver) outputs() pipeline.Outputs {

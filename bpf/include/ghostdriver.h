@@ -75,6 +75,19 @@ enum hook {
 	HOOK_MSM_GPU_SUBMIT = 70,
 	HOOK_MSM_GPU_SUBMIT_FLUSH = 71,
 	HOOK_MSM_GPU_SUBMIT_RETIRED = 72,
+	/* process lifecycle of processes the enricher knows (syscalls.c: procs map) */
+	HOOK_PROCESS_EXEC = 80,
+	HOOK_PROCESS_EXIT = 81,
+};
+
+/*
+ * record.ctx_tier: where the application trace context in trace_id/span_id came from.
+ * Same numbering as emit's CtxTier* constants (user space adds 3 = TRACEPARENT).
+ */
+enum ctx_tier {
+	CTX_TIER_NONE = 0,
+	CTX_TIER_OTEP4947 = 1, /* otel_thread_ctx_v1 TLS record of the submitting thread */
+	CTX_TIER_OBI = 2,      /* OBI's pinned traces_ctx_v1 map, by pid_tgid */
 };
 
 /* record.flags */
@@ -112,11 +125,14 @@ struct record {
 	__u32 cpu;
 	__u16 hook; /* enum hook */
 	__u16 func; /* index into the configured function list (fentry/fexit) */
-	__u8 flags; /* enum record_flag */
-	__u8 _pad[3];
+	__u8 flags;    /* enum record_flag */
+	__u8 ctx_tier; /* enum ctx_tier: set on submit-ioctl entries only */
+	__u8 _pad[2];
 	char comm[16];
-	char ring[16]; /* scheduler / ring / engine name */
-	char dev[16];  /* dev_name() of the scheduler's device */
+	char ring[16];	    /* scheduler / ring / engine name */
+	char dev[16];	    /* dev_name() of the scheduler's device */
+	__u8 trace_id[16]; /* application trace context (W3C byte order), when ctx_tier != 0 */
+	__u8 span_id[8];
 };
 
 /*

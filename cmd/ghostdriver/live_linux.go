@@ -9,13 +9,16 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/enrich"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
+	"github.com/ghostdriver/ghostdriver/internal/tenant"
 )
 
 // uintList is a repeatable numeric flag (--drm-major 226 --drm-major 1).
@@ -42,6 +45,11 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("verbose", false, "log the loader's details (verifier logs at debug level)")
 	var majors uintList
 	fs.Var(&majors, "drm-major", "device major whose ioctls are followed (repeatable; default 226)")
+	tiers := fs.String("context-tiers", strings.Join(enrich.DefaultTiers, ","), "application trace-context tiers in lookup order (otep4947,obi,traceparent; empty: none)")
+	obiMap := fs.String("obi-map-path", probe.DefaultOBIMapPath, "where OBI pins its traces_ctx_v1 map")
+	noTenant := fs.Bool("no-tenant", false, "do not read /proc and /sys for tenant attribution (no traceparent/OTEP 4947 context then)")
+	procRoot := fs.String("proc-root", "/proc", "the host's procfs")
+	sysRoot := fs.String("sys-root", "/sys", "the host's sysfs")
 	pf := addPipelineFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -50,10 +58,20 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		log, _ = zap.NewDevelopment()
 	}
+	tierList := []string{}
+	if *tiers != "" {
+		tierList = strings.Split(*tiers, ",")
+	}
+	if err := enrich.ValidateTiers(tierList); err != nil {
+		fmt.Fprintf(stderr, "ghostdriver live: --context-tiers: %v\n", err)
+		return 2
+	}
 	cfg := probe.DefaultConfig()
 	if len(majors) > 0 {
 		cfg.DRMMajors = majors
 	}
+	cfg.ContextTiers = enrich.KernelTiers(tierList)
+	cfg.OBIMapPath = *obiMap
 	live, report, err := probe.Open(cfg, log)
 	fmt.Fprint(stderr, report.String())
 	if err != nil {
@@ -76,6 +94,13 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	pf.spanOptions = append(pf.spanOptions, emit.WithIDSalt(probe.BootSalt()))
+	if !*noTenant {
+		tc := tenant.DefaultConfig()
+		tc.ProcRoot, tc.SysRoot = *procRoot, *sysRoot
+		enr := enrich.New(enrich.Config{Tiers: tierList}, tenant.NewResolver(tc), live, log)
+		defer enr.Close()
+		pf.enricher = enr
+	}
 	code := runPipeline(ctx, live, pf, *output, *metricsOut, !*quiet, stdout, stderr)
 	fmt.Fprintf(stderr, "ghostdriver live: ran %v\n", time.Since(start).Round(time.Millisecond))
 	return code

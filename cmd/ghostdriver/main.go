@@ -1,7 +1,7 @@
 // Command ghostdriver runs the receiver's pipeline without a collector:
 //
 //	ghostdriver replay [--epoch N] [--speed X] [--output FILE] [--metrics-output FILE] CAPTURE
-//	ghostdriver live   [--duration D] [--output FILE] [--clock-out FILE] [--drm-major N]...
+//	ghostdriver live   [--duration D] [--output FILE] [--clock-out FILE] [--drm-major N]... [--context-tiers LIST] [--obi-map-path P] [--no-tenant]
 //	ghostdriver doctor [--json]
 //	ghostdriver spans  [--limit N] [--completed] FILE
 //
@@ -20,6 +20,7 @@ import (
 const usage = `usage:
   ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--quiet] CAPTURE
   ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--drm-major N]...
+                     [--context-tiers otep4947,obi,traceparent] [--obi-map-path PATH] [--no-tenant] [--proc-root DIR] [--sys-root DIR]
   ghostdriver doctor [--json]
   ghostdriver spans  [--limit N] [--completed] FILE
 `

@@ -28,6 +28,7 @@ type pipelineFlags struct {
 	flushInterval time.Duration
 	collectEvery  time.Duration
 	spanOptions   []emit.SpanOption
+	enricher      pipeline.Enricher // live only
 }
 
 func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
@@ -52,6 +53,7 @@ func (pf *pipelineFlags) config() pipeline.Config {
 		FlushInterval:      pf.flushInterval,
 		CollectionInterval: pf.collectEvery,
 		SpanOptions:        pf.spanOptions,
+		Enricher:           pf.enricher,
 	}
 }
 

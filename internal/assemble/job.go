@@ -5,7 +5,10 @@
 // This file is the output model. It imports nothing from the collector: emit renders it.
 package assemble
 
-import "github.com/ghostdriver/ghostdriver/internal/event"
+import (
+	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+)
 
 // Point is one timestamp on a job's critical path (DESIGN.md: t0 … tf).
 type Point uint8
@@ -165,10 +168,19 @@ type Job struct {
 	// Dependencies the job waited on, and which of them were other jobs we saw.
 	Deps []Dependency
 
-	// Application trace context captured at the submitting ioctl, when any.
+	// Application trace context captured at the submitting ioctl, when any, or set by the
+	// enrich stage (TRACEPARENT). CtxTier numbers the tier (emit.CtxTier*).
 	TraceID [16]byte
 	SpanID  [8]byte
 	CtxTier uint8
+
+	// Tenant attribution, set by the enrich stage (live source only; replayed captures come
+	// from another machine and stay without). Resource is the submitting process's
+	// resource (its own OTEL_CTX / OTEL_* resource, then identity and tenancy: pid,
+	// executable, cgroup, container, pod); Attrs are per-job attributes (DRM client name,
+	// the device's PCI address, driver, SR-IOV VF). appctx.Attribute is pdata-free.
+	Resource []appctx.Attribute
+	Attrs    []appctx.Attribute
 }
 
 // Dependency is one fence the job depended on.

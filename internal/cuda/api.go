@@ -107,6 +107,8 @@ var apis = []API{
 	{Name: "cuCtxSynchronize", Class: ClassSync, Scope: ScopeContext},
 	{Name: "cuEventRecord", Class: ClassEventRecord, Stream: arg(1), Handle: arg(0)},
 	{Name: "cuEventRecord_ptsz", Class: ClassEventRecord, Stream: arg(1), Handle: arg(0)},
+	{Name: "cuEventRecordWithFlags", Class: ClassEventRecord, Stream: arg(1), Handle: arg(0)},
+	{Name: "cuEventRecordWithFlags_ptsz", Class: ClassEventRecord, Stream: arg(1), Handle: arg(0)},
 	// Driver: copies and sets.
 	{Name: "cuMemcpy", Class: ClassMemcpy, Bytes: arg(2)},
 	{Name: "cuMemcpy_ptds", Class: ClassMemcpy, Bytes: arg(2)},
@@ -166,6 +168,9 @@ var apis = []API{
 	{Name: "cudaDeviceSynchronize", Layer: Runtime, Class: ClassSync, Scope: ScopeContext},
 	{Name: "cudaEventRecord", Layer: Runtime, Class: ClassEventRecord, Stream: arg(1), Handle: arg(0)},
 	{Name: "cudaEventRecord_ptsz", Layer: Runtime, Class: ClassEventRecord, Stream: arg(1), Handle: arg(0)},
+	// PyTorch records its events with cudaEventRecordWithFlags (seen on the H200).
+	{Name: "cudaEventRecordWithFlags", Layer: Runtime, Class: ClassEventRecord, Stream: arg(1), Handle: arg(0)},
+	{Name: "cudaEventRecordWithFlags_ptsz", Layer: Runtime, Class: ClassEventRecord, Stream: arg(1), Handle: arg(0)},
 	// Runtime: copies and sets (memcpy Handle = cudaMemcpyKind).
 	{Name: "cudaMemcpy", Layer: Runtime, Class: ClassMemcpy, Bytes: arg(2), Handle: arg(3)},
 	{Name: "cudaMemcpy_ptds", Layer: Runtime, Class: ClassMemcpy, Bytes: arg(2), Handle: arg(3)},

@@ -308,8 +308,13 @@ func (s *Source) hookLibrary(lib Library) {
 	}
 	h := &hookedLib{Library: lib, offsets: map[uint64]int{}, exports: map[string]uint64{}}
 	s.libs[key] = h
-	s.stats.Libraries = len(s.libs)
 	s.mu.Unlock()
+	defer func() {
+		// Counted once every uprobe of the file is attached (tests wait on it).
+		s.mu.Lock()
+		s.stats.Libraries++
+		s.mu.Unlock()
+	}()
 
 	ex, err := link.OpenExecutable(lib.Path)
 	if err != nil {

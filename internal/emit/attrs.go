@@ -10,6 +10,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // putUint stores a kernel uint64 without wrapping: as an int attribute when it fits in
@@ -47,12 +48,69 @@ func ctxTierName(t uint8) string {
 	return metadata.ContextTierUnknown
 }
 
-// executableName is the process's name as far as the job tells it: the kernel comm is
-// the submitting *thread's* name, which is the process's only when that thread is the
-// main thread (TID == PID). Otherwise it is unknown here; the tenant enricher knows more.
+// executableName is the process's name as far as the job tells it: the enricher's
+// process.executable.name (basename of /proc/<pid>/exe) when it ran, else the kernel
+// comm, which is the submitting *thread's* name and so the process's only when that
+// thread is the main thread (TID == PID).
 func executableName(j *assemble.Job) string {
+	if v := lookupStr(j.Resource, metadata.AttrProcessExecutableName); v != "" {
+		return v
+	}
 	if j.PID != 0 && j.TID == j.PID {
 		return j.Comm
 	}
 	return ""
+}
+
+// serviceName is the enricher's service.name, else the executable name as far as known.
+func serviceName(j *assemble.Job) string {
+	if v := lookupStr(j.Resource, metadata.AttrServiceName); v != "" {
+		return v
+	}
+	return executableName(j)
+}
+
+// lookupStr returns the value of key in attrs as a string ("" when absent).
+func lookupStr(attrs []appctx.Attribute, key string) string {
+	if len(attrs) == 0 {
+		return ""
+	}
+	if v, ok := appctx.Lookup(attrs, key); ok {
+		if v.Kind == appctx.KindString {
+			return v.Str
+		}
+		return v.AsString()
+	}
+	return ""
+}
+
+// putAttrs copies tenant attributes (appctx's pdata-free model) into m, replacing keys
+// that are already there.
+func putAttrs(m pcommon.Map, attrs []appctx.Attribute) {
+	for i := range attrs {
+		putValue(m.PutEmpty(attrs[i].Key), attrs[i].Value)
+	}
+}
+
+func putValue(dst pcommon.Value, v appctx.Value) {
+	switch v.Kind {
+	case appctx.KindString:
+		dst.SetStr(v.Str)
+	case appctx.KindBool:
+		dst.SetBool(v.Bool)
+	case appctx.KindInt:
+		dst.SetInt(v.Int)
+	case appctx.KindDouble:
+		dst.SetDouble(v.Double)
+	case appctx.KindBytes:
+		dst.SetEmptyBytes().FromRaw(v.Bytes)
+	case appctx.KindArray:
+		s := dst.SetEmptySlice()
+		s.EnsureCapacity(len(v.Array))
+		for _, e := range v.Array {
+			putValue(s.AppendEmpty(), e)
+		}
+	case appctx.KindMap:
+		putAttrs(dst.SetEmptyMap(), v.Map)
+	}
 }

@@ -1,6 +1,7 @@
 // Optional metric dimensions (metadata.MetricsConfig.Dimensions): how each allowed key
-// gets its value from a job. Tenant dimensions (container, pod) join here together with
-// their entry in metadata.AllowedDimensions.
+// gets its value from a job. Tenant dimensions come from the enricher's Job.Resource and
+// Job.Attrs; without an enricher (replay) only service.name and process.executable.name
+// can have a value (the executable name from the main thread's comm).
 package emit
 
 import (
@@ -13,7 +14,11 @@ import (
 // dimensionValues maps every key of metadata.AllowedDimensions to its value extractor.
 // An empty value leaves the attribute out of the data point.
 var dimensionValues = map[string]func(*assemble.Job) string{
+	metadata.AttrServiceName:           serviceName,
 	metadata.AttrProcessExecutableName: executableName,
+	metadata.AttrContainerID:           func(j *assemble.Job) string { return lookupStr(j.Resource, metadata.AttrContainerID) },
+	metadata.AttrK8sPodUID:             func(j *assemble.Job) string { return lookupStr(j.Resource, metadata.AttrK8sPodUID) },
+	metadata.AttrDRMClientName:         func(j *assemble.Job) string { return lookupStr(j.Attrs, metadata.AttrDRMClientName) },
 }
 
 // dimensionSep joins dimension values into one comparable series key.

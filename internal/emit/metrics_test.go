@@ -16,6 +16,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 var (
@@ -101,7 +102,7 @@ func with(base map[string]any, kv ...any) map[string]any {
 }
 
 func TestStageAndJobHistograms(t *testing.T) {
-	m := NewMetricsRecorder(metadata.DefaultMetricsConfig(), t0)
+	m := NewMetricsRecorder(noDims(), t0)
 	m.RecordJob(fullJob(), testClock)
 	m.RecordJob(partialJob(), testClock)
 	ms := metricsByName(m.Collect(t1, event.SourceStats{}, AssemblerCounters{}))
@@ -152,7 +153,7 @@ func TestStageAndJobHistograms(t *testing.T) {
 }
 
 func TestCollectIsCumulative(t *testing.T) {
-	m := NewMetricsRecorder(metadata.DefaultMetricsConfig(), t0)
+	m := NewMetricsRecorder(noDims(), t0)
 	m.RecordJob(fullJob(), testClock)
 	m.Collect(t1, event.SourceStats{}, AssemblerCounters{})
 	m.RecordJob(fullJob(), testClock)
@@ -185,7 +186,7 @@ func execJob(device, ring string, s, e int64) *assemble.Job {
 }
 
 func TestRingBusyRatioIsTheUnionOverTheWindow(t *testing.T) {
-	m := NewMetricsRecorder(metadata.DefaultMetricsConfig(), t0)
+	m := NewMetricsRecorder(noDims(), t0)
 	dev := "0000:03:00.0"
 	// [0,100] ∪ [50,150] ∪ [300,400] = 250 ns busy; window [0, 1000] by watermark.
 	m.RecordJob(execJob(dev, "gfx", 300, 400), testClock)
@@ -240,7 +241,7 @@ func TestRingBusyRatioIsTheUnionOverTheWindow(t *testing.T) {
 
 // Without watermarks, the window ends at the latest job end seen.
 func TestRingBusyWindowFromJobsAlone(t *testing.T) {
-	m := NewMetricsRecorder(metadata.DefaultMetricsConfig(), t0)
+	m := NewMetricsRecorder(noDims(), t0)
 	j := execJob("", "gfx", 200, 300)
 	j.Start, j.End = 0, 400 // job span wider than its execution
 	m.RecordJob(j, testClock)
@@ -277,7 +278,7 @@ func TestRingBusyManyIntervalsOutOfOrder(t *testing.T) {
 		end = max(end, iv.end)
 	}
 
-	m := NewMetricsRecorder(metadata.DefaultMetricsConfig(), t0)
+	m := NewMetricsRecorder(noDims(), t0)
 	for _, iv := range ivs {
 		m.RecordJob(execJob("", "gfx", iv.start, iv.end), testClock)
 	}
@@ -293,7 +294,7 @@ func TestRingBusyManyIntervalsOutOfOrder(t *testing.T) {
 }
 
 func TestDisabledMetricsAreAbsent(t *testing.T) {
-	cfg := metadata.DefaultMetricsConfig()
+	cfg := noDims()
 	cfg.GhostdriverStageDuration.Enabled = false
 	cfg.GhostdriverRingBusyRatio.Enabled = false
 	cfg.GhostdriverDecoderUnknownEvents.Enabled = false
@@ -316,7 +317,7 @@ func TestDisabledMetricsAreAbsent(t *testing.T) {
 }
 
 func TestSourceAndAssemblerCounters(t *testing.T) {
-	m := NewMetricsRecorder(metadata.DefaultMetricsConfig(), t0)
+	m := NewMetricsRecorder(noDims(), t0)
 	var src event.SourceStats
 	src.Events[event.JobQueue] = 10
 	src.Events[event.FenceSignaled] = 25
@@ -413,5 +414,43 @@ func TestOptionalDimensions(t *testing.T) {
 	d := newDimensions([]string{"a", "b"})
 	if len(d.keys) != 0 {
 		t.Error("unknown dimensions accepted")
+	}
+}
+
+// noDims is the default configuration without the optional dimensions: the tests above
+// are about the ring/stage series themselves.
+func noDims() metadata.MetricsConfig {
+	cfg := metadata.DefaultMetricsConfig()
+	cfg.Dimensions = nil
+	return cfg
+}
+
+// By default the job metrics carry service.name: the enricher's (OTEL_SERVICE_NAME,
+// OTEL_CTX) when it ran, else the executable name when the job tells it; never pid/tid.
+func TestDefaultDimensionIsServiceName(t *testing.T) {
+	cfg := metadata.DefaultMetricsConfig()
+	if !slices.Equal(cfg.Dimensions, []string{metadata.AttrServiceName}) {
+		t.Fatalf("default dimensions %v", cfg.Dimensions)
+	}
+	for _, k := range metadata.AllowedDimensions {
+		if k == metadata.AttrProcessPID || k == metadata.AttrThreadID {
+			t.Errorf("%s is an allowed dimension: one series per process/thread", k)
+		}
+	}
+	enriched := fullJob()
+	enriched.Resource = []appctx.Attribute{appctx.String(metadata.AttrServiceName, "renderer"), appctx.String(metadata.AttrProcessExecutableName, "vkcube")}
+	m := NewMetricsRecorder(cfg, t0)
+	m.RecordJob(enriched, testClock)
+	m.RecordJob(fullJob(), testClock)    // not enriched: the main thread's comm
+	m.RecordJob(partialJob(), testClock) // not enriched, worker thread: no value, label left out
+	ms := metricsByName(m.Collect(t1, event.SourceStats{}, AssemblerCounters{}))
+	jobs := ms["ghostdriver.jobs"]
+	for _, c := range []struct {
+		svc  []any
+		want int64
+	}{{[]any{"service.name", "renderer"}, 1}, {[]any{"service.name", "vkcube"}, 1}, {nil, 1}} {
+		if v := numPoint(t, jobs, with(gfx, append([]any{"ghostdriver.job.outcome", "completed"}, c.svc...)...)).IntValue(); v != c.want {
+			t.Errorf("jobs %v = %d, want %d", c.svc, v, c.want)
+		}
 	}
 }

@@ -2,7 +2,8 @@
 //
 // Defaults: process.pid, process.executable.name and service.name = the executable name
 // ("unknown_service" when the job does not tell it), host.name when configured; then the
-// ResourceFunc hook. The executable name is only learnt from jobs submitted by the
+// enricher's Job.Resource (the process's own resource and tenancy: live source only);
+// then the ResourceFunc hook. The executable name is only learnt from jobs submitted by the
 // process's main thread (see executableName) and remembered per PID across batches, so a
 // process keeps one service.name once it is known.
 package emit
@@ -68,6 +69,12 @@ func (b *SpanBuilder) fillResource(t *tenant, j *assemble.Job) {
 	t.res.PutStr(metadata.AttrServiceName, service)
 	if b.cfg.hostName != "" {
 		t.res.PutStr(metadata.AttrHostName, b.cfg.hostName)
+	}
+	if len(j.Resource) > 0 {
+		putAttrs(t.res, j.Resource)
+		if _, ok := t.res.Get(metadata.AttrProcessExecutableName); ok {
+			t.named = true
+		}
 	}
 	if b.cfg.resource != nil {
 		b.cfg.resource(j, t.res)

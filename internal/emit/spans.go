@@ -219,4 +219,5 @@ func putJobAttributes(a pcommon.Map, j *assemble.Job) {
 		a.PutInt(metadata.AttrJobDependencies, int64(len(j.Deps)))
 	}
 	a.PutStr(metadata.AttrContextTier, ctxTierName(j.CtxTier))
+	putAttrs(a, j.Attrs)
 }

@@ -72,6 +72,11 @@ const (
 	// trace_marker writes ("print" events), kept as markers on the timeline.
 	Marker
 
+	// Process lifecycle (live source), only for processes the enricher resolved: their
+	// cached attribution and thread-context recipe are stale. PID is the process.
+	ProcessExec // sched_process_exec
+	ProcessExit // sched_process_exit of the thread-group leader
+
 	kindCount
 )
 
@@ -115,6 +120,8 @@ var kindNames = [kindCount]string{
 	MsmSubmitFlush:       "msm_submit_flush",
 	MsmSubmitRetired:     "msm_submit_retired",
 	Marker:               "marker",
+	ProcessExec:          "process_exec",
+	ProcessExit:          "process_exit",
 }
 
 // String returns the stable, metric-safe name of the kind.
@@ -201,6 +208,7 @@ type Event struct {
 	Text string
 
 	// Trace context read at the submitting ioctl (live source only; zero otherwise).
+	// CtxTier numbers the tier that supplied it (emit.CtxTier*; 0: none).
 	TraceID [16]byte
 	SpanID  [8]byte
 	CtxTier uint8

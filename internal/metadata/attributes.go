@@ -11,6 +11,17 @@ const (
 	AttrProcessPID            = "process.pid"
 	AttrProcessExecutableName = "process.executable.name"
 	AttrHostName              = "host.name"
+
+	// Tenant attribution (internal/tenant; live source only).
+	AttrProcessExecutablePath = "process.executable.path"
+	AttrProcessLinuxCgroup    = "process.linux.cgroup"
+	AttrContainerID           = "container.id"
+	AttrContainerRuntimeName  = "container.runtime.name"
+	AttrK8sPodUID             = "k8s.pod.uid"
+	AttrK8sPodQoSClass        = "ghostdriver.k8s.pod.qos_class"
+	AttrSystemdUnit           = "ghostdriver.systemd.unit"
+	AttrNvidiaMIGInstance     = "ghostdriver.nvidia.mig_instance"
+	AttrResourceSource        = "ghostdriver.resource.source"
 )
 
 // Span attributes of gpu.job. Integer attributes that carry kernel uint64 values
@@ -34,6 +45,16 @@ const (
 	// attribute, so the receiver documents that it puts the kernel TID here.
 	AttrThreadID   = "thread.id"
 	AttrThreadName = "thread.name"
+
+	// Tenant attribution of the job (internal/tenant; live source only): the DRM client's
+	// name, and the device's details under ghostdriver.gpu.* (ghostdriver.device is an
+	// attribute, so it cannot also be a namespace).
+	AttrDRMClientName = "ghostdriver.drm.client_name"
+	AttrHWType        = "hw.type"
+	AttrHWVendor      = "hw.vendor"
+	AttrGPUPCIAddress = "ghostdriver.gpu.pci_address"
+	AttrGPUDriver     = "ghostdriver.gpu.driver"
+	AttrGPUSRIOVVF    = "ghostdriver.gpu.sriov_vf"
 )
 
 // Span attributes of the stage child spans.

@@ -33,20 +33,28 @@ type MetricsConfig struct {
 	GhostdriverJobPending           MetricConfig `mapstructure:"ghostdriver.job.pending"`
 	GhostdriverJobSpansDropped      MetricConfig `mapstructure:"ghostdriver.job.spans_dropped"`
 
-	// Dimensions adds attributes beyond the low-cardinality defaults to the job metrics
-	// (those whose descriptor has Dimensions set). Each must be in AllowedDimensions:
-	// the list is the place where tenant dimensions (container, pod) join, one reviewed
-	// key at a time, because each multiplies the number of series. Default: none.
+	// Dimensions adds tenant attributes to the job metrics (those whose descriptor has
+	// Dimensions set). Each must be in AllowedDimensions: the list is reviewed one key at
+	// a time, because each multiplies the number of series. Default: DefaultDimensions.
 	Dimensions []string `mapstructure:"dimensions"`
 }
 
-// AllowedDimensions are the keys MetricsConfig.Dimensions may name.
-var AllowedDimensions = []string{AttrProcessExecutableName}
+// AllowedDimensions are the keys MetricsConfig.Dimensions may name. Never process.pid or
+// thread.id: one series per process (or thread) of every GPU job would grow without bound.
+var AllowedDimensions = []string{
+	AttrServiceName, AttrProcessExecutableName, AttrContainerID, AttrK8sPodUID, AttrDRMClientName,
+}
 
-// DefaultMetricsConfig enables every metric and no optional dimension.
+// DefaultDimensions: service.name only. It is what dashboards group by, is stable across
+// restarts and bounded by the number of distinct workloads on the node; container.id and
+// k8s.pod.uid change on every restart (series churn in Prometheus), so they are opt-in.
+var DefaultDimensions = []string{AttrServiceName}
+
+// DefaultMetricsConfig enables every metric with the default dimensions.
 func DefaultMetricsConfig() MetricsConfig {
 	on := MetricConfig{Enabled: true}
 	return MetricsConfig{
+		Dimensions:                      append([]string(nil), DefaultDimensions...),
 		GhostdriverStageDuration:        on,
 		GhostdriverJobDuration:          on,
 		GhostdriverJobs:                 on,

@@ -1,7 +1,7 @@
 // Package pipeline wires one source to the assembler and the span/metric builders, the
 // same way for the collector receiver and the offline CLI:
 //
-//	source ──events──▶ assemble ──jobs──▶ emit (spans, metrics) ──▶ outputs
+//	source ──events──▶ assemble ──jobs──▶ enrich ──▶ emit (spans, metrics) ──▶ outputs
 //
 // The source's goroutine drives the assembler under a mutex; a separate flusher takes
 // the buffered spans and metrics and hands them to the outputs, so a slow or failing
@@ -35,6 +35,18 @@ type Config struct {
 	// dropped from the trace output (still counted in metrics) and DroppedJobs grows.
 	MaxBufferedJobs int
 	SpanOptions     []emit.SpanOption
+	// Enricher, when set, attributes jobs to tenants and completes their application
+	// context (internal/enrich). Only for the live source: replayed captures come from
+	// another machine, whose processes the local /proc knows nothing about.
+	Enricher Enricher
+}
+
+// Enricher is the enrich stage. Both methods run on the source goroutine and must not
+// block for long: Observe sees every batch before the assembler (first sight of a
+// process, exec/exit), Enrich every finished job before its spans and metrics are built.
+type Enricher interface {
+	Observe(batch []event.Event)
+	Enrich(j *assemble.Job)
 }
 
 // Outputs receive what the pipeline produces. Any may be nil.
@@ -91,6 +103,9 @@ func (c sourceClock) WallNanos(t int64) int64 { return c.src.Clock().WallNanos(t
 
 // onJob runs under p.mu (called from the assembler).
 func (p *Pipeline) onJob(j *assemble.Job) {
+	if p.cfg.Enricher != nil {
+		p.cfg.Enricher.Enrich(j)
+	}
 	p.metrics.RecordJob(j, sourceClock{p.src})
 	if p.out.Job != nil {
 		p.out.Job(j)
@@ -113,6 +128,9 @@ func (p *Pipeline) onJob(j *assemble.Job) {
 
 // Consume implements event.Sink.
 func (p *Pipeline) Consume(batch []event.Event) {
+	if p.cfg.Enricher != nil {
+		p.cfg.Enricher.Observe(batch)
+	}
 	p.mu.Lock()
 	p.asm.Consume(batch)
 	p.mu.Unlock()

@@ -13,6 +13,14 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type commonCtxTier uint32
+
+const (
+	commonCtxTierCTX_TIER_NONE     commonCtxTier = 0
+	commonCtxTierCTX_TIER_OTEP4947 commonCtxTier = 1
+	commonCtxTierCTX_TIER_OBI      commonCtxTier = 2
+)
+
 type commonHook uint32
 
 const (
@@ -62,6 +70,8 @@ const (
 	commonHookHOOK_MSM_GPU_SUBMIT              commonHook = 70
 	commonHookHOOK_MSM_GPU_SUBMIT_FLUSH        commonHook = 71
 	commonHookHOOK_MSM_GPU_SUBMIT_RETIRED      commonHook = 72
+	commonHookHOOK_PROCESS_EXEC                commonHook = 80
+	commonHookHOOK_PROCESS_EXIT                commonHook = 81
 )
 
 type commonRecord struct {
@@ -87,10 +97,13 @@ type commonRecord struct {
 	Hook       uint16
 	Func       uint16
 	Flags      uint8
-	Pad        [3]uint8
+	CtxTier    uint8
+	Pad        [2]uint8
 	Comm       [16]int8
 	Ring       [16]int8
 	Dev        [16]int8
+	TraceId    [16]uint8
+	SpanId     [8]uint8
 }
 
 type commonRecordFlag uint32
@@ -112,6 +125,7 @@ const (
 	commonVarUnusedFlag   = "unused_flag"
 	commonVarUnusedHook   = "unused_hook"
 	commonVarUnusedRecord = "unused_record"
+	commonVarUnusedTier   = "unused_tier"
 	commonVarWakeupBytes  = "wakeup_bytes"
 )
 
@@ -174,6 +188,7 @@ type commonVariableSpecs struct {
 	UnusedFlag   *ebpf.VariableSpec `ebpf:"unused_flag"`
 	UnusedHook   *ebpf.VariableSpec `ebpf:"unused_hook"`
 	UnusedRecord *ebpf.VariableSpec `ebpf:"unused_record"`
+	UnusedTier   *ebpf.VariableSpec `ebpf:"unused_tier"`
 	WakeupBytes  *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -215,6 +230,7 @@ type commonVariables struct {
 	UnusedFlag   *ebpf.Variable `ebpf:"unused_flag"`
 	UnusedHook   *ebpf.Variable `ebpf:"unused_hook"`
 	UnusedRecord *ebpf.Variable `ebpf:"unused_record"`
+	UnusedTier   *ebpf.Variable `ebpf:"unused_tier"`
 	WakeupBytes  *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

@@ -25,7 +25,50 @@ type Config struct {
 	// action matches when it equals a name or starts with name + "-" or "_".
 	IRQNames []string
 
-	// TraceCtx options (application trace context at the submit ioctl) come later.
+	// ContextTiers are the in-kernel application trace-context tiers read at the submit
+	// ioctl, in lookup order: TierOTEP4947, TierOBI. nil means both in that order; an
+	// empty non-nil slice reads none (TRACEPARENT is applied in user space, not here).
+	ContextTiers []string
+	// OBIMapPath is where OBI pins its traces_ctx_v1 map (default DefaultOBIMapPath).
+	// When nothing is pinned there, the program looks up an empty placeholder instead.
+	OBIMapPath string
+}
+
+// In-kernel context tiers (the names of ghostdriver.context.tier).
+const (
+	TierOTEP4947 = "otep4947"
+	TierOBI      = "obi"
+)
+
+// DefaultOBIMapPath is OBI's default pin path of traces_ctx_v1.
+const DefaultOBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
+
+// maxCtxTiers mirrors MAX_CTX_TIERS in bpf/syscalls.c.
+const maxCtxTiers = 2
+
+// ctxOrder is the ctx_order constant of bpf/syscalls.c for the configured tiers.
+func (c Config) ctxOrder() ([maxCtxTiers]uint8, error) {
+	var out [maxCtxTiers]uint8
+	n := 0
+	for _, t := range c.ContextTiers {
+		var v uint8
+		switch t {
+		case TierOTEP4947:
+			v = uint8(commonCtxTierCTX_TIER_OTEP4947)
+		case TierOBI:
+			v = uint8(commonCtxTierCTX_TIER_OBI)
+		default:
+			return out, fmt.Errorf("unknown in-kernel context tier %q (want %q or %q)", t, TierOTEP4947, TierOBI)
+		}
+		for _, have := range out[:n] {
+			if have == v {
+				return out, fmt.Errorf("context tier %q listed twice", t)
+			}
+		}
+		out[n] = v
+		n++
+	}
+	return out, nil
 }
 
 // maxMajors mirrors MAX_MAJORS in bpf/syscalls.c.
@@ -52,6 +95,8 @@ func DefaultConfig() Config {
 			"v3d_bin_job_run",
 			"v3d_render_job_run",
 		},
+		ContextTiers:    []string{TierOTEP4947, TierOBI},
+		OBIMapPath:      DefaultOBIMapPath,
 		RingBufferBytes: 8 << 20,
 		PollInterval:    10 * time.Millisecond,
 		IRQNames: []string{
@@ -91,6 +136,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.IRQNames == nil {
 		c.IRQNames = d.IRQNames
+	}
+	if c.ContextTiers == nil {
+		c.ContextTiers = d.ContextTiers
+	}
+	if _, err := c.ctxOrder(); err != nil {
+		return c, err
+	}
+	if c.OBIMapPath == "" {
+		c.OBIMapPath = d.OBIMapPath
 	}
 	return c, nil
 }

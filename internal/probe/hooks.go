@@ -58,6 +58,8 @@ var hookTable = map[commonHook]hookInfo{
 	commonHookHOOK_MSM_GPU_SUBMIT:              {event.MsmSubmit, "msm_gpu_submit"},
 	commonHookHOOK_MSM_GPU_SUBMIT_FLUSH:        {event.MsmSubmitFlush, "msm_gpu_submit_flush"},
 	commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:      {event.MsmSubmitRetired, "msm_gpu_submit_retired"},
+	commonHookHOOK_PROCESS_EXEC:                {event.ProcessExec, "sched_process_exec"},
+	commonHookHOOK_PROCESS_EXIT:                {event.ProcessExit, "sched_process_exit"},
 }
 
 // Program families: one bpf2go object each (bpf/<family>.c).
@@ -85,6 +87,11 @@ const (
 	StageI915          = "i915"
 	StageXe            = "xe"
 	StageMSM           = "msm"
+	// StageProcess is not a job stage: exec/exit of processes whose trace-context recipe
+	// is in the kernel (bpf/syscalls.c), so that stale recipes and caches are dropped.
+	StageProcess = "process_lifecycle"
+	// StageAppContext reports which map the OBI context tier reads.
+	StageAppContext = "app_context"
 )
 
 // rung is one way of hooking an event: programs of one family that must all attach.
@@ -174,6 +181,12 @@ func hookDefs(cfg Config) []hookDef {
 		for _, ev := range d.events {
 			defs = append(defs, hookDef{stage: d.stage, event: ev, rungs: []rung{one(famDrivers, "tpbtf_"+ev)}})
 		}
+	}
+	for _, ev := range []string{"sched_process_exec", "sched_process_exit"} {
+		defs = append(defs, hookDef{stage: StageProcess, event: ev, rungs: []rung{
+			one(famSyscalls, "tpbtf_"+ev),
+			one(famSyscalls, "rawtp_"+ev),
+		}})
 	}
 	return defs
 }

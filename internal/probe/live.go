@@ -12,11 +12,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // maxBatch bounds the events handed to the sink in one Consume call.
@@ -92,13 +94,69 @@ func load(cfg Config, log *zap.Logger) (*loader, error) {
 		ld.objs.close()
 		return ld, err
 	}
+	ld.openOBIMap()
 	ld.fillIRQs()
 	ld.attachAll()
-	if len(ld.rep.Attached()) == 0 {
+	if !ld.rep.anyJobHook() {
 		ld.objs.close()
 		return ld, errors.New("no GPU hook could be attached: " + ld.rep.Summary())
 	}
 	return ld, nil
+}
+
+// Processes is the kernel's table of processes user space has resolved: the OTEP 4947
+// thread-context recipe of each (or none), and the reason exec and exit of them are
+// reported (bpf/syscalls.c, `procs`).
+type Processes interface {
+	// SetProcess records pid with where its threads' otel_thread_ctx_v1 slot is (tenant's
+	// Process.ThreadContextTLS); nil means "known, no thread context".
+	SetProcess(pid uint32, tls *appctx.TLSAccess) error
+	// ForgetProcess removes pid (the kernel does it by itself on exec and exit).
+	ForgetProcess(pid uint32) error
+}
+
+var _ Processes = (*Live)(nil)
+
+// SetProcess implements Processes.
+func (l *Live) SetProcess(pid uint32, tls *appctx.TLSAccess) error {
+	m := l.objs.procsMap()
+	if m == nil {
+		return errors.New("probe: the syscalls family is not loaded")
+	}
+	v := recipeOf(tls)
+	return m.Update(pid, &v, 0)
+}
+
+// recipeOf is struct tls_recipe for an appctx.TLSAccess (kind 0 when nil or unresolved).
+func recipeOf(a *appctx.TLSAccess) syscallsTlsRecipe {
+	var v syscallsTlsRecipe
+	if a == nil {
+		return v
+	}
+	switch a.Kind {
+	case appctx.TLSStatic:
+		v.Kind, v.TpOffset = 1, a.TPOffset
+	case appctx.TLSDynamic:
+		v.Kind, v.ModuleId, v.BlockOffset = 2, a.ModuleID, a.BlockOffset
+		v.DtvOffset, v.DtvEntrySize = a.DTVOffset, a.DTVEntrySize
+		// The DTV's length word: glibc dtv[-1].counter (16-byte entries), musl dtv[0].
+		if a.DTVEntrySize == 16 {
+			v.DtvLenOffset = -16
+		}
+	}
+	return v
+}
+
+// ForgetProcess implements Processes.
+func (l *Live) ForgetProcess(pid uint32) error {
+	m := l.objs.procsMap()
+	if m == nil {
+		return nil
+	}
+	if err := m.Delete(pid); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Doctor produces the report Open would, without keeping anything attached.

@@ -37,6 +37,9 @@ type objects struct {
 	progs    []*ebpf.Program
 	links    []link.Link
 	irqNames map[int32]string
+	// obi is OBI's pinned traces_ctx_v1 when it was found (closed with the objects; the
+	// pin itself stays: it is OBI's).
+	obi *ebpf.Map
 }
 
 func (o *objects) close() error {
@@ -55,6 +58,10 @@ func (o *objects) close() error {
 		}
 	}
 	o.families = nil
+	if o.obi != nil {
+		o.obi.Close()
+		o.obi = nil
+	}
 	if o.common != nil {
 		o.common.Close()
 		o.common = nil
@@ -64,6 +71,15 @@ func (o *objects) close() error {
 
 func (o *objects) eventsMap() *ebpf.Map { return o.common.Maps["events"] }
 func (o *objects) lostMap() *ebpf.Map   { return o.common.Maps["lost"] }
+
+// procsMap is the tgid → thread-context recipe table of the syscalls family (nil when
+// that family could not be created).
+func (o *objects) procsMap() *ebpf.Map {
+	if f, ok := o.families[famSyscalls]; ok {
+		return f.maps["procs"]
+	}
+	return nil
+}
 
 type loader struct {
 	cfg   Config
@@ -138,9 +154,22 @@ func (ld *loader) family(name string) (*family, error) {
 		if err := spec.Variables["n_drm_majors"].Set(uint32(len(ld.cfg.DRMMajors))); err != nil {
 			return nil, err
 		}
+		order, err := ld.cfg.ctxOrder()
+		if err != nil {
+			return nil, err
+		}
+		if err := spec.Variables["ctx_order"].Set(order); err != nil {
+			return nil, err
+		}
 	}
 	f := &family{name: name, spec: spec, perCopyData: name == famFuncs}
 	shared := map[string]*ebpf.Map{"events": ld.objs.eventsMap(), "lost": ld.objs.lostMap()}
+	if name == famSyscalls && ld.objs.obi != nil {
+		// Take OBI's size and flags, so the replacement passes the compatibility check.
+		ms := spec.Maps[obiMapName]
+		ms.Type, ms.MaxEntries, ms.Flags = ld.objs.obi.Type(), ld.objs.obi.MaxEntries(), ld.objs.obi.Flags()
+		shared[obiMapName] = ld.objs.obi
+	}
 	if f.perCopyData {
 		f.maps = shared
 	} else {
@@ -155,6 +184,52 @@ func (ld *loader) family(name string) (*family, error) {
 	}
 	ld.objs.families[name] = f
 	return f, nil
+}
+
+// obiMapName is OBI's map, and the name of our placeholder of the same shape.
+const obiMapName = "traces_ctx_v1"
+
+// openOBIMap loads OBI's pinned traces_ctx_v1 when it is pinned at cfg.OBIMapPath and has
+// the shape the program expects; the report says which map the OBI tier reads.
+func (ld *loader) openOBIMap() {
+	const stage, hook = StageAppContext, "map/" + obiMapName
+	if !slicesContains(ld.cfg.ContextTiers, TierOBI) {
+		ld.rep.add(stage, hook, StatusUnavailable, "obi tier not configured")
+		return
+	}
+	m, err := ebpf.LoadPinnedMap(ld.cfg.OBIMapPath, nil)
+	if err != nil {
+		why := "nothing pinned at " + ld.cfg.OBIMapPath + " (OBI not running, or not populating trace context): empty placeholder"
+		if !errors.Is(err, os.ErrNotExist) {
+			why = "loading " + ld.cfg.OBIMapPath + ": " + firstLine(err.Error()) + ": empty placeholder"
+		}
+		ld.rep.add(stage, hook, StatusUnavailable, why)
+		return
+	}
+	spec, err := loadSyscalls()
+	if err == nil {
+		want := spec.Maps[obiMapName]
+		if (m.Type() != ebpf.LRUHash && m.Type() != ebpf.Hash) || m.KeySize() != want.KeySize || m.ValueSize() != want.ValueSize {
+			err = fmt.Errorf("%s is %v key %d value %d, want %v key %d value %d", ld.cfg.OBIMapPath,
+				m.Type(), m.KeySize(), m.ValueSize(), want.Type, want.KeySize, want.ValueSize)
+		}
+	}
+	if err != nil {
+		m.Close()
+		ld.rep.add(stage, hook, StatusUnavailable, firstLine(err.Error())+": empty placeholder")
+		return
+	}
+	ld.objs.obi = m
+	ld.rep.add(stage, hook, StatusAttached, "pinned at "+ld.cfg.OBIMapPath)
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 // loadProgram loads one program of a family, alone.

@@ -73,6 +73,9 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 		if info.kind == event.IoctlExit {
 			ev.Ret = r.Ret
 		}
+		if r.CtxTier != uint8(commonCtxTierCTX_TIER_NONE) {
+			ev.TraceID, ev.SpanID, ev.CtxTier = r.TraceId, r.SpanId, r.CtxTier
+		}
 	case commonHookHOOK_BO_VALIDATE_ENTER, commonHookHOOK_BO_VALIDATE_EXIT:
 		ev.Func = funcName(d.boFuncs, r.Func)
 		ev.Ret = r.Ret

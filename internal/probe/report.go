@@ -42,6 +42,17 @@ func (r Report) Attached() []Entry {
 	return out
 }
 
+// anyJobHook reports whether a hook that observes GPU jobs is attached (not only the
+// process-lifecycle hooks or OBI's map).
+func (r *Report) anyJobHook() bool {
+	for _, e := range r.Entries {
+		if e.Status == StatusAttached && e.Stage != StageProcess && e.Stage != StageAppContext {
+			return true
+		}
+	}
+	return false
+}
+
 // StageAttached reports whether any hook of stage is attached.
 func (r Report) StageAttached(stage string) bool {
 	for _, e := range r.Entries {

@@ -20,22 +20,49 @@ type syscallsIoctlArgs struct {
 	Arg uint64
 }
 
+type syscallsObiTraceCtx struct {
+	_       structs.HostLayout
+	TraceId [16]uint8
+	SpanId  [8]uint8
+}
+
+type syscallsTlsRecipe struct {
+	_            structs.HostLayout
+	Kind         uint8
+	Pad          [7]uint8
+	TpOffset     int64
+	ModuleId     uint64
+	BlockOffset  uint64
+	DtvOffset    uint64
+	DtvEntrySize uint64
+	DtvLenOffset int64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	syscallsMapEvents           = "events"
-	syscallsMapInflight         = "inflight"
-	syscallsMapLost             = "lost"
-	syscallsProgFentryDrmIoctl  = "fentry_drm_ioctl"
-	syscallsProgFexitDrmIoctl   = "fexit_drm_ioctl"
-	syscallsProgRawSysEnter     = "raw_sys_enter"
-	syscallsProgRawSysExit      = "raw_sys_exit"
-	syscallsProgTpSysEnterIoctl = "tp_sys_enter_ioctl"
-	syscallsProgTpSysExitIoctl  = "tp_sys_exit_ioctl"
-	syscallsVarDrmMajors        = "drm_majors"
-	syscallsVarN_drmMajors      = "n_drm_majors"
-	syscallsVarWakeupBytes      = "wakeup_bytes"
+	syscallsMapEvents                 = "events"
+	syscallsMapInflight               = "inflight"
+	syscallsMapLost                   = "lost"
+	syscallsMapProcs                  = "procs"
+	syscallsMapTracesCtxV1            = "traces_ctx_v1"
+	syscallsProgFentryDrmIoctl        = "fentry_drm_ioctl"
+	syscallsProgFexitDrmIoctl         = "fexit_drm_ioctl"
+	syscallsProgRawSysEnter           = "raw_sys_enter"
+	syscallsProgRawSysExit            = "raw_sys_exit"
+	syscallsProgRawtpSchedProcessExec = "rawtp_sched_process_exec"
+	syscallsProgRawtpSchedProcessExit = "rawtp_sched_process_exit"
+	syscallsProgTpSysEnterIoctl       = "tp_sys_enter_ioctl"
+	syscallsProgTpSysExitIoctl        = "tp_sys_exit_ioctl"
+	syscallsProgTpbtfSchedProcessExec = "tpbtf_sched_process_exec"
+	syscallsProgTpbtfSchedProcessExit = "tpbtf_sched_process_exit"
+	syscallsVarCtxOrder               = "ctx_order"
+	syscallsVarDrmMajors              = "drm_majors"
+	syscallsVarN_drmMajors            = "n_drm_majors"
+	syscallsVarUnusedObiTraceCtx      = "unused_obi_trace_ctx"
+	syscallsVarUnusedTlsRecipe        = "unused_tls_recipe"
+	syscallsVarWakeupBytes            = "wakeup_bytes"
 )
 
 // loadSyscalls returns the embedded CollectionSpec for syscalls.
@@ -80,30 +107,39 @@ type syscallsSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsProgramSpecs struct {
-	FentryDrmIoctl  *ebpf.ProgramSpec `ebpf:"fentry_drm_ioctl"`
-	FexitDrmIoctl   *ebpf.ProgramSpec `ebpf:"fexit_drm_ioctl"`
-	RawSysEnter     *ebpf.ProgramSpec `ebpf:"raw_sys_enter"`
-	RawSysExit      *ebpf.ProgramSpec `ebpf:"raw_sys_exit"`
-	TpSysEnterIoctl *ebpf.ProgramSpec `ebpf:"tp_sys_enter_ioctl"`
-	TpSysExitIoctl  *ebpf.ProgramSpec `ebpf:"tp_sys_exit_ioctl"`
+	FentryDrmIoctl        *ebpf.ProgramSpec `ebpf:"fentry_drm_ioctl"`
+	FexitDrmIoctl         *ebpf.ProgramSpec `ebpf:"fexit_drm_ioctl"`
+	RawSysEnter           *ebpf.ProgramSpec `ebpf:"raw_sys_enter"`
+	RawSysExit            *ebpf.ProgramSpec `ebpf:"raw_sys_exit"`
+	RawtpSchedProcessExec *ebpf.ProgramSpec `ebpf:"rawtp_sched_process_exec"`
+	RawtpSchedProcessExit *ebpf.ProgramSpec `ebpf:"rawtp_sched_process_exit"`
+	TpSysEnterIoctl       *ebpf.ProgramSpec `ebpf:"tp_sys_enter_ioctl"`
+	TpSysExitIoctl        *ebpf.ProgramSpec `ebpf:"tp_sys_exit_ioctl"`
+	TpbtfSchedProcessExec *ebpf.ProgramSpec `ebpf:"tpbtf_sched_process_exec"`
+	TpbtfSchedProcessExit *ebpf.ProgramSpec `ebpf:"tpbtf_sched_process_exit"`
 }
 
 // syscallsMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsMapSpecs struct {
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Inflight *ebpf.MapSpec `ebpf:"inflight"`
-	Lost     *ebpf.MapSpec `ebpf:"lost"`
+	Events      *ebpf.MapSpec `ebpf:"events"`
+	Inflight    *ebpf.MapSpec `ebpf:"inflight"`
+	Lost        *ebpf.MapSpec `ebpf:"lost"`
+	Procs       *ebpf.MapSpec `ebpf:"procs"`
+	TracesCtxV1 *ebpf.MapSpec `ebpf:"traces_ctx_v1"`
 }
 
 // syscallsVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsVariableSpecs struct {
-	DrmMajors   *ebpf.VariableSpec `ebpf:"drm_majors"`
-	N_drmMajors *ebpf.VariableSpec `ebpf:"n_drm_majors"`
-	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	CtxOrder          *ebpf.VariableSpec `ebpf:"ctx_order"`
+	DrmMajors         *ebpf.VariableSpec `ebpf:"drm_majors"`
+	N_drmMajors       *ebpf.VariableSpec `ebpf:"n_drm_majors"`
+	UnusedObiTraceCtx *ebpf.VariableSpec `ebpf:"unused_obi_trace_ctx"`
+	UnusedTlsRecipe   *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
+	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // syscallsObjects contains all objects after they have been loaded into the kernel.
@@ -126,9 +162,11 @@ func (o *syscallsObjects) Close() error {
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsMaps struct {
-	Events   *ebpf.Map `ebpf:"events"`
-	Inflight *ebpf.Map `ebpf:"inflight"`
-	Lost     *ebpf.Map `ebpf:"lost"`
+	Events      *ebpf.Map `ebpf:"events"`
+	Inflight    *ebpf.Map `ebpf:"inflight"`
+	Lost        *ebpf.Map `ebpf:"lost"`
+	Procs       *ebpf.Map `ebpf:"procs"`
+	TracesCtxV1 *ebpf.Map `ebpf:"traces_ctx_v1"`
 }
 
 func (m *syscallsMaps) Close() error {
@@ -136,6 +174,8 @@ func (m *syscallsMaps) Close() error {
 		m.Events,
 		m.Inflight,
 		m.Lost,
+		m.Procs,
+		m.TracesCtxV1,
 	)
 }
 
@@ -143,21 +183,28 @@ func (m *syscallsMaps) Close() error {
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsVariables struct {
-	DrmMajors   *ebpf.Variable `ebpf:"drm_majors"`
-	N_drmMajors *ebpf.Variable `ebpf:"n_drm_majors"`
-	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
+	CtxOrder          *ebpf.Variable `ebpf:"ctx_order"`
+	DrmMajors         *ebpf.Variable `ebpf:"drm_majors"`
+	N_drmMajors       *ebpf.Variable `ebpf:"n_drm_majors"`
+	UnusedObiTraceCtx *ebpf.Variable `ebpf:"unused_obi_trace_ctx"`
+	UnusedTlsRecipe   *ebpf.Variable `ebpf:"unused_tls_recipe"`
+	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // syscallsPrograms contains all programs after they have been loaded into the kernel.
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsPrograms struct {
-	FentryDrmIoctl  *ebpf.Program `ebpf:"fentry_drm_ioctl"`
-	FexitDrmIoctl   *ebpf.Program `ebpf:"fexit_drm_ioctl"`
-	RawSysEnter     *ebpf.Program `ebpf:"raw_sys_enter"`
-	RawSysExit      *ebpf.Program `ebpf:"raw_sys_exit"`
-	TpSysEnterIoctl *ebpf.Program `ebpf:"tp_sys_enter_ioctl"`
-	TpSysExitIoctl  *ebpf.Program `ebpf:"tp_sys_exit_ioctl"`
+	FentryDrmIoctl        *ebpf.Program `ebpf:"fentry_drm_ioctl"`
+	FexitDrmIoctl         *ebpf.Program `ebpf:"fexit_drm_ioctl"`
+	RawSysEnter           *ebpf.Program `ebpf:"raw_sys_enter"`
+	RawSysExit            *ebpf.Program `ebpf:"raw_sys_exit"`
+	RawtpSchedProcessExec *ebpf.Program `ebpf:"rawtp_sched_process_exec"`
+	RawtpSchedProcessExit *ebpf.Program `ebpf:"rawtp_sched_process_exit"`
+	TpSysEnterIoctl       *ebpf.Program `ebpf:"tp_sys_enter_ioctl"`
+	TpSysExitIoctl        *ebpf.Program `ebpf:"tp_sys_exit_ioctl"`
+	TpbtfSchedProcessExec *ebpf.Program `ebpf:"tpbtf_sched_process_exec"`
+	TpbtfSchedProcessExit *ebpf.Program `ebpf:"tpbtf_sched_process_exit"`
 }
 
 func (p *syscallsPrograms) Close() error {
@@ -166,8 +213,12 @@ func (p *syscallsPrograms) Close() error {
 		p.FexitDrmIoctl,
 		p.RawSysEnter,
 		p.RawSysExit,
+		p.RawtpSchedProcessExec,
+		p.RawtpSchedProcessExit,
 		p.TpSysEnterIoctl,
 		p.TpSysExitIoctl,
+		p.TpbtfSchedProcessExec,
+		p.TpbtfSchedProcessExit,
 	)
 }
 

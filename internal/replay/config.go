@@ -34,8 +34,8 @@ const DefaultBatchSize = 256
 
 func (c Config) epochSet() bool { return c.HasEpoch || c.Epoch != 0 }
 
-// New validates cfg and returns a Source. It checks that the file can be opened and is
-// not a directory; it reads nothing.
+// New validates cfg and returns a Source. It checks that the file exists, is not a
+// directory and, for a regular file, can be opened; it reads nothing.
 func New(cfg Config) (*Source, error) {
 	if cfg.Path == "" {
 		return nil, errors.New("replay: no capture path")
@@ -49,17 +49,20 @@ func New(cfg Config) (*Source, error) {
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = DefaultBatchSize
 	}
-	f, err := os.Open(cfg.Path)
-	if err != nil {
-		return nil, fmt.Errorf("replay: capture %w", err)
-	}
-	fi, err := f.Stat()
-	f.Close()
+	fi, err := os.Stat(cfg.Path)
 	if err != nil {
 		return nil, fmt.Errorf("replay: capture %w", err)
 	}
 	if fi.IsDir() {
 		return nil, fmt.Errorf("replay: capture %s is a directory", cfg.Path)
+	}
+	// Opening a FIFO waits for its writer: only regular files are opened here.
+	if fi.Mode().IsRegular() {
+		f, err := os.Open(cfg.Path)
+		if err != nil {
+			return nil, fmt.Errorf("replay: capture %w", err)
+		}
+		f.Close()
 	}
 	return newSource(cfg), nil
 }

@@ -62,7 +62,9 @@ func (s *Source) Stats() event.SourceStats {
 // Run implements event.Source: it delivers every event of the capture and returns nil at
 // its end, ctx.Err() when cancelled, or an error for an input that cannot be read to the
 // end (a truncated gzip) after delivering everything decodable before it. Run starts
-// from the beginning of the file each time, with fresh stats.
+// from the beginning of the file each time, with fresh stats. A pipe is read as it is
+// written; batches are handed over whenever the reader would wait. (Opening a FIFO waits
+// for its writer and is not interrupted by ctx.)
 func (s *Source) Run(ctx context.Context, sink event.Sink) error {
 	start := time.Now()
 	f, err := os.Open(s.cfg.Path)

@@ -24,15 +24,19 @@ const (
 	KeyHWVendor             = "hw.vendor" // from the PCI vendor id, when known
 
 	// ghostdriver namespace: no convention exists.
-	KeyK8sPodQoSClass    = "ghostdriver.k8s.pod.qos_class" // guaranteed, burstable, besteffort (from the cgroup path)
-	KeySystemdUnit       = "ghostdriver.systemd.unit"      // innermost service/scope of a process outside containers
-	KeyResourceSource    = "ghostdriver.resource.source"   // otel_ctx, env, executable: where service.name came from
-	KeyDRMClientID       = "ghostdriver.drm.client_id"     // fdinfo drm-client-id / 6.17+ scheduler events
-	KeyDRMClientName     = "ghostdriver.drm.client_name"   // fdinfo drm-client-name (set by DRM_IOCTL_SET_CLIENT_NAME)
-	KeyDevicePCIAddress  = "ghostdriver.device.pci_address"
-	KeyDeviceName        = "ghostdriver.device.name" // dev_name of the DRM device's parent (PCI address, "virtio1", "fd00000.gpu")
-	KeyDeviceDriver      = "ghostdriver.device.driver"
-	KeyDeviceSRIOVVF     = "ghostdriver.device.sriov_vf"     // true when the GPU is an SR-IOV virtual function
+	KeyK8sPodQoSClass = "ghostdriver.k8s.pod.qos_class" // guaranteed, burstable, besteffort (from the cgroup path)
+	KeySystemdUnit    = "ghostdriver.systemd.unit"      // innermost service/scope of a process outside containers
+	KeyResourceSource = "ghostdriver.resource.source"   // otel_ctx, env, executable: where service.name came from
+	// The job span's own keys (emit, metadata.yaml) that tenant attribution also fills:
+	// ghostdriver.device is the dev_name kernel events carry and ghostdriver.client_id the
+	// DRM client id. Being attributes, neither may also be a namespace (OTel naming rule),
+	// so the device's details live under ghostdriver.gpu.*.
+	KeyClientID          = "ghostdriver.client_id"       // fdinfo drm-client-id / 6.17+ scheduler events
+	KeyDevice            = "ghostdriver.device"          // dev_name of the DRM device's parent (PCI address, "virtio1", "fd00000.gpu")
+	KeyDRMClientName     = "ghostdriver.drm.client_name" // fdinfo drm-client-name (set by DRM_IOCTL_SET_CLIENT_NAME)
+	KeyGPUPCIAddress     = "ghostdriver.gpu.pci_address"
+	KeyGPUDriver         = "ghostdriver.gpu.driver"
+	KeyGPUSRIOVVF        = "ghostdriver.gpu.sriov_vf"        // true when the GPU is an SR-IOV virtual function
 	KeyNvidiaMIGInstance = "ghostdriver.nvidia.mig_instance" // "gpu<minor>/gi<id>/ci<id>", NVIDIA's capability name
 	KeyContextTier       = "ghostdriver.context.tier"        // which tier of the linking ladder parented the span (emit)
 )
@@ -65,12 +69,12 @@ var Keys = []KeyDoc{
 	{KeyThreadID, "int", true, "span", "OS thread id (kernel task id), not a managed thread id"},
 	{KeyThreadName, "string", true, "span", "comm of the submitting thread"},
 	{KeyContextTier, "string", false, "span", "otep4947, obi, traceparent, none"},
-	{KeyDRMClientID, "int", false, "span", "drm-client-id (fdinfo) or the scheduler event's client id"},
+	{KeyClientID, "int", false, "span", "the scheduler event's client id, else drm-client-id (fdinfo) when the process has one DRM client"},
 	{KeyDRMClientName, "string", false, "span", "drm-client-name (fdinfo, 6.15+)"},
 	{KeyHWType, "string", true, "device", "always \"gpu\""},
 	{KeyHWVendor, "string", true, "device", "PCI vendor id of the GPU's function"},
-	{KeyDeviceName, "string", false, "device", "dev_name of the DRM device's parent: what kernel events carry"},
-	{KeyDevicePCIAddress, "string", false, "device", "the PCI function (for virtio-gpu: the virtio device's PCI parent)"},
-	{KeyDeviceDriver, "string", false, "device", "basename of the device's driver link"},
-	{KeyDeviceSRIOVVF, "bool", false, "device", "the PCI function has a physfn link"},
+	{KeyDevice, "string", false, "device", "dev_name of the DRM device's parent: what kernel events carry"},
+	{KeyGPUPCIAddress, "string", false, "device", "the PCI function (for virtio-gpu: the virtio device's PCI parent)"},
+	{KeyGPUDriver, "string", false, "device", "basename of the device's driver link"},
+	{KeyGPUSRIOVVF, "bool", false, "device", "the PCI function has a physfn link"},
 }

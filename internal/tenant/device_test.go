@@ -23,9 +23,9 @@ func TestScanDevices(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
-	wantAttrs := []appctx.Attribute{appctx.String(KeyHWType, "gpu"), appctx.String(KeyDeviceName, "virtio1"),
-		appctx.String(KeyDevicePCIAddress, "0000:00:04.0"), appctx.String(KeyDeviceDriver, "virtio_gpu"),
-		appctx.String(KeyHWVendor, "Red Hat (virtio)"), appctx.Bool(KeyDeviceSRIOVVF, false)}
+	wantAttrs := []appctx.Attribute{appctx.String(KeyHWType, "gpu"), appctx.String(KeyDevice, "virtio1"),
+		appctx.String(KeyGPUPCIAddress, "0000:00:04.0"), appctx.String(KeyGPUDriver, "virtio_gpu"),
+		appctx.String(KeyHWVendor, "Red Hat (virtio)"), appctx.Bool(KeyGPUSRIOVVF, false)}
 	if a := got[2].Attributes(); !reflect.DeepEqual(a, wantAttrs) {
 		t.Errorf("virtio-gpu attributes %+v", a)
 	}

@@ -135,7 +135,7 @@ func (p *Process) DRMClient(id uint64) (DRMClient, bool) {
 func (c DRMClient) Attributes() []appctx.Attribute {
 	var out []appctx.Attribute
 	if c.HasID {
-		out = append(out, appctx.Int(KeyDRMClientID, int64(c.ClientID)))
+		out = append(out, appctx.Int(KeyClientID, int64(c.ClientID)))
 	}
 	if c.ClientName != "" {
 		out = append(out, appctx.String(KeyDRMClientName, c.ClientName))
@@ -147,18 +147,18 @@ func (c DRMClient) Attributes() []appctx.Attribute {
 func (d Device) Attributes() []appctx.Attribute {
 	out := []appctx.Attribute{appctx.String(KeyHWType, "gpu")}
 	if d.Name != "" {
-		out = append(out, appctx.String(KeyDeviceName, d.Name))
+		out = append(out, appctx.String(KeyDevice, d.Name))
 	}
 	if d.PCIAddress != "" {
-		out = append(out, appctx.String(KeyDevicePCIAddress, d.PCIAddress))
+		out = append(out, appctx.String(KeyGPUPCIAddress, d.PCIAddress))
 	}
 	if d.Driver != "" {
-		out = append(out, appctx.String(KeyDeviceDriver, d.Driver))
+		out = append(out, appctx.String(KeyGPUDriver, d.Driver))
 	}
 	if d.Vendor != "" {
 		out = append(out, appctx.String(KeyHWVendor, d.Vendor))
 	}
-	return append(out, appctx.Bool(KeyDeviceSRIOVVF, d.SRIOVVF))
+	return append(out, appctx.Bool(KeyGPUSRIOVVF, d.SRIOVVF))
 }
 
 // loadProcess reads everything about pid. Only a missing process is an error: any other
@@ -213,12 +213,12 @@ func (r *Resolver) loadProcess(pid uint32) (*Process, error) {
 	p.ServiceName, p.Resource, p.ResourceSource = composeResource(pc, env, p.Exe, p.Comm)
 	if pc != nil {
 		p.ThreadLocal = pc.ThreadLocal()
-		if p.ThreadLocal.SchemaVersion != "" && r.cfg.ResolveThreadContext {
-			if acc, err := r.tls.Find(pid); err == nil {
-				p.ThreadContextTLS = &acc
-			} else {
-				p.ThreadContextErr = err.Error()
-			}
+	}
+	if r.cfg.ResolveThreadContext && (p.ThreadLocal.SchemaVersion != "" || r.cfg.ScanThreadContext) {
+		if acc, err := r.tls.Find(pid); err == nil {
+			p.ThreadContextTLS = &acc
+		} else if p.ThreadLocal.SchemaVersion != "" || !errors.Is(err, appctx.ErrNoTLSSymbol) {
+			p.ThreadContextErr = err.Error()
 		}
 	}
 

@@ -32,6 +32,12 @@ type Config struct {
 	// ResolveThreadContext locates otel_thread_ctx_v1 in processes whose process context
 	// announces an OTEP 4947 schema (ELF parsing: cached per file).
 	ResolveThreadContext bool
+	// ScanThreadContext also looks for otel_thread_ctx_v1 in processes that publish no
+	// process context (or one without a thread-local schema): the symbol in the module's
+	// .dynsym is itself the OTEP 4947 announcement. Cost: the ELF dynamic symbol table of
+	// each mapped executable file is read once per file (cached by device/inode), on the
+	// first sight of a process. Needs ResolveThreadContext.
+	ScanThreadContext bool
 	// ReadFds scans /proc/<pid>/fd for DRM clients and NVIDIA MIG capabilities.
 	ReadFds bool
 	// MaxFds bounds the fds examined per process.
@@ -48,7 +54,7 @@ func DefaultConfig() Config {
 	return Config{
 		ProcRoot: "/proc", SysRoot: "/sys",
 		MaxProcesses: 4096, Refresh: 30 * time.Second, MaxFds: 4096,
-		ReadEnv: true, ReadProcessContext: true, ResolveThreadContext: true, ReadFds: true,
+		ReadEnv: true, ReadProcessContext: true, ResolveThreadContext: true, ScanThreadContext: true, ReadFds: true,
 		Mem: appctx.ProcessVM{}, Now: time.Now,
 	}
 }
@@ -155,6 +161,9 @@ func (r *Resolver) Process(pid uint32) (*Process, error) {
 	close(c.done)
 	return c.p, c.err
 }
+
+// Refresh is how long a snapshot is served before it is re-read (Config.Refresh).
+func (r *Resolver) Refresh() time.Duration { return r.cfg.Refresh }
 
 // Loads is the number of times a process was read from procfs (cache misses and refreshes).
 func (r *Resolver) Loads() uint64 {

@@ -89,7 +89,7 @@ func TestResolverKubernetesTrainer(t *testing.T) {
 		t.Fatalf("DRM clients %+v", p.DRMClients)
 	}
 	c, ok := p.DRMClient(42)
-	if !ok || !reflect.DeepEqual(c.Attributes(), []appctx.Attribute{appctx.Int(KeyDRMClientID, 42)}) || len(c.Engines) != 3 {
+	if !ok || !reflect.DeepEqual(c.Attributes(), []appctx.Attribute{appctx.Int(KeyClientID, 42)}) || len(c.Engines) != 3 {
 		t.Errorf("client 42: %+v", c)
 	}
 	d, ok := r.Device(c.PDev)
@@ -168,7 +168,7 @@ func TestResolverKernelThreadAndService(t *testing.T) {
 		t.Errorf("service cgroup %+v", s.Cgroup)
 	}
 	c, ok := s.DRMClient(7)
-	if !ok || !reflect.DeepEqual(c.Attributes(), []appctx.Attribute{appctx.Int(KeyDRMClientID, 7), appctx.String(KeyDRMClientName, "ollama-runner")}) {
+	if !ok || !reflect.DeepEqual(c.Attributes(), []appctx.Attribute{appctx.Int(KeyClientID, 7), appctx.String(KeyDRMClientName, "ollama-runner")}) {
 		t.Errorf("xe client %+v", c)
 	}
 	if d, ok := r.Device(c.PDev); !ok || !d.SRIOVVF || d.Driver != "xe" {

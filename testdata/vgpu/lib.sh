@@ -65,7 +65,7 @@ kernel_6_1_version() {
 }
 
 kernel_6_1() {
-	ensure_pkgs linux-headers-amd64 gcc make libc6-dev
+	ensure_pkgs linux-headers-amd64 gcc make libc6-dev dwarves
 	APT_OPTS=()
 	kernel_6_1_version
 	local c=$VGPU_CACHE/6.1
@@ -87,8 +87,35 @@ kernel_6_1() {
 build_module_6_1() { # SRC OUTDIR
 	local b=$2/kmod
 	rm -rf "$b" && mkdir -p "$b" && cp "$1"/vgpu.c "$1"/vgpu_drm.h "$1"/Kbuild "$b"/
-	make -s -C "/usr/src/linux-headers-$KVER" M="$b" modules >&2 || die "module build (6.1) failed"
+	{ make -s -C "/usr/src/linux-headers-$KVER" M="$b" modules 2>&1 || true; } |
+		{ grep -v '^Skipping BTF generation' || true; } >&2
+	[ -e "$b/vgpu.ko" ] || die "module build (6.1) failed"
 	VGPU_KO=$b/vgpu.ko
+	# Debian 6.1's headers ship no vmlinux, so kbuild skips the module's BTF. Do its step by hand
+	# against the vmlinux inside the very image we boot: then fentry/fexit on vgpu's own functions
+	# work in the guest. Best effort: without it only core functions and tracepoints are hookable.
+	local vml=$VGPU_CACHE/6.1/vmlinux-$KVER
+	if [ ! -s "$vml" ]; then
+		vmlinux_from_bzimage "$VMLINUZ" >"$vml.tmp" && mv "$vml.tmp" "$vml" || rm -f "$vml.tmp"
+	fi
+	if [ -s "$vml" ] && LLVM_OBJCOPY=objcopy pahole -J --btf_gen_floats --btf_base "$vml" "$VGPU_KO" >&2; then
+		log "vgpu.ko: module BTF added (pahole against the image's vmlinux)"
+	else
+		log "vgpu.ko: no module BTF (fentry on vgpu functions unavailable on 6.1)"
+	fi
+}
+
+# vmlinux_from_bzimage IMAGE: the uncompressed vmlinux ELF (what scripts/extract-vmlinux does).
+vmlinux_from_bzimage() {
+	local off
+	off=$(LC_ALL=C grep -aboP '\xfd7zXZ\x00' "$1" | head -1 | cut -d: -f1)
+	if [ -n "$off" ]; then
+		tail -c +$((off + 1)) "$1" | xz -dc 2>/dev/null
+		return 0
+	fi
+	off=$(LC_ALL=C grep -aboP '\x28\xb5\x2f\xfd' "$1" | head -1 | cut -d: -f1)
+	[ -n "$off" ] && tail -c +$((off + 1)) "$1" | zstd -qdc 2>/dev/null
+	return 0
 }
 
 # ---- kernel 7.3 (Debian trixie-backports; 6.17+ scheduler events) ---------------------------

@@ -1,0 +1,239 @@
+package enrich
+
+import (
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/tenant"
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+)
+
+// fakeKernel records what the enricher pushes into the kernel's process table.
+type fakeKernel struct {
+	mu   sync.Mutex
+	rows map[uint32]*appctx.TLSAccess
+}
+
+func (k *fakeKernel) SetProcess(pid uint32, r *appctx.TLSAccess) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.rows == nil {
+		k.rows = map[uint32]*appctx.TLSAccess{}
+	}
+	k.rows[pid] = r
+	return nil
+}
+
+func (k *fakeKernel) row(pid uint32) (*appctx.TLSAccess, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	r, ok := k.rows[pid]
+	return r, ok
+}
+
+const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+// sleeper starts `sleep` with env added to an empty environment.
+func sleeper(t *testing.T, env ...string) uint32 {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// Wait until the exec happened (the environment is the new image's).
+	for i := 0; i < 200; i++ {
+		if exe, _ := os.Readlink("/proc/" + itoa(cmd.Process.Pid) + "/exe"); exe != "" && exe != mustExe(t) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return uint32(cmd.Process.Pid)
+}
+
+func mustExe(t *testing.T) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func itoa(n int) string {
+	b := []byte{}
+	for n > 0 || len(b) == 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+func newEnricher(t *testing.T, cfg Config, k Kernel) *Enricher {
+	e := New(cfg, tenant.NewResolver(tenant.DefaultConfig()), k, nil)
+	t.Cleanup(e.Close)
+	return e
+}
+
+// firstSight is what the live source delivers for a process's first submit ioctl.
+func firstSight(e *Enricher, pid uint32) {
+	e.Observe([]event.Event{{Kind: event.IoctlEnter, PID: pid, TID: pid}})
+}
+
+func waitLoaded(t *testing.T, e *Enricher, pid uint32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		e.mu.Lock()
+		p := e.procs[pid]
+		done := p != nil && p.p != nil
+		e.mu.Unlock()
+		if done {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("pid %d never loaded", pid)
+}
+
+func lookup(attrs []appctx.Attribute, k string) string {
+	v, _ := appctx.Lookup(attrs, k)
+	return v.AsString()
+}
+
+func TestTraceparentProcess(t *testing.T) {
+	k := &fakeKernel{}
+	e := newEnricher(t, Config{}, k)
+	pid := sleeper(t, "TRACEPARENT="+traceparent, "OTEL_SERVICE_NAME=batch-train", "OTEL_RESOURCE_ATTRIBUTES=deployment.environment=ci")
+	firstSight(e, pid)
+	waitLoaded(t, e, pid)
+	j := &assemble.Job{PID: pid, TID: pid + 1}
+	e.Enrich(j)
+	tp, _ := appctx.ParseTraceParent(traceparent)
+	if j.CtxTier != emit.CtxTierTraceparent || j.TraceID != tp.TraceID || j.SpanID != tp.SpanID {
+		t.Errorf("tier %d trace %x span %x", j.CtxTier, j.TraceID, j.SpanID)
+	}
+	for k, want := range map[string]string{
+		"service.name": "batch-train", "deployment.environment": "ci", "process.executable.name": "sleep",
+		"process.pid": itoa(int(pid)), "ghostdriver.resource.source": "env",
+	} {
+		if got := lookup(j.Resource, k); got != want {
+			t.Errorf("resource %s = %q, want %q", k, got, want)
+		}
+	}
+	if r, ok := k.row(pid); !ok || r != nil {
+		t.Errorf("kernel row %v %v: want the process known without a recipe", r, ok)
+	}
+}
+
+func TestProcessWithoutContext(t *testing.T) {
+	e := newEnricher(t, Config{}, nil)
+	pid := sleeper(t)
+	firstSight(e, pid)
+	waitLoaded(t, e, pid)
+	j := &assemble.Job{PID: pid, TID: pid}
+	e.Enrich(j)
+	if j.CtxTier != emit.CtxTierNone || j.TraceID != [16]byte{} {
+		t.Errorf("tier %d", j.CtxTier)
+	}
+	if lookup(j.Resource, "service.name") != "sleep" || lookup(j.Resource, "ghostdriver.resource.source") != "executable" {
+		t.Errorf("resource %v", j.Resource)
+	}
+}
+
+// The configured order decides between a kernel tier and TRACEPARENT; a tier that is not
+// listed never parents a span.
+func TestTierOrder(t *testing.T) {
+	pid := sleeper(t, "TRACEPARENT="+traceparent)
+	kernelCtx := func() *assemble.Job {
+		return &assemble.Job{PID: pid, TraceID: [16]byte{9}, SpanID: [8]byte{9}, CtxTier: emit.CtxTierOTEP4947}
+	}
+	for _, c := range []struct {
+		name  string
+		tiers []string
+		job   *assemble.Job
+		want  uint8
+	}{
+		{"kernel tier first", DefaultTiers, kernelCtx(), emit.CtxTierOTEP4947},
+		{"traceparent first", []string{TierTraceparent, TierOTEP4947}, kernelCtx(), emit.CtxTierTraceparent},
+		{"no kernel context", DefaultTiers, &assemble.Job{PID: pid}, emit.CtxTierTraceparent},
+		{"traceparent off", []string{TierOTEP4947, TierOBI}, &assemble.Job{PID: pid}, emit.CtxTierNone},
+		{"all off", []string{}, kernelCtx(), emit.CtxTierNone},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnricher(t, Config{Tiers: c.tiers}, nil)
+			firstSight(e, pid)
+			waitLoaded(t, e, pid)
+			e.Enrich(c.job)
+			if c.job.CtxTier != c.want {
+				t.Errorf("tier %d, want %d", c.job.CtxTier, c.want)
+			}
+			if c.want == emit.CtxTierNone && c.job.TraceID != [16]byte{} {
+				t.Error("context kept without a tier")
+			}
+		})
+	}
+	if KernelTiers([]string{TierTraceparent, TierOBI, TierOTEP4947})[0] != TierOBI {
+		t.Error("kernel tiers lost their order")
+	}
+	if ValidateTiers([]string{"otep4947", "otep4947"}) == nil || ValidateTiers([]string{"env"}) == nil {
+		t.Error("bad tier lists accepted")
+	}
+}
+
+// Jobs finish after their process exited: the snapshot stays for Linger.
+func TestExitKeepsSnapshotForJobsInFlight(t *testing.T) {
+	e := newEnricher(t, Config{}, nil)
+	pid := sleeper(t, "OTEL_SERVICE_NAME=short-lived")
+	firstSight(e, pid)
+	waitLoaded(t, e, pid)
+	e.Observe([]event.Event{{Kind: event.ProcessExit, PID: pid}})
+	j := &assemble.Job{PID: pid}
+	e.Enrich(j)
+	if lookup(j.Resource, "service.name") != "short-lived" {
+		t.Errorf("resource after exit: %v", j.Resource)
+	}
+}
+
+// A job of a process never seen at an ioctl waits at most Config.Wait.
+func TestEnrichNeverWaitsLong(t *testing.T) {
+	e := newEnricher(t, Config{Wait: 5 * time.Millisecond}, nil)
+	e.mu.Lock()
+	e.procs[4242424] = &proc{ready: make(chan struct{}), queued: true} // a load that never ends
+	e.mu.Unlock()
+	start := time.Now()
+	j := &assemble.Job{PID: 4242424}
+	e.Enrich(j)
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("Enrich blocked %v", d)
+	}
+	if e.Stats().WaitedOut != 1 || j.Resource != nil {
+		t.Errorf("stats %+v resource %v", e.Stats(), j.Resource)
+	}
+}
+
+// Cost of a first sight on this host (the worker's work, off the hot path).
+func BenchmarkFirstSight(b *testing.B) {
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = []string{"TRACEPARENT=" + traceparent}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	time.Sleep(50 * time.Millisecond)
+	r := tenant.NewResolver(tenant.DefaultConfig())
+	pid := uint32(cmd.Process.Pid)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r.Forget(pid)
+		if _, err := r.Process(pid); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -169,7 +169,7 @@ service:
 		for _, l := range m.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
-		for _, k := range []string{"stage", "driver", "ring"} {
+		for _, k := range []string{"ghostdriver_stage_name", "ghostdriver_driver", "ghostdriver_ring"} {
 			if labels[k] == "" {
 				t.Fatalf("stage histogram series without %q label: %v", k, labels)
 			}
@@ -177,7 +177,7 @@ service:
 		if m.GetHistogram().GetSampleCount() == 0 {
 			t.Fatalf("empty histogram series %v", labels)
 		}
-		stages[labels["stage"]] = true
+		stages[labels["ghostdriver_stage_name"]] = true
 	}
 	for _, s := range []string{"execution", "fence_signal", "ring_emission"} {
 		if !stages[s] {

@@ -42,6 +42,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	metricsOut := fs.String("metrics-output", "", "write metrics as OTLP/JSON lines to this file")
 	clockOut := fs.String("clock-out", "", "write the CLOCK_MONOTONIC→wall offset used (ns) to this file")
 	quiet := fs.Bool("quiet", false, "do not print the summary table")
+	readyFile := fs.String("ready-file", "", "create this file once the programs are attached (for scripts that start a workload)")
 	verbose := fs.Bool("verbose", false, "log the loader's details (verifier logs at debug level)")
 	var majors uintList
 	fs.Var(&majors, "drm-major", "device major whose ioctls are followed (repeatable; default 226)")
@@ -82,6 +83,12 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if *clockOut != "" {
 		if err := os.WriteFile(*clockOut, []byte(fmt.Sprintf("mono_to_wall_offset_ns=%d\n", live.ClockOffset())), 0o644); err != nil {
 			fmt.Fprintf(stderr, "ghostdriver live: --clock-out: %v\n", err)
+			return 1
+		}
+	}
+	if *readyFile != "" {
+		if err := os.WriteFile(*readyFile, []byte(report.Summary()+"\n"), 0o644); err != nil {
+			fmt.Fprintf(stderr, "ghostdriver live: --ready-file: %v\n", err)
 			return 1
 		}
 	}

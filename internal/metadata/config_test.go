@@ -21,8 +21,8 @@ func TestDefaultMetricsConfigEnablesEveryDescribedMetric(t *testing.T) {
 	if cfg.Enabled("ghostdriver.nonexistent") {
 		t.Error("unknown metric reported enabled")
 	}
-	if len(cfg.Dimensions) != 0 {
-		t.Errorf("default dimensions = %v, want none", cfg.Dimensions)
+	if len(cfg.Dimensions) != 1 || cfg.Dimensions[0] != AttrServiceName {
+		t.Errorf("default dimensions = %v, want [service.name]", cfg.Dimensions)
 	}
 }
 
@@ -59,7 +59,9 @@ func TestMetricsConfigValidate(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{AttrProcessExecutableName}, ""},
-		{[]string{"k8s.pod.uid"}, `"k8s.pod.uid" is not an allowed dimension`},
+		{[]string{AttrK8sPodUID, AttrContainerID, AttrServiceName}, ""},
+		{[]string{"process.pid"}, `"process.pid" is not an allowed dimension`},
+		{[]string{"thread.id"}, `"thread.id" is not an allowed dimension`},
 		{[]string{AttrProcessExecutableName, AttrProcessExecutableName}, "listed twice"},
 	} {
 		cfg := DefaultMetricsConfig()

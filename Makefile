@@ -7,7 +7,7 @@ DIST := build/otelcol-ghostdriver/otelcol-ghostdriver
 CAPTURE ?= testdata/captures/gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz
 RUN_FOR ?=
 
-.PHONY: all build cli dist run test test-unit test-dist test-vgpu generate bench vet clean
+.PHONY: all build cli dist run test test-unit test-dist test-jaeger test-vgpu generate bench vet clean
 
 all: build
 
@@ -31,7 +31,7 @@ run: dist
 	RUN_FOR=$(RUN_FOR) CAPTURE=$(CAPTURE) DIST=$(DIST) scripts/run.sh
 
 # Everything CI checks: vet, unit + capture tests, the distribution end to end.
-test: vet test-unit test-dist
+test: vet test-unit test-dist test-jaeger
 
 vet:
 	$(GO) vet ./...
@@ -44,6 +44,11 @@ test-unit:
 # Prometheus scrape of the stage histograms.
 test-dist: dist
 	DIST=$(DIST) scripts/test-dist.sh
+
+# Application spans and GPU job spans as one trace in a real Jaeger (v1.75.0, built from
+# the module proxy in tools/jaeger), and a Prometheus scrape with tenant dimensions.
+test-jaeger: dist
+	DIST=$(DIST) scripts/test-jaeger.sh
 
 # The virtual GPU rig: a real DRM driver module under QEMU (TCG), both kernel generations.
 test-vgpu: cli

@@ -6,6 +6,7 @@ package receiver
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -32,6 +33,8 @@ const (
 	maxRingBufferBytes  = 1 << 30
 	minRingBufferBytes  = 1 << 16
 	maxFunctions        = 64
+	// maxDRMMajors mirrors MAX_MAJORS in bpf/syscalls.c (probe refuses more at Start).
+	maxDRMMajors = 8
 )
 
 // Config is the receiver's configuration.
@@ -132,8 +135,8 @@ func (c *Config) Validate() error {
 				errs = append(errs, fmt.Errorf("replay.epoch: %w", err))
 			}
 		}
-		if c.Replay.Speed < 0 {
-			errs = append(errs, fmt.Errorf("replay.speed must be ≥ 0 (0 = as fast as possible), got %v", c.Replay.Speed))
+		if c.Replay.Speed < 0 || math.IsNaN(c.Replay.Speed) || math.IsInf(c.Replay.Speed, 0) {
+			errs = append(errs, fmt.Errorf("replay.speed must be ≥ 0 and finite (0 = as fast as possible), got %v", c.Replay.Speed))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("source must be %q or %q, got %q", SourceLive, SourceReplay, c.Source))
@@ -178,8 +181,8 @@ func (l *LiveConfig) validate() []error {
 	if len(l.DRMMajors) == 0 {
 		errs = append(errs, errors.New("live.drm_majors must list at least one device major (226 for DRM)"))
 	}
-	if len(l.DRMMajors) > 16 {
-		errs = append(errs, fmt.Errorf("live.drm_majors lists %d majors; at most 16 are filtered in the kernel", len(l.DRMMajors)))
+	if len(l.DRMMajors) > maxDRMMajors {
+		errs = append(errs, fmt.Errorf("live.drm_majors lists %d majors; at most %d are filtered in the kernel", len(l.DRMMajors), maxDRMMajors))
 	}
 	for _, m := range l.DRMMajors {
 		if m == 0 || m > 4095 {

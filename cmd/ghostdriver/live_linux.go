@@ -34,6 +34,12 @@ func (u *uintList) Set(s string) error {
 	return nil
 }
 
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return fmt.Sprint(*l) }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
 func cmdLive(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("live", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -46,6 +52,9 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("verbose", false, "log the loader's details (verifier logs at debug level)")
 	var majors uintList
 	fs.Var(&majors, "drm-major", "device major whose ioctls are followed (repeatable; default 226)")
+	var boFuncs, runJobFuncs stringList
+	fs.Var(&boFuncs, "bo-func", "another kernel function bounding buffer-object validation (repeatable; added to the defaults)")
+	fs.Var(&runJobFuncs, "run-job-func", "another driver run_job callback (repeatable; added to the defaults)")
 	tiers := fs.String("context-tiers", strings.Join(enrich.DefaultTiers, ","), "application trace-context tiers in lookup order (otep4947,obi,traceparent; empty: none)")
 	obiMap := fs.String("obi-map-path", probe.DefaultOBIMapPath, "where OBI pins its traces_ctx_v1 map")
 	noTenant := fs.Bool("no-tenant", false, "do not read /proc and /sys for tenant attribution (no traceparent/OTEP 4947 context then)")
@@ -68,6 +77,8 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg := probe.DefaultConfig()
+	cfg.BOValidationFuncs = append(cfg.BOValidationFuncs, boFuncs...)
+	cfg.RunJobFuncs = append(cfg.RunJobFuncs, runJobFuncs...)
 	if len(majors) > 0 {
 		cfg.DRMMajors = majors
 	}

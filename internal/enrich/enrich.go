@@ -417,6 +417,15 @@ func (e *Enricher) jobAttrs(j *assemble.Job, tp *tenant.Process) []appctx.Attrib
 		if ok && c.ClientName != "" {
 			out = append(out, appctx.String(tenant.KeyDRMClientName, c.ClientName))
 		}
+		// Scheduler events name no driver; fdinfo's drm-driver does (the submitting
+		// client's, or the one driver all the process's DRM files agree on).
+		if j.Driver == "" {
+			if ok && c.Driver != "" {
+				j.Driver = c.Driver
+			} else {
+				j.Driver = commonDriver(tp.DRMClients)
+			}
+		}
 	}
 	if j.Device != "" {
 		if d, ok := e.res.Device(j.Device); ok {
@@ -446,4 +455,19 @@ func (e *Enricher) chooseContext(j *assemble.Job, tp *tenant.Process) {
 	}
 	// No configured tier had a context (a kernel tier that is switched off never fills one).
 	j.TraceID, j.SpanID, j.CtxTier = [16]byte{}, [8]byte{}, emit.CtxTierNone
+}
+
+// commonDriver returns the drm-driver shared by every DRM file of a process, or "".
+func commonDriver(cs []tenant.DRMClient) string {
+	d := ""
+	for _, c := range cs {
+		switch {
+		case c.Driver == "":
+		case d == "":
+			d = c.Driver
+		case d != c.Driver:
+			return ""
+		}
+	}
+	return d
 }

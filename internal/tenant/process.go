@@ -263,6 +263,10 @@ func composeResource(pc *appctx.ProcessContext, env Environ, exe, comm string) (
 	if fallback == "" {
 		fallback = comm
 	}
+	if fallback == "" {
+		// The process was gone before it could be read: never an empty service.name.
+		fallback = "unknown_service"
+	}
 	envAttrs, envErr := ParseResourceAttributes(env.ResourceAttributes)
 	envName := env.ServiceName
 	if envName == "" && envErr == nil {

@@ -260,7 +260,7 @@ build_initramfs() {
 		KVER=$KVER
 		JOBS_PER_THREAD=${VGPU_JOBS:-16}
 		OPTIONAL_DRIVERS="$OPTIONAL_DRIVERS"
-		GHOSTDRIVER_ARGS="${GHOSTDRIVER_ARGS:-live --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready}"
+		GHOSTDRIVER_ARGS="${GHOSTDRIVER_ARGS:-live --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
 	EOF
 	(cd "$w" && find . -print0 | cpio --null -o -H newc --quiet) >"$img"
 }

@@ -10,7 +10,7 @@
 #   VGPU_JOBS        jobs per thread of the workload (default 16)
 #   GHOSTDRIVER_BIN  static ghostdriver binary to run in the guest (default: built from ./cmd/ghostdriver
 #                    when that exists and go is installed; VGPU_NO_GHOSTDRIVER=1 disables)
-#   GHOSTDRIVER_ARGS its arguments (default: live --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready; stopped with SIGTERM after the app)
+#   GHOSTDRIVER_ARGS its arguments (default: live --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job; stopped with SIGTERM after the app)
 #   VGPU_TIMEOUT     QEMU wall-clock limit in seconds (default 900)
 #   VGPU_NO_CHECK=1  skip check.sh
 set -euo pipefail

@@ -6,6 +6,14 @@ dir=$(cd "$(dirname "$0")" && pwd)
 rc=0
 for k in ${VGPU_KERNELS:-6.1 7.3}; do
 	echo "=== vgpu $k"
-	"$dir/run.sh" "$k" || { echo "=== vgpu $k FAILED"; rc=1; }
+	out=${VGPU_OUT:-$dir/out/$k}
+	if VGPU_OUT=$out "$dir/run.sh" "$k"; then
+		# The receiver's spans against the driver's ground truth (e2e/vgpu_test.go).
+		(cd "$dir/../.." && GHOSTDRIVER_VGPU_OUT=$out go test -count=1 -v -run 'TestVirtualGPU' ./e2e/) ||
+			{ echo "=== vgpu $k: spans do not match the ground truth"; rc=1; }
+	else
+		echo "=== vgpu $k FAILED"
+		rc=1
+	fi
 done
 exit $rc

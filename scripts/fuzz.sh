@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the module for a bounded time each (CI: `make test`).
+#
+#   FUZZTIME=10s scripts/fuzz.sh            # all targets
+#   FUZZTIME=1m  scripts/fuzz.sh ./internal/ftrace/   # one package's targets
+#
+# Targets are found with `go test -list`, so a new Fuzz* function is picked up without
+# editing this script. Each runs alone (`-run=^$ -fuzz=^Name$`): its committed corpus
+# (testdata/fuzz/<Name>) and f.Add seeds first, then new inputs for FUZZTIME. A failure
+# leaves the crashing input in testdata/fuzz/<Name>/ (commit it once fixed: it becomes a
+# regression test of `go test`). The script prints the inputs tried per target and fails
+# if any target failed.
+#
+# Budget: 17 targets × 10s ≈ 3 min of fuzzing plus ≈ 1 min of instrumented builds on the
+# 2-core CI machine; keep FUZZTIME × targets under ~4 min.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-10s}
+pkgs=("$@")
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
+
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+# "FuzzX" lines followed by "ok <pkg> …" for each package that has fuzz targets.
+mapfile -t listing < <($GO test -list '^Fuzz' "${pkgs[@]}" 2>&1)
+targets=()
+names=()
+for line in "${listing[@]}"; do
+	case "$line" in
+	Fuzz*) names+=("$line") ;;
+	ok*)
+		pkg=$(awk '{print $2}' <<<"$line")
+		for n in "${names[@]}"; do targets+=("$pkg $n"); done
+		names=()
+		;;
+	"?"*|"") names=() ;;
+	*)
+		if [[ "$line" == FAIL* || "$line" == *"build failed"* ]]; then
+			printf '%s\n' "${listing[@]}" >&2
+			exit 1
+		fi
+		;;
+	esac
+done
+[ ${#targets[@]} -gt 0 ] || { echo "fuzz.sh: no fuzz targets found" >&2; exit 1; }
+
+start=$SECONDS
+failed=0
+printf '%-50s %-34s %12s %s\n' package target execs result
+for t in "${targets[@]}"; do
+	read -r pkg name <<<"$t"
+	out="$log/${pkg//\//_}.$name"
+	if $GO test -run='^$' -fuzz="^${name}\$" -fuzztime="$FUZZTIME" "$pkg" >"$out" 2>&1; then
+		res=ok
+	else
+		res=FAIL
+		failed=$((failed + 1))
+	fi
+	# The fuzzer prints "fuzz: elapsed: 10s, execs: 123456 (12345/sec), …"; the last one counts.
+	execs=$(grep -o 'execs: [0-9]*' "$out" | tail -1 | awk '{print $2}')
+	printf '%-50s %-34s %12s %s\n' "${pkg#github.com/ghostdriver/ghostdriver/}" "$name" "${execs:-?}" "$res"
+	if [ "$res" = FAIL ]; then
+		sed 's/^/    /' "$out" | tail -40
+	fi
+done
+echo "fuzz.sh: ${#targets[@]} targets, FUZZTIME=$FUZZTIME, $((SECONDS - start))s, $failed failed"
+[ "$failed" -eq 0 ]

@@ -4,6 +4,8 @@ package ftrace
 import (
 	"bytes"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
 )
@@ -274,6 +276,11 @@ func (d *Decoder) intern(b []byte) string {
 		return s
 	}
 	s := string(b)
+	if !utf8.ValidString(s) {
+		// comm is whatever a process set with prctl(PR_SET_NAME): invalid UTF-8 would
+		// make the exported OTLP/JSON invalid. Cached under the raw bytes.
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	if len(d.strs) < maxInterned {
 		d.strs[s] = s
 	}

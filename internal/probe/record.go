@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -111,5 +113,11 @@ func cstring(b []int8) string {
 	if n == 0 {
 		return ""
 	}
-	return string(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), n))
+	s := string(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), n))
+	if !utf8.ValidString(s) {
+		// comm is whatever a process set with prctl(PR_SET_NAME): invalid UTF-8 would
+		// make the exported OTLP/JSON invalid.
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
 }

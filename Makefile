@@ -27,7 +27,7 @@ dist: $(OCB)
 # Build the distribution and run it on the bundled real capture: job spans with their
 # stage children on the console (debug exporter), metrics on http://127.0.0.1:8889/metrics.
 # RUN_FOR=30s stops it after that long; otherwise it runs until Ctrl-C.
-run: dist
+run: dist cli
 	RUN_FOR=$(RUN_FOR) CAPTURE=$(CAPTURE) DIST=$(DIST) scripts/run.sh
 
 # Everything CI checks: vet, unit + capture tests, the distribution end to end.

@@ -4,7 +4,7 @@
 set -euo pipefail
 : "${DIST:?}" "${CAPTURE:?}"
 out=$(mktemp -d)
-export GHOSTDRIVER_CAPTURE=$CAPTURE GHOSTDRIVER_SPANS_OUT=$out/spans.json GHOSTDRIVER_DEBUG_VERBOSITY=${GHOSTDRIVER_DEBUG_VERBOSITY:-detailed}
+export GHOSTDRIVER_CAPTURE=$CAPTURE GHOSTDRIVER_SPANS_OUT=$out/spans.json GHOSTDRIVER_DEBUG_VERBOSITY=${GHOSTDRIVER_DEBUG_VERBOSITY:-basic}
 echo "== otelcol-ghostdriver replaying $CAPTURE (spans also written to $out/spans.json)"
 "$DIST" --config testdata/run-config.yaml &
 pid=$!
@@ -19,7 +19,10 @@ echo
 echo "== Prometheus scrape of http://127.0.0.1:8889/metrics (ghostdriver series, first 40 lines)"
 curl -fsS http://127.0.0.1:8889/metrics | grep '^ghostdriver_' | head -40 || true
 echo
-echo "== $(grep -o '"name":"gpu.job"' "$out/spans.json" | wc -l) gpu.job spans exported so far to $out/spans.json"
+sleep 2 # the batch processor and file exporter flush on their own timers
+echo "== job spans with their stage children (first 3 completed jobs of $out/spans.json; all of them:"
+echo "   bin/ghostdriver spans --limit 0 $out/spans.json)"
+bin/ghostdriver spans --completed --limit 3 "$out/spans.json"
 if [ -n "${RUN_FOR:-}" ]; then
   sleep "${RUN_FOR}"
 else

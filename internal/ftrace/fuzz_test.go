@@ -4,6 +4,7 @@ package ftrace
 
 import (
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
 )
@@ -32,6 +33,12 @@ func FuzzDecode(f *testing.F) {
 		}
 		if ok != (s.EventsOf(e.Kind) == 1 && e.Kind != event.KindUnknown) {
 			t.Fatalf("%q: ok=%v kind=%v", line, ok, e.Kind)
+		}
+		// Strings reach OTLP attributes: never invalid UTF-8, whatever a comm holds.
+		for _, str := range []string{e.Comm, e.Name, e.Ring, e.Device, e.Timeline, e.Driver, e.Func, e.IRQName} {
+			if !utf8.ValidString(str) {
+				t.Fatalf("%q: invalid UTF-8 %q in the event", line, str)
+			}
 		}
 	})
 }

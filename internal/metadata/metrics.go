@@ -191,6 +191,42 @@ var Metrics = []MetricDesc{
 		Value:      Int,
 		Monotonic:  true,
 	},
+	// The CUDA path (internal/emit/cudaspans; names in cuda.go).
+	{
+		Name: MetricCUDASubmissionDuration,
+		Description: "Duration of a CUDA submission span: from the entry of its first enqueued call " +
+			"to the return of the synchronize call that waited for it.",
+		Unit:       "s",
+		Instrument: Histogram,
+		Attributes: []string{AttrCUDASyncScope, AttrCUDASubmissionOutcome},
+		Dimensions: true,
+	},
+	{
+		Name:        MetricCUDASyncWait,
+		Description: "Time a host thread blocked in a CUDA synchronize call (the cuda.sync span).",
+		Unit:        "s",
+		Instrument:  Histogram,
+		Attributes:  []string{AttrCUDASyncScope},
+		Dimensions:  true,
+	},
+	{
+		Name:        MetricCUDALaunches,
+		Description: "Kernel and graph launches enqueued by CUDA applications (top-level launch calls).",
+		Unit:        "{launch}",
+		Instrument:  Sum,
+		Value:       Int,
+		Monotonic:   true,
+		Dimensions:  true,
+	},
+	{
+		Name:        MetricNvidiaXid,
+		Description: "Xid errors reported by the NVIDIA driver (nvidia:nvidia_dev_xid), by code.",
+		Unit:        "{error}",
+		Instrument:  Sum,
+		Value:       Int,
+		Monotonic:   true,
+		Attributes:  []string{AttrNvidiaXidCode},
+	},
 }
 
 // Desc returns the descriptor of the named metric.

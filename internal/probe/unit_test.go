@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -230,6 +231,12 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 			if len(b) < recordSize {
 				t.Fatalf("decoded a short record")
+			}
+			// Strings reach OTLP attributes: never invalid UTF-8, whatever a comm holds.
+			for _, str := range []string{ev.Comm, ev.Ring, ev.Device, ev.Func} {
+				if !utf8.ValidString(str) {
+					t.Fatalf("invalid UTF-8 %q in the event", str)
+				}
 			}
 		}
 	})

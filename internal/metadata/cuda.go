@@ -1,0 +1,68 @@
+// The CUDA path's vocabulary (internal/cuda → internal/emit/cudaspans): span names, span
+// and event attributes, enumerated values and metric names. The span model is the one of
+// internal/cuda/doc.go.
+package metadata
+
+// Span and span event names of the CUDA path.
+const (
+	SpanCUDASubmission  = "cuda.submission"
+	SpanCUDALaunch      = "cuda.launch"
+	SpanCUDAMemcpy      = "cuda.memcpy"
+	SpanCUDAMemset      = "cuda.memset"
+	SpanCUDAEventRecord = "cuda.event_record"
+	SpanCUDAAlloc       = "cuda.alloc"
+	SpanCUDAFree        = "cuda.free"
+	SpanCUDASync        = "cuda.sync"
+
+	// EventNvidiaXid is the span event of an Xid error on cuda.submission.
+	EventNvidiaXid = "nvidia.xid"
+)
+
+// CUDASpans lists every span name of the CUDA path.
+var CUDASpans = []string{
+	SpanCUDASubmission, SpanCUDALaunch, SpanCUDAMemcpy, SpanCUDAMemset, SpanCUDAEventRecord,
+	SpanCUDAAlloc, SpanCUDAFree, SpanCUDASync,
+}
+
+// Span attributes of the CUDA spans. Handles and pointers are process addresses (uint64):
+// int when they fit in int64 (always, for user-space addresses), else the decimal string.
+const (
+	AttrCUDAStream            = "ghostdriver.cuda.stream"
+	AttrCUDASyncScope         = "ghostdriver.cuda.sync.scope"
+	AttrCUDASubmissionOutcome = "ghostdriver.cuda.submission.outcome"
+	AttrCUDALaunchCount       = "ghostdriver.cuda.launch_count"
+	AttrCUDAOpCount           = "ghostdriver.cuda.op_count"
+	AttrCUDAOpsDropped        = "ghostdriver.cuda.ops_dropped"
+	AttrCUDAAPI               = "ghostdriver.cuda.api"
+	AttrCUDALayer             = "ghostdriver.cuda.layer"
+	AttrCUDAInnerAPI          = "ghostdriver.cuda.inner_api"
+	AttrCUDAEntryPoint        = "ghostdriver.cuda.entry_point"
+	AttrCUDAResult            = "ghostdriver.cuda.result"
+	AttrCUDABytes             = "ghostdriver.cuda.bytes"
+	AttrCUDAMemcpyKind        = "ghostdriver.cuda.memcpy.kind"
+	AttrCUDAFunction          = "ghostdriver.cuda.function"
+	AttrCUDAEvent             = "ghostdriver.cuda.event"
+	AttrCUDAPointer           = "ghostdriver.cuda.pointer"
+
+	// Attributes of the nvidia.xid span event, and of ghostdriver.nvidia.xid (code).
+	AttrNvidiaXidCode    = "ghostdriver.nvidia.xid.code"
+	AttrNvidiaXidMessage = "ghostdriver.nvidia.xid.message"
+	AttrNvidiaXidDevice  = "ghostdriver.nvidia.xid.device"
+)
+
+// Enumerated values of the CUDA attributes.
+const (
+	CUDASyncScopeStream  = "stream"
+	CUDASyncScopeEvent   = "event"
+	CUDASyncScopeContext = "context"
+	// CUDASyncScopeNone: an unsynchronized submission (no sync covered it).
+	CUDASyncScopeNone = "none"
+)
+
+// Metric names of the CUDA path.
+const (
+	MetricCUDASubmissionDuration = "ghostdriver.cuda.submission.duration"
+	MetricCUDASyncWait           = "ghostdriver.cuda.sync.wait"
+	MetricCUDALaunches           = "ghostdriver.cuda.launches"
+	MetricNvidiaXid              = "ghostdriver.nvidia.xid"
+)

@@ -26,6 +26,7 @@
  * Only known processes produce records, so fork/exec-heavy hosts pay one hash delete.
  */
 #include "ghostdriver.h"
+#include "drm_types.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -349,6 +350,17 @@ int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* The DRM driver's name, read through the file drm_ioctl was given. */
+static __always_inline void read_drm_driver(struct record *r, struct file *filp)
+{
+	struct drm_file___gd *df = BPF_CORE_READ(filp, private_data);
+	if (!df)
+		return;
+	const char *name = BPF_CORE_READ(df, minor, dev, driver, name);
+	if (name)
+		bpf_probe_read_kernel_str(r->driver, sizeof(r->driver), name);
+}
+
 /* fentry drm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg) */
 SEC("fentry/drm_ioctl")
 int BPF_PROG(fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg)
@@ -360,6 +372,7 @@ int BPF_PROG(fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned lon
 	r->cmd = cmd;
 	r->arg = arg;
 	r->ptr = (__u64)filp;
+	read_drm_driver(r, filp);
 	read_app_ctx(r);
 	rec_submit(r);
 	return 0;

@@ -21,10 +21,15 @@ import (
 
 // Tolerances for hardware start/end, justified by testdata/vgpu/README.md ("Clock
 // agreement"): under TCG the tracepoint timestamps and the driver's ktime_get_ns() taken
-// at the same point differ by p50 1–19 µs and at worst ≈ 1 ms on a loaded host.
+// at the same point differ by p50 1–19 µs and typically ≤ 1 ms on a loaded host. The two
+// are separate instructions, so when the host deschedules QEMU's vCPU thread between them
+// (seen: 11.7 ms once, host load average 6.6) one bound of one job is off by the stall:
+// up to 5 % of the jobs may exceed hwBoundMaxErrNs, but none hwBoundOutlierNs.
 const (
-	hwBoundMaxErrNs    = 2_000_000
-	hwBoundMedianErrNs = 100_000
+	hwBoundMaxErrNs     = 2_000_000
+	hwBoundOutlierNs    = 50_000_000
+	hwBoundMedianErrNs  = 100_000
+	hwBoundOutlierShare = 0.05
 )
 
 type gtJob struct {
@@ -182,6 +187,7 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 	}
 	stages := []string{"ioctl", "bo_validation", "fence_dependency", "ring_emission", "dma_scheduling", "execution", "fence_signal"}
 	var startErrs, endErrs []int64
+	outliers := 0
 	for _, g := range gt {
 		sj, ok := jobs[g.fence]
 		if !ok {
@@ -197,6 +203,9 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 		}
 		if ring := attrStr(s, "ghostdriver.ring"); ring != fmt.Sprintf("vgpu-ring%d", g.ring) {
 			t.Errorf("job %s: ring %q, want vgpu-ring%d", g.fence, ring, g.ring)
+		}
+		if drv := attrStr(s, "ghostdriver.driver"); drv != "vgpu" {
+			t.Errorf("job %s: driver %q, want vgpu (the DRM driver of the submitting file)", g.fence, drv)
 		}
 		if out := attrStr(s, "ghostdriver.job.outcome"); out != "completed" {
 			t.Errorf("job %s: outcome %q (%s)", g.fence, out, s.Status().Message())
@@ -222,9 +231,18 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 		ds, de := mono(uint64(ex.StartTimestamp()))-g.hwStart, mono(uint64(ex.EndTimestamp()))-g.hwEnd
 		startErrs, endErrs = append(startErrs, abs(ds)), append(endErrs, abs(de))
 		if abs(ds) > hwBoundMaxErrNs || abs(de) > hwBoundMaxErrNs {
-			t.Errorf("job %s: execution [%d, %d] vs hardware [%d, %d] (mono ns): off by %d / %d ns",
+			outliers++
+			msg := fmt.Sprintf("job %s: execution [%d, %d] vs hardware [%d, %d] (mono ns): off by %d / %d ns",
 				g.fence, mono(uint64(ex.StartTimestamp())), mono(uint64(ex.EndTimestamp())), g.hwStart, g.hwEnd, ds, de)
+			if abs(ds) > hwBoundOutlierNs || abs(de) > hwBoundOutlierNs {
+				t.Error(msg)
+			} else {
+				t.Log("outlier: " + msg)
+			}
 		}
+	}
+	if float64(outliers) > hwBoundOutlierShare*float64(len(gt)) {
+		t.Errorf("%d of %d jobs have a hardware bound off by more than %d ns (at most %.0f %% may)", outliers, len(gt), hwBoundMaxErrNs, 100*hwBoundOutlierShare)
 	}
 	if m := median(startErrs); m > hwBoundMedianErrNs {
 		t.Errorf("median |execution start − hw_start| = %d ns > %d", m, hwBoundMedianErrNs)

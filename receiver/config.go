@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -118,6 +119,80 @@ type LiveConfig struct {
 	PollInterval time.Duration `mapstructure:"poll_interval"`
 	// IRQNames: names in /proc/interrupts that identify GPU interrupts.
 	IRQNames []string `mapstructure:"irq_names"`
+	// CUDA: the NVIDIA path (uprobes on libcuda/libcudart), off by default.
+	CUDA CUDAConfig `mapstructure:"cuda"`
+}
+
+// CUDAConfig configures `live.cuda`: CUDA applications traced at the API with uprobes on
+// the driver (libcuda.so*) and runtime (libcudart.so*) libraries, plus the NVIDIA Xid
+// tracepoint. NVIDIA GPUs have no per-launch kernel event (no drm_sched): without this
+// block an NVIDIA node produces no spans. Submissions become `cuda.submission` spans
+// (documentation.md). It runs next to the DRM source; when one of the two cannot attach,
+// the other runs alone (a warning says why), and error_mode applies when neither can.
+//
+//	live:
+//	  cuda:
+//	    enabled: true
+//	    libraries: [/usr/local/nvidia/lib64/libcuda.so.1]   # hooked at start, globs allowed
+//	    rescan_interval: 2s
+//	    follow_entry_points: true
+//	    xid: true
+type CUDAConfig struct {
+	// Enabled turns the CUDA source on (default false). It also adds the NVIDIA character
+	// devices' majors (from <tenant.proc_root>/devices) to the DRM source's ioctl filter:
+	// NVIDIA ioctls (resource-manager allocations, UVM faults) then count as ioctl events in
+	// ghostdriver.decoder.events and give the tenant enricher first sight of a process;
+	// they are not submissions and never make gpu.job spans.
+	Enabled bool `mapstructure:"enabled"`
+	// Libraries are library files hooked at start (absolute paths, globs allowed), for
+	// example the host driver mounted into the collector's container, or an application
+	// library with a statically linked CUDA runtime. Libraries that processes map are
+	// found without this, by scanning /proc/*/maps.
+	Libraries []string `mapstructure:"libraries"`
+	// RescanInterval is how often /proc/*/maps is scanned for CUDA library files not hooked
+	// yet (new containers, other CUDA versions): 100ms..10m, or 0 to scan only at start.
+	RescanInterval time.Duration `mapstructure:"rescan_interval"`
+	// FollowEntryPoints hooks the driver functions the runtime reaches through
+	// cuGetProcAddress (default true). Off, device syncs' driver calls (cuCtxSynchronize)
+	// and some copies are not seen at the driver layer; launches still are, at the runtime.
+	FollowEntryPoints bool `mapstructure:"follow_entry_points"`
+	// Xid attaches the nvidia:nvidia_dev_xid tracepoint (default true): GPU errors become
+	// nvidia.xid span events and the ghostdriver.nvidia.xid counter.
+	Xid bool `mapstructure:"xid"`
+}
+
+// Bounds of live.cuda.
+const (
+	minCUDARescan    = 100 * time.Millisecond
+	maxCUDARescan    = 10 * time.Minute
+	maxCUDALibraries = 64
+)
+
+func defaultCUDAConfig() CUDAConfig {
+	return CUDAConfig{RescanInterval: 2 * time.Second, FollowEntryPoints: true, Xid: true}
+}
+
+func (c *CUDAConfig) validate() []error {
+	if !c.Enabled {
+		return nil
+	}
+	var errs []error
+	if r := c.RescanInterval; r != 0 && (r < minCUDARescan || r > maxCUDARescan) {
+		errs = append(errs, fmt.Errorf("live.cuda.rescan_interval must be 0 (scan only at start) or in %v..%v, got %v", minCUDARescan, maxCUDARescan, r))
+	}
+	if len(c.Libraries) > maxCUDALibraries {
+		errs = append(errs, fmt.Errorf("live.cuda.libraries lists %d entries; at most %d are allowed", len(c.Libraries), maxCUDALibraries))
+	}
+	for _, p := range c.Libraries {
+		if !filepath.IsAbs(p) {
+			errs = append(errs, fmt.Errorf("live.cuda.libraries: %q is not an absolute path", p))
+			continue
+		}
+		if _, err := filepath.Match(p, ""); err != nil {
+			errs = append(errs, fmt.Errorf("live.cuda.libraries: %q is not a valid glob: %w", p, err))
+		}
+	}
+	return errs
 }
 
 // Validate implements confmap.Validator.
@@ -217,7 +292,7 @@ func (l *LiveConfig) validate() []error {
 	if l.PollInterval < time.Millisecond || l.PollInterval > 10*time.Second {
 		errs = append(errs, fmt.Errorf("live.poll_interval must be in 1ms..10s, got %v", l.PollInterval))
 	}
-	return errs
+	return append(errs, l.CUDA.validate()...)
 }
 
 // validSymbol accepts C identifiers (and the `.`-suffixed clones the kernel produces, e.g. "foo.isra.0").

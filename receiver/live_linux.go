@@ -2,9 +2,20 @@
 package receiver
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 
+	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
 	"github.com/ghostdriver/ghostdriver/internal/enrich"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
@@ -21,6 +32,7 @@ func defaultLiveConfig() LiveConfig {
 		RingBufferSize:        d.RingBufferBytes,
 		PollInterval:          d.PollInterval,
 		IRQNames:              d.IRQNames,
+		CUDA:                  defaultCUDAConfig(),
 	}
 }
 
@@ -35,7 +47,105 @@ func probeConfig(cfg *Config) probe.Config {
 	c.RingBufferBytes = l.RingBufferSize
 	c.PollInterval = l.PollInterval
 	c.IRQNames = l.IRQNames
+	if l.CUDA.Enabled {
+		c.DRMMajors = withNvidiaMajors(c.DRMMajors, cfg.Tenant.ProcRoot)
+	}
 	return c
+}
+
+// maxFilteredMajors is what the syscall hooks can filter (probe: maxMajors).
+const maxFilteredMajors = 16
+
+// withNvidiaMajors adds the NVIDIA character devices' majors (nvidia-frontend 195,
+// nvidia-uvm, nvidia-caps, …) read from <procRoot>/devices to the ioctl filter. Their
+// ioctls become ioctl events (counted, seen by the enricher), never jobs: NVIDIA work is
+// submitted from user space, which the CUDA source traces.
+func withNvidiaMajors(majors []uint32, procRoot string) []uint32 {
+	if procRoot == "" {
+		procRoot = "/proc"
+	}
+	b, err := os.ReadFile(filepath.Join(procRoot, "devices"))
+	if err != nil {
+		return majors
+	}
+	nv := cuda.NvidiaMajors(string(b))
+	names := make([]string, 0, len(nv))
+	for name := range nv {
+		names = append(names, name)
+	}
+	sort.Strings(names) // deterministic order when the cap cuts the list
+	out := append([]uint32(nil), majors...)
+	for _, name := range names {
+		if m := nv[name]; !slices.Contains(out, m) && len(out) < maxFilteredMajors {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// openCUDA opens the CUDA source and returns the function that runs it through a
+// pipeline.CUDA runner into out (until ctx is cancelled or the source is closed). The
+// capability report is logged like the DRM source's.
+func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.Context, component.Host), func() error, error) {
+	cc := cfg.Live.CUDA
+	rescan := cc.RescanInterval
+	if rescan == 0 {
+		rescan = -1 // scan only at start
+	}
+	src, report, err := cuda.Open(cuda.Config{
+		ProcRoot:          cfg.Tenant.ProcRoot,
+		ExtraLibraries:    cc.Libraries,
+		RescanInterval:    rescan,
+		IgnoreEntryPoints: !cc.FollowEntryPoints,
+		NoXid:             !cc.Xid,
+	}, log)
+	for _, e := range report.Entries {
+		log.Info("ghostdriver CUDA capability", zap.String("stage", e.Stage), zap.String("hook", e.Hook),
+			zap.String("status", e.Status), zap.String("reason", e.Reason))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt())}
+	if cfg.Tenant.Enabled {
+		tc := tenant.DefaultConfig()
+		tc.ProcRoot, tc.SysRoot = cfg.Tenant.ProcRoot, cfg.Tenant.SysRoot
+		opts = append(opts, cudaspans.WithResourceFunc(tenantResource(tenant.NewResolver(tc))))
+	}
+	runner := pipeline.NewCUDA(pipeline.CUDAConfig{
+		Metrics:            cfg.Metrics,
+		FlushInterval:      cfg.FlushInterval,
+		CollectionInterval: cfg.CollectionInterval,
+		Options:            opts,
+	}, src, out, log)
+	run := func(ctx context.Context, host component.Host) {
+		err := runner.Run(ctx)
+		st := runner.Stats()
+		fields := []zap.Field{zap.Uint64("submissions", st.Submissions), zap.Uint64("xids", st.Xids),
+			zap.Uint64("records_lost", src.Stats().Lost)}
+		if err != nil {
+			log.Error("ghostdriver CUDA source stopped with an error", append(fields, zap.Error(err))...)
+			componentstatus.ReportStatus(host, componentstatus.NewPermanentErrorEvent(err))
+			return
+		}
+		log.Info("ghostdriver CUDA source stopped", fields...)
+	}
+	return run, src.Close, nil
+}
+
+// tenantResource completes a CUDA process's resource the way the enricher does for DRM
+// jobs: the process's own service.name and resource, container, pod, MIG instance.
+func tenantResource(res *tenant.Resolver) cudaspans.ResourceFunc {
+	return func(pid uint32, attrs pcommon.Map) {
+		if pid == 0 {
+			return
+		}
+		p, err := res.Process(pid)
+		if err != nil || p == nil {
+			return // exited: the defaults (pid, comm) stay
+		}
+		emit.PutAttributes(attrs, p.ResourceAttributes())
+	}
 }
 
 // openLive loads and attaches the programs, and starts the enricher on top of them. The

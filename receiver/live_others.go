@@ -4,7 +4,10 @@
 package receiver
 
 import (
+	"context"
 	"errors"
+
+	"go.opentelemetry.io/collector/component"
 
 	"go.uber.org/zap"
 
@@ -19,6 +22,10 @@ func openLive(*Config, *zap.Logger) (event.Source, pipeline.Enricher, func() err
 
 func liveSpanOptions() []emit.SpanOption { return nil }
 
+func openCUDA(*Config, pipeline.Outputs, *zap.Logger) (func(context.Context, component.Host), func() error, error) {
+	return nil, nil, errors.New("live.cuda needs Linux with eBPF uprobes")
+}
+
 func defaultLiveConfig() LiveConfig {
-	return LiveConfig{DRMMajors: []uint32{226}, RingBufferSize: 8 << 20, PollInterval: 10_000_000}
+	return LiveConfig{DRMMajors: []uint32{226}, RingBufferSize: 8 << 20, PollInterval: 10_000_000, CUDA: defaultCUDAConfig()}
 }

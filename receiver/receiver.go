@@ -72,6 +72,7 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 	log := r.set.Logger
 
 	src, enricher, closeSrc, err := r.openSource(log)
+	runCUDA, err := r.openCUDA(host, log, err)
 	if err != nil {
 		if r.cfg.ErrorMode == ErrorModeIgnore {
 			log.Error("ghostdriver source unavailable; running without it (error_mode: ignore)", zap.Error(err))
@@ -80,7 +81,25 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		}
 		return err
 	}
-	r.closeSrc = closeSrc
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.done = make(chan struct{})
+	var wg sync.WaitGroup
+	if runCUDA != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runCUDA(ctx, host)
+		}()
+	}
+	if src == nil { // the CUDA source runs alone
+		go func() {
+			defer close(r.done)
+			wg.Wait()
+		}()
+		return nil
+	}
+	r.closeSrc = joinClose(r.closeSrc, closeSrc)
 	var spanOpts []emit.SpanOption
 	if r.cfg.Source == SourceLive {
 		spanOpts = liveSpanOptions()
@@ -99,11 +118,11 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		Enricher:           enricher,
 	}, src, r.outputs(), log)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	r.done = make(chan struct{})
+	wg.Add(1)
 	go func() {
 		defer close(r.done)
+		defer wg.Wait()
+		defer wg.Done()
 		err := r.pipe.Run(ctx)
 		st := r.pipe.Stats()
 		fields := []zap.Field{
@@ -146,6 +165,44 @@ func (r *ghostReceiver) openSource(log *zap.Logger) (event.Source, pipeline.Enri
 		return openLive(r.cfg, log)
 	}
 	return nil, nil, nil, fmt.Errorf("unknown source %q", r.cfg.Source)
+}
+
+// openCUDA opens the CUDA source when live.cuda is enabled and decides, with the DRM
+// source's error drmErr, what runs: both; one of them alone, with a warning naming what the
+// other lacks; or neither, and then the returned error is handled by error_mode. A DRM
+// source missing next to a working CUDA source is expected (NVIDIA nodes have no
+// drm_sched) and only logged; a CUDA source missing next to a working DRM source was asked
+// for, so it is also reported as a recoverable status. run is nil when CUDA does not run;
+// its close function is in r.closeSrc.
+func (r *ghostReceiver) openCUDA(host component.Host, log *zap.Logger, drmErr error) (run func(context.Context, component.Host), err error) {
+	if r.cfg.Source != SourceLive || !r.cfg.Live.CUDA.Enabled {
+		return nil, drmErr
+	}
+	run, closeCUDA, cudaErr := openCUDA(r.cfg, r.outputs(), log)
+	switch {
+	case cudaErr != nil && drmErr != nil:
+		return nil, errors.Join(drmErr, fmt.Errorf("CUDA source: %w", cudaErr))
+	case cudaErr != nil:
+		err := fmt.Errorf("CUDA source unavailable (live.cuda.enabled), running the DRM source alone: %w", cudaErr)
+		log.Warn("ghostdriver CUDA source unavailable; running the DRM source alone", zap.Error(cudaErr))
+		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
+		return nil, nil
+	case drmErr != nil:
+		log.Warn("ghostdriver DRM source unavailable; running the CUDA source alone", zap.Error(drmErr))
+	}
+	r.closeSrc = closeCUDA
+	return run, nil
+}
+
+// joinClose closes both (either may be nil).
+func joinClose(a, b func() error) func() error {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func() error { return errors.Join(a(), b()) }
 }
 
 func (r *ghostReceiver) outputs() pipeline.Outputs {

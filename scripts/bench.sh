@@ -24,7 +24,7 @@ if [ -n "$QUICK" ]; then
 	BENCHTIME=1x GUEST_RUNS=1
 else
 	ROUNDS=${BENCH_ROUNDS:-7} IOCTLS=${BENCH_IOCTLS:-1000000} GUEST=${BENCH_GUEST:-1}
-	COST_IOCTLS=1000000 EXECS=200 LOSS_SECONDS=10 LOSS_RATES=50000,100000,200000 GEN_JOBS=500000 PENDING="10000 100000 1000000" DELAY_S=10
+	COST_IOCTLS=1000000 EXECS=200 LOSS_SECONDS=10 LOSS_RATES=50000,100000,200000 GEN_JOBS=200000 PENDING="10000 100000 1000000" DELAY_S=10
 	BENCHTIME=3x GUEST_RUNS=3
 fi
 STEPS=${BENCH_STEPS:-kernel system loss user guest}
@@ -51,6 +51,7 @@ log "build into $BUILD"
 CGO_ENABLED=0 go build -o "$BUILD/ghostdriver" ./cmd/ghostdriver
 CGO_ENABLED=0 go build -o "$BUILD/bpfcost" ./bench/bpfcost
 CGO_ENABLED=0 go build -o "$BUILD/gencapture" ./bench/gencapture
+CGO_ENABLED=0 go build -o "$BUILD/userbench" ./bench/userbench
 CGO_ENABLED=0 go build -o "$BUILD/report" ./bench/report
 gcc -O2 -Wall -o "$BUILD/ioctlloop" bench/ioctlloop/ioctlloop.c
 gcc -O2 -Wall -static -o "$BUILD/ioctlloop.static" bench/ioctlloop/ioctlloop.c 2>/dev/null || true
@@ -202,13 +203,14 @@ if has user; then
 	# the component benchmarks that already exist, for reference
 	go test -count=1 -run '^$' -bench 'BenchmarkDecode$|BenchmarkAssemble$|BenchmarkAppend$' -benchmem \
 		./internal/ftrace/ ./internal/assemble/ ./internal/emit/ >"$OUT/user_components.txt" 2>&1 || true
-	printf 'pending_jobs\tstyle\theap_bytes_per_job\trss_bytes_per_job\theap_inuse_mb\trss_mb\n' >"$OUT/user_pending.tsv"
+	hdr=-header
 	for n in $PENDING; do
 		for s in 4.11 6.17; do
-			"$BUILD/gencapture" -pending-mem "$n" -style "$s" >>"$OUT/user_pending.tsv"
+			"$BUILD/userbench" pending $hdr -jobs "$n" -style "$s" >>"$OUT/user_pending.tsv"
+			hdr=
 		done
 	done
-	"$BUILD/gencapture" -delay "$DELAY_S" -style 6.17 -rate 2000 >"$OUT/user_delay.tsv"
+	"$BUILD/userbench" delay -seconds "$DELAY_S" -style 6.17 -rate 2000 >"$OUT/user_delay.tsv"
 	loadavg user
 fi
 
@@ -216,7 +218,7 @@ fi
 if has guest && [ "$GUEST" = 1 ]; then
 	log "5/5 guest: testdata/vgpu/run.sh 6.1 with VGPU_BENCH=1 ($GUEST_RUNS runs per condition)"
 	mkdir -p "$OUT/guest"
-	if VGPU_BENCH=1 VGPU_BENCH_RUNS=$GUEST_RUNS VGPU_NO_CHECK=1 VGPU_OPTIONAL_DRIVERS="" VGPU_OUT="$OUT/guest" \
+	if VGPU_BENCH=1 VGPU_BENCH_RUNS=$GUEST_RUNS VGPU_JOBS=${VGPU_JOBS:-64} VGPU_NO_CHECK=1 VGPU_OPTIONAL_DRIVERS="" VGPU_OUT="$OUT/guest" \
 		VGPU_BENCH_BIN="$BUILD/bpfcost" VGPU_TIMEOUT=900 \
 		testdata/vgpu/run.sh 6.1 >"$OUT/guest/run.log" 2>&1; then
 		rm -f "$OUT/guest/tracefs.txt" "$OUT/guest/dmesg.txt"

@@ -68,3 +68,23 @@ struct msm_gem_submit___gd {
 	__u32 ident;
 	struct msm_ringbuffer___gd *ring;
 } __attribute__((preserve_access_index));
+
+/*
+ * The DRM file → driver chain, to name the driver of a submit ioctl (scheduler events do
+ * not): filp->private_data is the struct drm_file of every DRM file (drm_open).
+ */
+struct drm_driver___gd {
+	const char *name;
+} __attribute__((preserve_access_index));
+
+struct drm_device___gd {
+	const struct drm_driver___gd *driver;
+} __attribute__((preserve_access_index));
+
+struct drm_minor___gd {
+	struct drm_device___gd *dev;
+} __attribute__((preserve_access_index));
+
+struct drm_file___gd {
+	struct drm_minor___gd *minor;
+} __attribute__((preserve_access_index));

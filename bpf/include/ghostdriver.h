@@ -131,6 +131,7 @@ struct record {
 	char comm[16];
 	char ring[16];	    /* scheduler / ring / engine name */
 	char dev[16];	    /* dev_name() of the scheduler's device */
+	char driver[16];    /* DRM driver name of the ioctl's file (fentry drm_ioctl) */
 	__u8 trace_id[16]; /* application trace context (W3C byte order), when ctx_tier != 0 */
 	__u8 span_id[8];
 };

@@ -51,6 +51,10 @@ type Stats struct {
 	// Late counts events that arrived after the reorder window had already passed their
 	// time; they are processed, but order-dependent rules may have missed them.
 	Late uint64
+	// ClockJumps counts events whose timestamp was more than JobTimeout ahead of the
+	// stream and that the next event did not follow (a corrupt or far-future timestamp,
+	// then back): each was processed at the stream's time instead (clock.go).
+	ClockJumps uint64
 	// Orphans counts events that matched no job, by event kind name. Most fences are not
 	// jobs' fences, so orphan fence signals are normal.
 	Orphans map[string]uint64
@@ -82,6 +86,12 @@ type Assembler struct {
 	buf reorder
 	hi  int64 // latest time seen (events or watermark)
 	now int64 // every event at or before now has been processed
+
+	// Clock-jump guard (clock.go).
+	started   bool        // hi holds a time of the stream
+	suspect   event.Event // an event far ahead of hi, waiting for the next one to tell
+	suspected bool
+	jumpHi    int64 // the latest timestamp rejected as a jump
 
 	byKey   map[uint64]*job // finished fence (packed 32-bit) → job
 	byPtr   map[uint64]*job // finished fence pointer (≤6.16 text) → job, until the job's done
@@ -161,24 +171,31 @@ func New(cfg Config, out func(*Job)) *Assembler {
 // Consume implements event.Sink. Events are copied.
 func (a *Assembler) Consume(batch []event.Event) {
 	for i := range batch {
-		e := &batch[i]
 		a.st.Events++
-		if e.Time > a.hi {
-			a.hi = e.Time
-		}
-		if e.Time < a.now {
-			a.st.Late++
-		}
-		a.buf.push(e)
+		a.admit(&batch[i])
 	}
 	a.advance(a.hi - a.window)
+}
+
+// accept buffers an event whose time the guard (clock.go) has accepted.
+func (a *Assembler) accept(e *event.Event) {
+	if e.Time > a.hi || !a.started {
+		a.hi = e.Time
+		a.started = true
+	}
+	if e.Time < a.now {
+		a.st.Late++
+	}
+	a.buf.push(e)
 }
 
 // Watermark implements event.Sink: no event earlier than t − ReorderWindow is still to
 // come. It releases buffered events and held jobs and drives timeouts.
 func (a *Assembler) Watermark(t int64) {
-	if t > a.hi {
+	if a.trustWatermark(t) && (t > a.hi || !a.started) {
 		a.hi = t
+		a.started = true
+		a.recheckSuspect()
 	}
 	a.advance(a.hi - a.window)
 }
@@ -187,6 +204,10 @@ func (a *Assembler) Watermark(t int64) {
 // jobs still pending are output as Incomplete with the reason. The assembler is empty
 // afterwards (counters kept) and can take a new input.
 func (a *Assembler) Flush() {
+	if a.suspected { // nothing came after it to contradict it
+		a.suspected = false
+		a.accept(&a.suspect)
+	}
 	a.buf.release(math.MaxInt64, a.process)
 	if a.hi > a.now {
 		a.now = a.hi
@@ -212,6 +233,9 @@ func (a *Assembler) Stats() Stats {
 	s.Pending = a.pending.n
 	s.Held = a.held.n
 	s.Buffered = a.buf.len()
+	if a.suspected {
+		s.Buffered++
+	}
 	s.Orphans = map[string]uint64{}
 	for k, n := range a.orphans {
 		if n > 0 {
@@ -313,6 +337,8 @@ func (a *Assembler) reset() {
 	a.early.reset()
 	a.streams.reset()
 	a.hi, a.now, a.lastSweep = 0, 0, 0
+	a.started, a.suspected, a.jumpHi = false, false, 0
+	a.suspect = event.Event{}
 }
 
 // hookOf names the hook an event came from.

@@ -101,6 +101,9 @@ func (a *Assembler) jobQueue(e *event.Event) {
 
 func (a *Assembler) jobRun(e *event.Event) {
 	j := a.schedJob(e)
+	if j != nil && j.seen&seenRun != 0 && a.duplicate(j, PointRun, e) {
+		return
+	}
 	if j == nil {
 		j = a.newJob(famSched, e.Time)
 	}
@@ -154,6 +157,9 @@ func (a *Assembler) jobDone(e *event.Event) {
 		}
 		return
 	}
+	if j.seen&seenDone != 0 && a.duplicate(j, PointFinished, e) {
+		return
+	}
 	a.identify(j, e)
 	j.seen |= seenDone
 	j.set(PointFinished, e.Time, prioSchedEvent, Measured, hook)
@@ -162,6 +168,17 @@ func (a *Assembler) jobDone(e *event.Event) {
 	}
 	a.touch(j, e.Time)
 	a.finish(j)
+}
+
+// duplicate counts e when it repeats the event that set p (same time, same hook): a
+// capture merged with itself, a ring buffer page read twice. A run at another time is a
+// resubmission, not a duplicate.
+func (a *Assembler) duplicate(j *job, p Point, e *event.Event) bool {
+	if b := j.out.Points[p]; b.Time == e.Time && b.Hook == hookOf(e) {
+		a.st.Duplicates++
+		return true
+	}
+	return false
 }
 
 // jobDependency: drm_sched_job_add_dep (6.17+, traced while the job is armed, before it

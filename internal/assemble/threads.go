@@ -29,6 +29,7 @@ type thread struct {
 	enterHook string
 	pid       uint32
 	comm      string
+	driver    string // DRM driver of the file the ioctl was made on, when the hook reads it
 	traceID   [16]byte
 	spanID    [8]byte
 	ctxTier   uint8
@@ -88,7 +89,7 @@ func (a *Assembler) ioctlEnter(e *event.Event) {
 	th.inIoctl = true
 	th.enter = e.Time
 	th.enterHook = hookOf(e)
-	th.pid, th.comm = e.PID, e.Comm
+	th.pid, th.comm, th.driver = e.PID, e.Comm, e.Driver
 	th.traceID, th.spanID, th.ctxTier = e.TraceID, e.SpanID, e.CtxTier
 }
 
@@ -161,6 +162,9 @@ func (a *Assembler) bracket(j *job, e *event.Event) {
 		}
 		if j.out.Comm == "" {
 			j.out.Comm = th.comm
+		}
+		if j.out.Driver == "" {
+			j.out.Driver = th.driver // scheduler events do not name the driver; the DRM file does
 		}
 		if j.out.TID == 0 {
 			j.out.TID = e.TID

@@ -114,3 +114,8 @@ func putValue(dst pcommon.Value, v appctx.Value) {
 		putAttrs(dst.SetEmptyMap(), v.Map)
 	}
 }
+
+// PutAttributes copies application/tenant attributes into a pcommon map (later keys of
+// attrs overwrite earlier ones and existing keys). For paths that build their own
+// resources from a tenant.Process (the CUDA path's resource hook).
+func PutAttributes(m pcommon.Map, attrs []appctx.Attribute) { putAttrs(m, attrs) }

@@ -33,6 +33,12 @@ type MetricsConfig struct {
 	GhostdriverJobPending           MetricConfig `mapstructure:"ghostdriver.job.pending"`
 	GhostdriverJobSpansDropped      MetricConfig `mapstructure:"ghostdriver.job.spans_dropped"`
 
+	// The CUDA path (live.cuda).
+	GhostdriverCUDASubmissionDuration MetricConfig `mapstructure:"ghostdriver.cuda.submission.duration"`
+	GhostdriverCUDASyncWait           MetricConfig `mapstructure:"ghostdriver.cuda.sync.wait"`
+	GhostdriverCUDALaunches           MetricConfig `mapstructure:"ghostdriver.cuda.launches"`
+	GhostdriverNvidiaXid              MetricConfig `mapstructure:"ghostdriver.nvidia.xid"`
+
 	// Dimensions adds tenant attributes to the job metrics (those whose descriptor has
 	// Dimensions set). Each must be in AllowedDimensions: the list is reviewed one key at
 	// a time, because each multiplies the number of series. Default: DefaultDimensions.
@@ -67,6 +73,11 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverJobEvictions:         on,
 		GhostdriverJobPending:           on,
 		GhostdriverJobSpansDropped:      on,
+
+		GhostdriverCUDASubmissionDuration: on,
+		GhostdriverCUDASyncWait:           on,
+		GhostdriverCUDALaunches:           on,
+		GhostdriverNvidiaXid:              on,
 	}
 }
 
@@ -97,6 +108,14 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverJobPending
 	case MetricJobSpansDropped:
 		return &c.GhostdriverJobSpansDropped
+	case MetricCUDASubmissionDuration:
+		return &c.GhostdriverCUDASubmissionDuration
+	case MetricCUDASyncWait:
+		return &c.GhostdriverCUDASyncWait
+	case MetricCUDALaunches:
+		return &c.GhostdriverCUDALaunches
+	case MetricNvidiaXid:
+		return &c.GhostdriverNvidiaXid
 	}
 	return nil
 }

@@ -69,9 +69,8 @@ type Pipeline struct {
 	spans   *emit.SpanBuilder
 	metrics *emit.MetricsRecorder
 
-	kick        chan struct{}
+	exp         *exporter
 	droppedJobs atomic.Uint64
-	exportErrs  atomic.Uint64
 }
 
 // New builds a pipeline; nothing runs until Run.
@@ -88,11 +87,12 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Pipeline{cfg: cfg, src: src, out: out, log: log, kick: make(chan struct{}, 1)}
+	p := &Pipeline{cfg: cfg, src: src, out: out, log: log}
 	clock := sourceClock{src}
 	p.spans = emit.NewSpanBuilder(clock, cfg.SpanOptions...)
 	p.metrics = emit.NewMetricsRecorder(cfg.Metrics, time.Now())
 	p.asm = assemble.New(cfg.Assemble, p.onJob)
+	p.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "GPU job spans", p.takeSpans, p.collect)
 	return p
 }
 
@@ -119,10 +119,7 @@ func (p *Pipeline) onJob(j *assemble.Job) {
 	}
 	p.spans.Append(j)
 	if p.spans.Len() >= p.cfg.MaxBufferedJobs/2 {
-		select {
-		case p.kick <- struct{}{}:
-		default:
-		}
+		p.exp.wake()
 	}
 }
 
@@ -147,83 +144,37 @@ func (p *Pipeline) Watermark(t int64) {
 // Run drives the source until it ends (finite input) or ctx is cancelled, then flushes
 // everything still buffered. The source's error, if any, is returned after the flush.
 func (p *Pipeline) Run(ctx context.Context) error {
-	flushCtx, stopFlusher := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		p.flushLoop(flushCtx)
-	}()
-
+	stopExporter := p.exp.start()
 	srcErr := p.src.Run(ctx, p)
 	if errors.Is(srcErr, context.Canceled) {
 		srcErr = nil
 	}
-
-	stopFlusher()
-	wg.Wait()
+	stopExporter()
 
 	// End of input: every pending job goes out (incomplete ones with their reason).
 	p.mu.Lock()
 	p.asm.Flush()
 	p.mu.Unlock()
 	// The final export must not be cut short by the cancelled run context.
-	final := context.WithoutCancel(ctx)
-	p.flushSpans(final)
-	p.collectMetrics(final)
+	p.exp.final(ctx)
 	return srcErr
 }
 
-func (p *Pipeline) flushLoop(ctx context.Context) {
-	spanTick := time.NewTicker(p.cfg.FlushInterval)
-	defer spanTick.Stop()
-	metricTick := time.NewTicker(p.cfg.CollectionInterval)
-	defer metricTick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-spanTick.C:
-			p.flushSpans(ctx)
-		case <-p.kick:
-			p.flushSpans(ctx)
-		case <-metricTick.C:
-			p.collectMetrics(ctx)
-		}
-	}
-}
-
-func (p *Pipeline) flushSpans(ctx context.Context) {
-	if p.out.Traces == nil {
-		return
-	}
+// takeSpans is the exporter's span source.
+func (p *Pipeline) takeSpans() (ptrace.Traces, bool) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.spans.Len() == 0 {
-		p.mu.Unlock()
-		return
+		return ptrace.Traces{}, false
 	}
-	td := p.spans.Take()
-	p.mu.Unlock()
-	if err := p.out.Traces(ctx, td); err != nil {
-		p.exportErrs.Add(1)
-		p.log.Warn("next consumer refused GPU job spans", zap.Int("spans", td.SpanCount()), zap.Error(err))
-	}
+	return p.spans.Take(), true
 }
 
-func (p *Pipeline) collectMetrics(ctx context.Context) {
-	if p.out.Metrics == nil {
-		return
-	}
+// collect is the exporter's metric source.
+func (p *Pipeline) collect() pmetric.Metrics {
 	p.mu.Lock()
-	md := p.metrics.Collect(time.Now(), p.src.Stats(), p.assemblerCounters())
-	p.mu.Unlock()
-	if md.DataPointCount() == 0 {
-		return
-	}
-	if err := p.out.Metrics(ctx, md); err != nil {
-		p.exportErrs.Add(1)
-		p.log.Warn("next consumer refused ghostdriver metrics", zap.Int("data_points", md.DataPointCount()), zap.Error(err))
-	}
+	defer p.mu.Unlock()
+	return p.metrics.Collect(time.Now(), p.src.Stats(), p.assemblerCounters())
 }
 
 // assemblerCounters runs under p.mu.
@@ -252,5 +203,5 @@ func (p *Pipeline) Stats() Stats {
 	p.mu.Lock()
 	a := p.asm.Stats()
 	p.mu.Unlock()
-	return Stats{Source: p.src.Stats(), Assembler: a, DroppedJobs: p.droppedJobs.Load(), ExportErrors: p.exportErrs.Load()}
+	return Stats{Source: p.src.Stats(), Assembler: a, DroppedJobs: p.droppedJobs.Load(), ExportErrors: p.exp.errs.Load()}
 }

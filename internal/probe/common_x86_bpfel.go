@@ -102,6 +102,7 @@ type commonRecord struct {
 	Comm       [16]int8
 	Ring       [16]int8
 	Dev        [16]int8
+	Driver     [16]int8
 	TraceId    [16]uint8
 	SpanId     [8]uint8
 }

@@ -72,6 +72,7 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 	case commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_SYS_EXIT_IOCTL,
 		commonHookHOOK_DRM_IOCTL_ENTER, commonHookHOOK_DRM_IOCTL_EXIT:
 		ev.Fd, ev.Cmd, ev.Arg = r.Fd, r.Cmd, r.Arg
+		ev.Driver = cstring(r.Driver[:])
 		if info.kind == event.IoctlExit {
 			ev.Ret = r.Ret
 		}

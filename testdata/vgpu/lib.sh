@@ -236,6 +236,10 @@ build_initramfs() {
 	if [ -n "${GHOSTDRIVER_BIN:-}" ] && [ -x "$GHOSTDRIVER_BIN" ]; then
 		cp "$GHOSTDRIVER_BIN" "$w/bin/ghostdriver"
 	fi
+	# Overhead benchmark (scripts/bench.sh): the guest runs bench/guest/vgpu-bench.sh instead.
+	if [ "${VGPU_BENCH:-}" = 1 ]; then
+		"$VGPU_DIR/../../bench/guest/add-to-initramfs.sh" "$w"
+	fi
 	index_modules
 	declare -A copied=()
 	_copy() {
@@ -261,6 +265,8 @@ build_initramfs() {
 		JOBS_PER_THREAD=${VGPU_JOBS:-16}
 		OPTIONAL_DRIVERS="$OPTIONAL_DRIVERS"
 		GHOSTDRIVER_ARGS="${GHOSTDRIVER_ARGS:-live --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
+		VGPU_BENCH=${VGPU_BENCH:-}
+		VGPU_BENCH_RUNS=${VGPU_BENCH_RUNS:-3}
 	EOF
 	(cd "$w" && find . -print0 | cpio --null -o -H newc --quiet) >"$img"
 }

@@ -1,0 +1,246 @@
+// Recorder: the CUDA histograms and counters, cumulative from the recorder's start.
+//
+// Default attributes are the sync scope and the submission outcome (a handful of values);
+// the configured optional dimensions (metrics.dimensions: service.name by default) are
+// taken from the process's resource as the Builder would write it, resolved once per
+// process and collection.
+package cudaspans
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/ghostdriver/ghostdriver/internal/cuda"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+)
+
+// histogram accumulates seconds in metadata.DurationBounds buckets (upper-inclusive).
+type histogram struct {
+	counts   []uint64
+	count    uint64
+	sum      float64
+	min, max float64
+}
+
+func (h *histogram) record(v float64) {
+	if h.counts == nil {
+		h.counts = make([]uint64, len(metadata.DurationBounds)+1)
+	}
+	h.counts[sort.SearchFloat64s(metadata.DurationBounds, v)]++
+	if h.count == 0 || v < h.min {
+		h.min = v
+	}
+	if h.count == 0 || v > h.max {
+		h.max = v
+	}
+	h.count++
+	h.sum += v
+}
+
+func (h *histogram) writeTo(dp pmetric.HistogramDataPoint) {
+	dp.SetCount(h.count)
+	dp.SetSum(h.sum)
+	dp.SetMin(h.min)
+	dp.SetMax(h.max)
+	dp.ExplicitBounds().FromRaw(metadata.DurationBounds)
+	dp.BucketCounts().FromRaw(h.counts)
+}
+
+type durKey struct{ scope, outcome, dims string }
+
+type waitKey struct{ scope, dims string }
+
+// Recorder accumulates the CUDA metrics. Not safe for concurrent use.
+type Recorder struct {
+	mcfg  metadata.MetricsConfig
+	cfg   config
+	start pcommon.Timestamp
+	dims  []string // configured dimension keys
+
+	names   processNames
+	dimsOf  map[uint32]string   // PID → dims key, reset every collection
+	dimVals map[string][]string // dims key → values
+
+	dur      map[durKey]*histogram
+	durOrder []durKey
+	wait     map[waitKey]*histogram
+	waitOrd  []waitKey
+	launches map[string]uint64
+	launchOr []string
+	xids     map[uint32]uint64
+}
+
+// NewRecorder returns a recorder whose cumulative points start at start. Options are the
+// Builder's (the resource hook and host name give the dimension values).
+func NewRecorder(mcfg metadata.MetricsConfig, start time.Time, opts ...Option) *Recorder {
+	return &Recorder{
+		mcfg: mcfg, cfg: newConfig(opts), start: pcommon.NewTimestampFromTime(start),
+		dims:   append([]string(nil), mcfg.Dimensions...),
+		dimsOf: map[uint32]string{}, dimVals: map[string][]string{},
+		dur: map[durKey]*histogram{}, wait: map[waitKey]*histogram{},
+		launches: map[string]uint64{}, xids: map[uint32]uint64{},
+	}
+}
+
+// Record adds one submission.
+func (r *Recorder) Record(s *cuda.Submission) {
+	r.names.learn(s)
+	dims := r.dimsKey(s.PID)
+	scope := SyncScope(s)
+	if r.mcfg.GhostdriverCUDASubmissionDuration.Enabled {
+		k := durKey{scope, s.Outcome.String(), dims}
+		h := r.dur[k]
+		if h == nil {
+			h = &histogram{}
+			r.dur[k] = h
+			r.durOrder = append(r.durOrder, k)
+		}
+		h.record(seconds(s.End - s.Start))
+	}
+	if r.mcfg.GhostdriverCUDASyncWait.Enabled && s.Sync != nil {
+		k := waitKey{scope, dims}
+		h := r.wait[k]
+		if h == nil {
+			h = &histogram{}
+			r.wait[k] = h
+			r.waitOrd = append(r.waitOrd, k)
+		}
+		h.record(seconds(s.Sync.End - s.Sync.Start))
+	}
+	if r.mcfg.GhostdriverCUDALaunches.Enabled {
+		if _, ok := r.launches[dims]; !ok {
+			r.launchOr = append(r.launchOr, dims)
+		}
+		r.launches[dims] += uint64(s.Launches)
+	}
+}
+
+// RecordXid counts one Xid error (each once, however many submissions it is attached to).
+func (r *Recorder) RecordXid(x cuda.Xid) { r.xids[x.Code]++ }
+
+// dimsKey resolves the configured dimensions of a process (once per collection).
+func (r *Recorder) dimsKey(pid uint32) string {
+	if len(r.dims) == 0 {
+		return ""
+	}
+	if k, ok := r.dimsOf[pid]; ok {
+		return k
+	}
+	m := pcommon.NewMap()
+	fillResource(m, pid, &r.names, &r.cfg)
+	vals := make([]string, len(r.dims))
+	for i, d := range r.dims {
+		if v, ok := m.Get(d); ok {
+			vals[i] = v.AsString()
+		}
+	}
+	if v, ok := m.Get(metadata.AttrServiceName); ok && v.Str() == unknownService {
+		// Like the DRM metrics: no label rather than a placeholder.
+		for i, d := range r.dims {
+			if d == metadata.AttrServiceName {
+				vals[i] = ""
+			}
+		}
+	}
+	k := strings.Join(vals, "\x00")
+	r.dimsOf[pid] = k
+	r.dimVals[k] = vals
+	return k
+}
+
+func (r *Recorder) putDims(a pcommon.Map, key string) {
+	for i, v := range r.dimVals[key] {
+		if v != "" {
+			a.PutStr(r.dims[i], v)
+		}
+	}
+}
+
+func seconds(ns int64) float64 {
+	if ns < 0 {
+		return 0
+	}
+	return float64(ns) / 1e9
+}
+
+// Collect returns every enabled CUDA metric that has data points, cumulative since the
+// recorder's start, timestamped now.
+func (r *Recorder) Collect(now time.Time) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(metadata.ScopeName)
+	sm.Scope().SetVersion(r.cfg.scopeVersion)
+	ts := pcommon.NewTimestampFromTime(now)
+	for i := range metadata.Metrics {
+		d := &metadata.Metrics[i]
+		if !r.mcfg.Enabled(d.Name) {
+			continue
+		}
+		switch d.Name {
+		case metadata.MetricCUDASubmissionDuration:
+			dps := d.AppendTo(sm.Metrics()).Histogram().DataPoints()
+			for _, k := range r.durOrder {
+				a := r.histPoint(dps, r.dur[k], ts).Attributes()
+				a.PutStr(metadata.AttrCUDASyncScope, k.scope)
+				a.PutStr(metadata.AttrCUDASubmissionOutcome, k.outcome)
+				r.putDims(a, k.dims)
+			}
+		case metadata.MetricCUDASyncWait:
+			dps := d.AppendTo(sm.Metrics()).Histogram().DataPoints()
+			for _, k := range r.waitOrd {
+				a := r.histPoint(dps, r.wait[k], ts).Attributes()
+				a.PutStr(metadata.AttrCUDASyncScope, k.scope)
+				r.putDims(a, k.dims)
+			}
+		case metadata.MetricCUDALaunches:
+			dps := d.AppendTo(sm.Metrics()).Sum().DataPoints()
+			for _, k := range r.launchOr {
+				r.putDims(r.sumPoint(dps, r.launches[k], ts).Attributes(), k)
+			}
+		case metadata.MetricNvidiaXid:
+			dps := d.AppendTo(sm.Metrics()).Sum().DataPoints()
+			codes := make([]uint32, 0, len(r.xids))
+			for c := range r.xids {
+				codes = append(codes, c)
+			}
+			sort.Slice(codes, func(i, j int) bool { return codes[i] < codes[j] })
+			for _, c := range codes {
+				r.sumPoint(dps, r.xids[c], ts).Attributes().PutInt(metadata.AttrNvidiaXidCode, int64(c))
+			}
+		}
+	}
+	sm.Metrics().RemoveIf(func(m pmetric.Metric) bool {
+		switch m.Type() {
+		case pmetric.MetricTypeHistogram:
+			return m.Histogram().DataPoints().Len() == 0
+		case pmetric.MetricTypeSum:
+			return m.Sum().DataPoints().Len() == 0
+		}
+		return false
+	})
+	// Re-resolve dimensions next time (a process may have gained its service.name), but
+	// keep the values of the series that exist.
+	clear(r.dimsOf)
+	return md
+}
+
+func (r *Recorder) histPoint(dps pmetric.HistogramDataPointSlice, h *histogram, now pcommon.Timestamp) pmetric.HistogramDataPoint {
+	dp := dps.AppendEmpty()
+	dp.SetStartTimestamp(r.start)
+	dp.SetTimestamp(now)
+	h.writeTo(dp)
+	return dp
+}
+
+func (r *Recorder) sumPoint(dps pmetric.NumberDataPointSlice, v uint64, now pcommon.Timestamp) pmetric.NumberDataPoint {
+	dp := dps.AppendEmpty()
+	dp.SetStartTimestamp(r.start)
+	dp.SetTimestamp(now)
+	dp.SetIntValue(int64(min(v, math.MaxInt64)))
+	return dp
+}

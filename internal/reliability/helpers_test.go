@@ -1,0 +1,204 @@
+// Package reliability holds the whole-receiver tests of SECURITY.md: lifecycle leaks
+// (goroutines, file descriptors, BPF programs/maps/links checked against the kernel's
+// own lists), kill -9 of a live process, dropped privileges, ring buffer overrun.
+// Tests that load eBPF programs skip with a reason when not root.
+package reliability
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"go.opentelemetry.io/collector/component/componentstatus"
+)
+
+func requireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: loads and attaches eBPF programs (CAP_BPF+CAP_PERFMON)")
+	}
+}
+
+// bpfObject is one entry of the kernel's program, map or link list.
+type bpfObject struct {
+	kind string // "prog", "map", "link"
+	id   uint32
+	name string
+}
+
+// kernelObjects lists every BPF program, map and link the kernel holds (all processes).
+func kernelObjects(t testing.TB) map[bpfObject]bool {
+	t.Helper()
+	out := map[bpfObject]bool{}
+	var pid ebpf.ProgramID
+	for {
+		next, err := ebpf.ProgramGetNextID(pid)
+		if err != nil {
+			break
+		}
+		pid = next
+		name := ""
+		if p, err := ebpf.NewProgramFromID(pid); err == nil {
+			if info, err := p.Info(); err == nil {
+				name = info.Name
+			}
+			p.Close()
+		}
+		out[bpfObject{"prog", uint32(pid), name}] = true
+	}
+	var mid ebpf.MapID
+	for {
+		next, err := ebpf.MapGetNextID(mid)
+		if err != nil {
+			break
+		}
+		mid = next
+		name := ""
+		if m, err := ebpf.NewMapFromID(mid); err == nil {
+			if info, err := m.Info(); err == nil {
+				name = info.Name
+			}
+			m.Close()
+		}
+		out[bpfObject{"map", uint32(mid), name}] = true
+	}
+	it := new(link.Iterator)
+	for it.Next() {
+		name := ""
+		if info, err := it.Link.Info(); err == nil {
+			name = "prog" + itoa(uint32(info.Program))
+		}
+		out[bpfObject{"link", uint32(it.ID), name}] = true
+	}
+	it.Close()
+	return out
+}
+
+func itoa(v uint32) string {
+	if v == 0 {
+		return "0"
+	}
+	var b [10]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return string(b[i:])
+}
+
+// added returns the objects in after that are not in before.
+func added(before, after map[bpfObject]bool) []bpfObject {
+	var out []bpfObject
+	for o := range after {
+		if !before[o] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// waitGone waits (programs and maps are freed after an RCU grace period) until none of
+// ours is in the kernel's lists any more, and fails with those that stay.
+func waitGone(t *testing.T, ours []bpfObject) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		now := kernelObjects(t)
+		var left []bpfObject
+		for _, o := range ours {
+			if now[o] {
+				left = append(left, o)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d BPF objects still in the kernel: %v", len(left), left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// openFDs counts this process's file descriptors.
+func openFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// statusHost is a component.Host that keeps the status events the receiver reports.
+type statusHost struct {
+	mu     sync.Mutex
+	events []*componentstatus.Event
+}
+
+func (h *statusHost) Report(ev *componentstatus.Event) {
+	h.mu.Lock()
+	h.events = append(h.events, ev)
+	h.mu.Unlock()
+}
+
+func (h *statusHost) snapshot() []*componentstatus.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*componentstatus.Event(nil), h.events...)
+}
+
+var (
+	cliOnce sync.Once
+	cliPath string
+	cliErr  error
+)
+
+// cli builds the ghostdriver command once per test binary.
+func cli(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ghostdriver-cli-")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cliPath = filepath.Join(dir, "ghostdriver")
+		cmd := exec.Command("go", "build", "-o", cliPath, "github.com/ghostdriver/ghostdriver/cmd/ghostdriver")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			cliErr = errors.New(string(out))
+		}
+	})
+	if cliErr != nil {
+		t.Fatalf("building the CLI: %v", cliErr)
+	}
+	return cliPath
+}
+
+// ioctlFlood runs ioctl(TCGETS) on /dev/null for d on a thread of its own.
+func ioctlFlood(t *testing.T, d time.Duration) {
+	t.Helper()
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		for i := 0; i < 1000; i++ {
+			ioctlTCGETS(int(f.Fd()))
+		}
+	}
+}

@@ -347,3 +347,57 @@ func maxOf(v []int64) int64 {
 	}
 	return m
 }
+
+// Real GPU drivers loaded in the guest without hardware (amdgpu and i915; xe on the newer
+// kernel): their driver-specific programs must load and attach, and every program that
+// could not must say why.
+func TestVirtualGPUDriverProgramsAttach(t *testing.T) {
+	dir := vgpuDir(t)
+	mods, err := os.ReadFile(filepath.Join(dir, "modules.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "ghostdriver.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"amdgpu", "i915"}
+	if strings.Contains(string(mods), "label=7.3") {
+		want = append(want, "xe")
+	}
+	if v, ok := os.LookupEnv("VGPU_OPTIONAL_DRIVERS"); ok {
+		want = strings.Fields(v) // the run was told to load these (possibly none)
+	}
+	loaded := map[string]bool{}
+	for _, line := range strings.Split(string(mods), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[1] == "loaded" {
+			loaded[f[0]] = true
+		}
+	}
+	attached, unavailable := map[string]int{}, map[string]int{}
+	for _, line := range strings.Split(string(log), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		switch f[2] {
+		case "attached":
+			attached[f[0]]++
+		case "unavailable":
+			unavailable[f[0]]++
+			if len(f) < 4 {
+				t.Errorf("capability report line without a reason: %q", line)
+			}
+		}
+	}
+	for _, d := range want {
+		if !loaded[d] {
+			t.Errorf("driver module %s did not load in the guest (modules.txt)", d)
+			continue
+		}
+		if attached[d] == 0 {
+			t.Errorf("%s is loaded but none of its programs attached (%d unavailable)", d, unavailable[d])
+		}
+		t.Logf("%s: %d programs attached, %d unavailable (tracepoints the kernel was built without)", d, attached[d], unavailable[d])
+	}
+}

@@ -218,8 +218,16 @@ fi
 if has guest && [ "$GUEST" = 1 ]; then
 	log "5/5 guest: testdata/vgpu/run.sh 6.1 with VGPU_BENCH=1 ($GUEST_RUNS runs per condition)"
 	mkdir -p "$OUT/guest"
+	# A private build directory (other users of the rig rebuild theirs concurrently), with
+	# the shared downloads linked in.
+	vcache=$BUILD/vgpu-cache
+	mkdir -p "$vcache"
+	for d in testdata/vgpu/cache/*; do
+		[ -e "$d" ] || continue
+		case $(basename "$d") in build-*) ;; *) ln -sfn "$(cd "$d" && pwd)" "$vcache/" ;; esac
+	done
 	if VGPU_BENCH=1 VGPU_BENCH_RUNS=$GUEST_RUNS VGPU_JOBS=${VGPU_JOBS:-64} VGPU_NO_CHECK=1 VGPU_OPTIONAL_DRIVERS="" VGPU_OUT="$OUT/guest" \
-		VGPU_BENCH_BIN="$BUILD/bpfcost" VGPU_TIMEOUT=900 \
+		VGPU_BENCH_BIN="$BUILD/bpfcost" VGPU_CACHE="$vcache" VGPU_TIMEOUT=900 \
 		testdata/vgpu/run.sh 6.1 >"$OUT/guest/run.log" 2>&1; then
 		rm -f "$OUT/guest/tracefs.txt" "$OUT/guest/dmesg.txt"
 	else

@@ -55,7 +55,24 @@ func cudaSubmissions() []*cuda.Submission {
 	eventSync := cudaOp(cudaCall("cudaEventSynchronize", pid, pid+1, 12000, 15000), func(o *cuda.Op) { o.Stream = 0xe000 })
 	devSync := cudaOp(cudaCall("cudaDeviceSynchronize", pid, pid, 20000, 26000), func(o *cuda.Op) { o.Ret = 700 })
 	later := cudaOp(cudaCall("cudaLaunchKernel", pid, pid+1, 10000, 11000), func(o *cuda.Op) { o.Stream, o.Handle = 0x5001, 0xf001 })
+	// Every class once more, with what any call can carry: a nested traced call, an error
+	// return, a driver entry point.
+	var flagged []cuda.Op
+	for i, name := range []string{"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaEventRecord",
+		"cudaMallocAsync", "cudaFreeAsync"} {
+		t := int64(30000 + 1000*i)
+		flagged = append(flagged, cudaOp(cudaCall(name, pid, pid, t, t+500), func(o *cuda.Op) {
+			o.Stream, o.Bytes, o.Handle, o.Ret, o.EntryPoint = 0x5003, 64, 0x10, 1, true
+			o.Inner = []cuda.Call{cudaCall("cuMemcpyAsync", pid, pid, t+100, t+400)}
+		}))
+	}
+	flaggedSync := cudaOp(cudaCall("cudaStreamSynchronize", pid, pid, 40000, 41000), func(o *cuda.Op) {
+		o.Stream, o.EntryPoint = 0x5003, true
+		o.Inner = []cuda.Call{cudaCall("cuStreamSynchronize", pid, pid, 40100, 40900)}
+	})
 	return []*cuda.Submission{
+		{PID: pid, Comm: "python3", Stream: 0x5003, Scope: cuda.ScopeStream, Outcome: cuda.Synced,
+			Ops: flagged, Launches: 1, Sync: &flaggedSync, Start: 30000, End: 41000},
 		{PID: pid, Comm: "python3", Stream: 0x5000, Scope: cuda.ScopeStream, Outcome: cuda.Synced,
 			Ops: []cuda.Op{launch, memcpy, memset, record, alloc, free, driverLaunch}, Dropped: 2, Launches: 3,
 			Sync: &streamSync, Start: 1000, End: 9000,

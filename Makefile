@@ -7,7 +7,7 @@ DIST := build/otelcol-ghostdriver/otelcol-ghostdriver
 CAPTURE ?= testdata/captures/gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz
 RUN_FOR ?=
 
-.PHONY: all build cli dist run test test-unit test-dist test-jaeger test-vgpu generate bench vet clean
+.PHONY: all build cli dist run test test-unit test-dist test-fuzz test-jaeger test-vgpu generate bench vet clean
 
 all: build
 
@@ -31,7 +31,7 @@ run: dist cli
 	RUN_FOR=$(RUN_FOR) CAPTURE=$(CAPTURE) DIST=$(DIST) scripts/run.sh
 
 # Everything CI checks: vet, unit + capture tests, the distribution end to end.
-test: vet test-unit test-dist test-jaeger
+test: vet test-unit test-fuzz test-dist test-jaeger
 
 vet:
 	$(GO) vet ./...
@@ -39,6 +39,10 @@ vet:
 
 test-unit:
 	$(GO) test -count=1 ./...
+
+# Every fuzz target for a bounded time (FUZZTIME, default 10s each); prints inputs tried.
+test-fuzz:
+	scripts/fuzz.sh
 
 # The ocb-built collector on the bundled capture: spans in the file exporter, a
 # Prometheus scrape of the stage histograms.

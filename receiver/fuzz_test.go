@@ -62,6 +62,9 @@ func checkBounded(t *testing.T, c *Config) {
 			t.Fatalf("function name %q accepted", n)
 		}
 	}
+	if len(l.CUDA.Libraries) > maxCUDALibraries || (l.CUDA.RescanInterval != 0 && (l.CUDA.RescanInterval < minCUDARescan || l.CUDA.RescanInterval > maxCUDARescan)) {
+		t.Fatalf("live.cuda accepted: %d libraries, rescan %v", len(l.CUDA.Libraries), l.CUDA.RescanInterval)
+	}
 	if l.PollInterval <= 0 {
 		t.Fatalf("poll_interval %v accepted", l.PollInterval)
 	}

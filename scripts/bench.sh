@@ -107,16 +107,18 @@ ftrace_start() {
 	echo 1 >"$INST/tracing_on"
 }
 ftrace_lost() {
-	cat "$INST"/per_cpu/cpu*/stats | awk '/^overrun:/ {o += $2} /^dropped events:/ {d += $3} /^read events:/ {r += $3} END {printf "%d %d", o + d, r}'
+	cat "$INST"/per_cpu/cpu*/stats | awk '/^overrun:/ {o += $2} /^dropped events:/ {d += $3} /^read events:/ {r += $3} END {printf "%d %d\n", o + d, r}'
 }
 ftrace_stop() {
+	[ -d "$INST" ] || return 0
 	echo 0 >"$INST/tracing_on" 2>/dev/null || true
 	echo 0 >"$INST/events/enable" 2>/dev/null || true
 	rmdir "$INST" 2>/dev/null || true
 }
 # system_run COND ROUND: one run of the loop under COND; one TSV row.
 system_run() {
-	local cond=$1 round=$2 pid= tmp=$BUILD/sys.$cond lost=0 events=0 i
+	local cond=$1 round=$2
+	local pid= tmp=$BUILD/sys.$1 lost=0 events=0 i
 	rm -f "$tmp".*
 	case $cond in
 	bare) ;;
@@ -224,7 +226,8 @@ if has guest && [ "$GUEST" = 1 ]; then
 	mkdir -p "$vcache"
 	for d in testdata/vgpu/cache/*; do
 		[ -e "$d" ] || continue
-		case $(basename "$d") in build-*) ;; *) ln -sfn "$(cd "$d" && pwd)" "$vcache/" ;; esac
+		b=$(basename "$d")
+		case $b in build-*) ;; *) [ -e "$vcache/$b" ] || ln -s "$(realpath "$d")" "$vcache/$b" ;; esac
 	done
 	if VGPU_BENCH=1 VGPU_BENCH_RUNS=$GUEST_RUNS VGPU_JOBS=${VGPU_JOBS:-64} VGPU_NO_CHECK=1 VGPU_OPTIONAL_DRIVERS="" VGPU_OUT="$OUT/guest" \
 		VGPU_BENCH_BIN="$BUILD/bpfcost" VGPU_CACHE="$vcache" VGPU_TIMEOUT=900 \

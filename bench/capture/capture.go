@@ -56,9 +56,9 @@ func (h lineHeap) Less(i, j int) bool {
 	}
 	return h[i].seq < h[j].seq
 }
-func (h lineHeap) Swap(i, j int)  { h[i], h[j] = h[j], h[i] }
-func (h *lineHeap) Push(x any)    { *h = append(*h, x.(line)) }
-func (h *lineHeap) Pop() (x any)  { old := *h; x = old[len(old)-1]; *h = old[:len(old)-1]; return x }
+func (h lineHeap) Swap(i, j int)   { h[i], h[j] = h[j], h[i] }
+func (h *lineHeap) Push(x any)     { *h = append(*h, x.(line)) }
+func (h *lineHeap) Pop() (x any)   { old := *h; x = old[len(old)-1]; *h = old[:len(old)-1]; return x }
 func (h lineHeap) peekTime() int64 { return h[0].t }
 
 // Write writes the capture to w.

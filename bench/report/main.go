@@ -31,6 +31,7 @@ type rep struct {
 	perJobKernelNs, perJobFloorNs float64
 	userNsPerEvent                float64
 	ioctlHit, ioctlFloor          float64
+	userNsPerJob                  float64 // 6.17-style capture: CPU ns per job through the pipeline
 }
 
 func (r *rep) p(format string, a ...any) { fmt.Printf(format+"\n", a...) }
@@ -317,6 +318,9 @@ func (r *rep) user() {
 			v[f[i+1]] = f[i]
 		}
 		best = append(best, num(v["events/cpu-s"]))
+		if strings.Contains(m[1], "6.17") && num(v["jobs/cpu-s"]) > 0 {
+			r.userNsPerJob = 1e9 / num(v["jobs/cpu-s"])
+		}
 		r.p("| %s | %s | %s | %s | %s | %s | %s |", strings.TrimPrefix(m[1], "BenchmarkReplayPipeline/"), v["events/cpu-s"], v["events/s"],
 			v["jobs/cpu-s"], v["allocs/event"], v["B/event"], v["cores"])
 	}
@@ -413,11 +417,10 @@ func (r *rep) model() {
 		return
 	}
 	r.p("\n## 5. CPU-overhead model\n")
-	const eventsPerJob = 12 // 6.17+: ioctl ×2, fence init ×3, queue, run, emit, signaled ×3, done (destroy is not decoded into the job)
-	user := eventsPerJob * r.userNsPerEvent
-	r.p("Per job: kernel %.0f ns (host hook costs, section 1) + user space %.0f ns (%d events × %.0f ns/event at the slowest measured events/s per core) = %.0f ns.",
-		r.perJobKernelNs, user, eventsPerJob, r.userNsPerEvent, r.perJobKernelNs+user)
-	r.p("\n| jobs/s | kernel % of one core | user % | total % |")
+	user := r.userNsPerJob
+	r.p("Per job: kernel %.0f ns (host hook costs, section 1) + user space %.0f ns (the 6.17-style capture's CPU per job through decode → assemble → pdata, section 4) = %.0f ns.",
+		r.perJobKernelNs, user, r.perJobKernelNs+user)
+	r.p("\n| jobs/s | kernel %% of one core | user %% | total %% |")
 	r.p("|---|---|---|---|")
 	for _, n := range []float64{1e3, 1e4, 2e4, 5e4, 1e5} {
 		k, u := n*r.perJobKernelNs/1e7, n*user/1e7

@@ -2,11 +2,13 @@
 //
 //	ghostdriver replay [--epoch N] [--speed X] [--output FILE] [--metrics-output FILE] CAPTURE
 //	ghostdriver live   [--duration D] [--output FILE] [--clock-out FILE] [--drm-major N]... [--context-tiers LIST] [--obi-map-path P] [--no-tenant]
+//	ghostdriver cuda   [--duration D] [--output FILE] [--library PATH]... [-- COMMAND [ARGS...]]
 //	ghostdriver doctor [--json]
 //	ghostdriver spans  [--limit N] [--completed] FILE
 //
 // replay is the offline analysis tool for people who already have trace-cmd captures;
 // live runs the eBPF source where no collector is wanted (the virtual GPU rig's guest);
+// cuda traces CUDA applications with uprobes (NVIDIA GPUs have no DRM scheduler events);
 // doctor prints what the live source can attach on this host; spans prints job spans
 // from an OTLP/JSON file as trees.
 package main
@@ -21,6 +23,8 @@ const usage = `usage:
   ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--quiet] CAPTURE
   ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--drm-major N]...
                      [--context-tiers otep4947,obi,traceparent] [--obi-map-path PATH] [--no-tenant] [--proc-root DIR] [--sys-root DIR]
+  ghostdriver cuda   [--duration D] [--output FILE] [--metrics-output FILE] [--library PATH]... [--rescan-interval D]
+                     [--no-entry-points] [--no-xid] [--no-tenant] [--ready-file FILE] [--quiet] [-- COMMAND [ARGS...]]
   ghostdriver doctor [--json]
   ghostdriver spans  [--limit N] [--completed] FILE
 `
@@ -39,6 +43,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdReplay(args[1:], stdout, stderr)
 	case "live":
 		return cmdLive(args[1:], stdout, stderr)
+	case "cuda":
+		return cmdCUDA(args[1:], stdout, stderr)
 	case "doctor":
 		return cmdDoctor(args[1:], stdout, stderr)
 	case "spans":

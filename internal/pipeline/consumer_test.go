@@ -97,4 +97,3 @@ func TestBlockedConsumerDoesNotStallReader(t *testing.T) {
 		t.Errorf("exported %d + dropped %d = %d, want %d: a job vanished", exported.Load(), st.DroppedJobs, got, floodJobs)
 	}
 }
-

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 )
 
@@ -144,6 +145,8 @@ type statusHost struct {
 	mu     sync.Mutex
 	events []*componentstatus.Event
 }
+
+func (h *statusHost) GetExtensions() map[component.ID]component.Component { return nil }
 
 func (h *statusHost) Report(ev *componentstatus.Event) {
 	h.mu.Lock()

@@ -68,7 +68,7 @@ type Builder struct {
 	cfg   config
 
 	traces  ptrace.Traces
-	tenants map[uint32]ptrace.SpanSlice // this batch, by PID
+	tenants map[uint32]*tenant // this batch, by PID
 	n       int
 	names   processNames
 }
@@ -76,7 +76,7 @@ type Builder struct {
 // NewBuilder returns a builder converting CLOCK_MONOTONIC timestamps with clock.
 func NewBuilder(clock event.Clock, opts ...Option) *Builder {
 	return &Builder{clock: clock, cfg: newConfig(opts), traces: ptrace.NewTraces(),
-		tenants: map[uint32]ptrace.SpanSlice{}}
+		tenants: map[uint32]*tenant{}}
 }
 
 // Len is the number of submissions buffered since the last Take.
@@ -91,17 +91,33 @@ func (b *Builder) Take() ptrace.Traces {
 	return td
 }
 
+// tenant is one process's ResourceSpans in the current batch.
+type tenant struct {
+	res   pcommon.Map
+	spans ptrace.SpanSlice
+}
+
 func (b *Builder) spansOf(s *cuda.Submission) ptrace.SpanSlice {
 	b.names.learn(s)
-	if spans, ok := b.tenants[s.PID]; ok {
-		return spans
+	if t, ok := b.tenants[s.PID]; ok {
+		// A later submission of the batch (from the main thread) taught the name:
+		// complete the resource without undoing what the hook set.
+		if _, named := t.res.Get(metadata.AttrProcessExecutableName); !named {
+			if name, ok := b.names.m[s.PID]; ok {
+				t.res.PutStr(metadata.AttrProcessExecutableName, name)
+				if v, ok := t.res.Get(metadata.AttrServiceName); ok && v.Str() == unknownService {
+					t.res.PutStr(metadata.AttrServiceName, name)
+				}
+			}
+		}
+		return t.spans
 	}
 	rs := b.traces.ResourceSpans().AppendEmpty()
 	fillResource(rs.Resource().Attributes(), s.PID, &b.names, &b.cfg)
 	ss := rs.ScopeSpans().AppendEmpty()
 	ss.Scope().SetName(metadata.ScopeName)
 	ss.Scope().SetVersion(b.cfg.scopeVersion)
-	b.tenants[s.PID] = ss.Spans()
+	b.tenants[s.PID] = &tenant{res: rs.Resource().Attributes(), spans: ss.Spans()}
 	return ss.Spans()
 }
 

@@ -1,0 +1,252 @@
+// `ghostdriver cuda`: the CUDA source (uprobes on libcuda/libcudart, the NVIDIA Xid
+// tracepoint) without a collector: submissions as OTLP/JSON span lines, and a summary.
+// With a COMMAND, it traces while the command runs and stops when it exits.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/cuda"
+	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/probe"
+	"github.com/ghostdriver/ghostdriver/internal/tenant"
+)
+
+func cmdCUDA(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cuda", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	duration := fs.Duration("duration", 0, "stop after this long (0: until interrupted, or until COMMAND exits)")
+	output := fs.String("output", "", "write spans as OTLP/JSON lines to this file")
+	metricsOut := fs.String("metrics-output", "", "write metrics as OTLP/JSON lines to this file")
+	rescan := fs.Duration("rescan-interval", 2*time.Second, "scan /proc/*/maps for new CUDA libraries this often (0: only at start)")
+	noEntryPoints := fs.Bool("no-entry-points", false, "do not hook driver entry points learnt from cuGetProcAddress")
+	noXid := fs.Bool("no-xid", false, "do not attach the nvidia:nvidia_dev_xid tracepoint")
+	readyFile := fs.String("ready-file", "", "create this file once the uprobes are attached")
+	quiet := fs.Bool("quiet", false, "do not print the summary")
+	verbose := fs.Bool("verbose", false, "log the loader's details")
+	noTenant := fs.Bool("no-tenant", false, "do not read /proc for the processes' resources (service.name, container, pod)")
+	flushEvery := fs.Duration("flush-interval", 200*time.Millisecond, "how often spans are written")
+	collectEvery := fs.Duration("collection-interval", 10*time.Second, "how often metrics are written")
+	var libs stringList
+	fs.Var(&libs, "library", "a CUDA library file to hook at start (repeatable; globs allowed)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	command := fs.Args()
+	log := zap.NewNop()
+	if *verbose {
+		log, _ = zap.NewDevelopment()
+	}
+	r := *rescan
+	if r == 0 {
+		r = -1
+	}
+	src, report, err := cuda.Open(cuda.Config{ExtraLibraries: libs, RescanInterval: r,
+		IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid}, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
+		return 1
+	}
+	defer src.Close()
+	printCUDAReport(stderr, report)
+	if *readyFile != "" {
+		if err := os.WriteFile(*readyFile, []byte(report.Summary()+"\n"), 0o644); err != nil {
+			fmt.Fprintf(stderr, "ghostdriver cuda: --ready-file: %v\n", err)
+			return 1
+		}
+	}
+
+	outs, closeOuts, err := fileOutputs(*output, *metricsOut)
+	if err != nil {
+		fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
+		return 1
+	}
+	var spansWritten int
+	if outs.Traces != nil {
+		write := outs.Traces
+		outs.Traces = func(ctx context.Context, td ptrace.Traces) error {
+			spansWritten += td.SpanCount() // one exporter goroutine: no race
+			return write(ctx, td)
+		}
+	}
+	var sum cudaSummary
+	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt())}
+	if !*noTenant {
+		res := tenant.NewResolver(tenant.DefaultConfig())
+		opts = append(opts, cudaspans.WithResourceFunc(func(pid uint32, attrs pcommon.Map) {
+			if p, err := res.Process(pid); err == nil && p != nil {
+				emit.PutAttributes(attrs, p.ResourceAttributes())
+			}
+		}))
+	}
+	runner := pipeline.NewCUDA(pipeline.CUDAConfig{
+		Metrics:            metadata.DefaultMetricsConfig(),
+		FlushInterval:      *flushEvery,
+		CollectionInterval: *collectEvery,
+		Options:            opts,
+		OnSubmission:       sum.add,
+	}, src, outs, log)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+	ctx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	start := time.Now()
+	runErr := make(chan error, 1)
+	go func() { runErr <- runner.Run(ctx) }()
+
+	code := 0
+	if len(command) > 0 {
+		cmd := exec.Command(command[0], command[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
+			code = 1
+		} else {
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			select {
+			case err := <-waited:
+				if err != nil {
+					fmt.Fprintf(stderr, "ghostdriver cuda: %s: %v\n", command[0], err)
+					code = 1
+				}
+				// The last records are in the ring buffer: let the reader drain them.
+				time.Sleep(100 * time.Millisecond)
+			case <-ctx.Done():
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				<-waited
+			}
+		}
+		cancelRun()
+	}
+	if err := <-runErr; err != nil {
+		fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
+		code = 1
+	}
+	if err := closeOuts(); err != nil {
+		fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
+		code = 1
+	}
+	if !*quiet {
+		sum.print(stdout, runner.Stats(), src.Stats(), time.Since(start))
+		if *output != "" {
+			fmt.Fprintf(stdout, "spans written: %d to %s\n", spansWritten, *output)
+		}
+	}
+	return code
+}
+
+func printCUDAReport(w io.Writer, rep cuda.Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STAGE\tSTATUS\tHOOK\tREASON")
+	for _, e := range rep.Entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Stage, e.Status, e.Hook, e.Reason)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "CUDA source: %s\n", rep.Summary())
+}
+
+// cudaSummary is what the summary prints, gathered on the source goroutine.
+type cudaSummary struct {
+	submissions, synced, launches int
+	waits                         []int64 // sync wait per synchronized submission, ns
+	scopes                        map[string]int
+	xidCodes                      map[uint32]int // Xid events attached to submissions, by code
+}
+
+func (c *cudaSummary) add(s *cuda.Submission) {
+	if c.scopes == nil {
+		c.scopes, c.xidCodes = map[string]int{}, map[uint32]int{}
+	}
+	c.submissions++
+	c.launches += s.Launches
+	c.scopes[cudaspans.SyncScope(s)]++
+	if s.Sync != nil {
+		c.synced++
+		c.waits = append(c.waits, s.Sync.End-s.Sync.Start)
+	}
+	for _, x := range s.Xids {
+		c.xidCodes[x.Code]++
+	}
+}
+
+func (c *cudaSummary) print(w io.Writer, st pipeline.CUDAStats, src cuda.Stats, ran time.Duration) {
+	fmt.Fprintf(w, "ran %v\n", ran.Round(time.Millisecond))
+	fmt.Fprintf(w, "submissions: %d (%d synchronized, %d unsynchronized)", c.submissions, c.synced, c.submissions-c.synced)
+	if len(c.scopes) > 0 {
+		var parts []string
+		for _, k := range []string{metadata.CUDASyncScopeStream, metadata.CUDASyncScopeEvent, metadata.CUDASyncScopeContext, metadata.CUDASyncScopeNone} {
+			if n := c.scopes[k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		fmt.Fprintf(w, " by scope: %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "launches: %d in submissions; top-level launch calls %d, nested %d\n",
+		c.launches, at(st.TopLevel, cuda.ClassLaunch), at(st.Nested, cuda.ClassLaunch))
+	fmt.Fprintf(w, "syncs: %d (nested driver syncs %d)", at(st.TopLevel, cuda.ClassSync), at(st.Nested, cuda.ClassSync))
+	if len(c.waits) > 0 {
+		w2 := slices.Clone(c.waits)
+		slices.Sort(w2)
+		fmt.Fprintf(w, "; wait p50 %v p99 %v max %v", cudaDur(quantile(w2, 0.5)), cudaDur(quantile(w2, 0.99)), cudaDur(w2[len(w2)-1]))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "calls: memcpy %d, memset %d, event_record %d, alloc %d, free %d\n",
+		at(st.TopLevel, cuda.ClassMemcpy), at(st.TopLevel, cuda.ClassMemset), at(st.TopLevel, cuda.ClassEventRecord),
+		at(st.TopLevel, cuda.ClassAlloc), at(st.TopLevel, cuda.ClassFree))
+	fmt.Fprintf(w, "Xids: %d", st.Xids)
+	if len(c.xidCodes) > 0 {
+		var parts []string
+		for code, n := range c.xidCodes {
+			parts = append(parts, fmt.Sprintf("code %d on %d submissions", code, n))
+		}
+		slices.Sort(parts)
+		fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks, %d records lost, %d malformed\n",
+		src.Calls, src.Libraries, src.EntryPointHooks, src.Lost, src.Malformed)
+	if st.DroppedSubmissions > 0 || st.ExportErrors > 0 {
+		fmt.Fprintf(w, "spans dropped (buffer full): %d, export errors: %d\n", st.DroppedSubmissions, st.ExportErrors)
+	}
+}
+
+func at(v []uint64, c cuda.Class) uint64 {
+	if int(c) < len(v) {
+		return v[c]
+	}
+	return 0
+}
+
+// quantile of sorted values (nearest rank).
+func quantile(sorted []int64, q float64) int64 {
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func cudaDur(ns int64) time.Duration { return time.Duration(ns).Round(time.Microsecond / 10) }

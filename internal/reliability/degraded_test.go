@@ -1,0 +1,137 @@
+// Degraded modes: error_mode decides between failing Start and running without the
+// source (reported through componentstatus); a ring buffer overrun is counted and
+// exported as a metric, never a crash.
+package reliability
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/probe"
+	gdreceiver "github.com/ghostdriver/ghostdriver/receiver"
+)
+
+const childEnv = "GHOSTDRIVER_RELIABILITY_CHILD"
+
+// TestErrorModeWithoutPrivileges re-runs TestErrorModeChild in a process without
+// CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN (setpriv), where the live source cannot load.
+func TestErrorModeWithoutPrivileges(t *testing.T) {
+	requireRoot(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	cmd := exec.Command(setpriv, "--inh-caps=-all", "--bounding-set=-bpf,-perfmon,-sys_admin", "--",
+		os.Args[0], "-test.run=^TestErrorModeChild$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestErrorModeChild") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+func TestErrorModeChild(t *testing.T) {
+	if os.Getenv(childEnv) == "" {
+		t.Skip("run by TestErrorModeWithoutPrivileges in a process without capabilities")
+	}
+	for _, mode := range []string{gdreceiver.ErrorModeIgnore, gdreceiver.ErrorModePropagate} {
+		cfg := gdreceiver.NewFactory().CreateDefaultConfig().(*gdreceiver.Config)
+		cfg.ErrorMode = mode
+		f := gdreceiver.NewFactory()
+		tr, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := &statusHost{}
+		err = tr.Start(context.Background(), host)
+		switch mode {
+		case gdreceiver.ErrorModeIgnore:
+			evs := host.snapshot()
+			if err != nil || len(evs) != 1 || evs[0].Status() != componentstatus.StatusRecoverableError ||
+				!strings.Contains(evs[0].Err().Error(), "CAP_BPF") {
+				t.Errorf("ignore: Start %v, status %v", err, evs)
+			} else {
+				t.Logf("ignore: Start ok, status %v: %v", evs[0].Status(), evs[0].Err())
+			}
+		case gdreceiver.ErrorModePropagate:
+			if err == nil || !strings.Contains(err.Error(), "CAP_BPF") {
+				t.Errorf("propagate: Start %v", err)
+			} else {
+				t.Logf("propagate: Start: %v", err)
+			}
+		}
+		if err := tr.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A one-page ring buffer and a flood of ioctls on /dev/null (--drm-major 1) while the
+// reader sleeps: reservations fail in the kernel, are counted per CPU, reach
+// SourceStats.Lost and the ghostdriver.source.lost_events metric.
+func TestRingBufferOverrunCounted(t *testing.T) {
+	requireRoot(t)
+	cfg := probe.DefaultConfig()
+	cfg.DRMMajors = []uint32{1}
+	cfg.RingBufferBytes = os.Getpagesize()
+	cfg.PollInterval = 200 * time.Millisecond
+	live, rep, err := probe.Open(cfg, nil)
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	defer live.Close()
+
+	var lostPoints []int64
+	out := pipeline.Outputs{Metrics: func(_ context.Context, md pmetric.Metrics) error {
+		rms := md.ResourceMetrics()
+		for i := 0; i < rms.Len(); i++ {
+			sms := rms.At(i).ScopeMetrics()
+			for j := 0; j < sms.Len(); j++ {
+				ms := sms.At(j).Metrics()
+				for k := 0; k < ms.Len(); k++ {
+					if m := ms.At(k); m.Name() == metadata.MetricSourceLostEvents {
+						for p := 0; p < m.Sum().DataPoints().Len(); p++ {
+							lostPoints = append(lostPoints, m.Sum().DataPoints().At(p).IntValue())
+						}
+					}
+				}
+			}
+		}
+		return nil
+	}}
+	p := pipeline.New(pipeline.Config{Assemble: assemble.DefaultConfig(), Metrics: metadata.DefaultMetricsConfig(), CollectionInterval: time.Hour}, live, out, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	ioctlFlood(t, time.Second) // 200 ms between drains: a page holds ~40 records
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	st := p.Stats()
+	var decoded uint64
+	for _, n := range st.Source.Events {
+		decoded += n
+	}
+	if st.Source.Lost == 0 || decoded == 0 {
+		t.Fatalf("lost %d, decoded %d: the overrun was not seen", st.Source.Lost, decoded)
+	}
+	if len(lostPoints) == 0 || lostPoints[len(lostPoints)-1] == 0 {
+		t.Fatalf("lost_events metric: %v (SourceStats.Lost %d)", lostPoints, st.Source.Lost)
+	}
+	t.Logf("decoded %d, lost %d (metric %d)", decoded, st.Source.Lost, lostPoints[len(lostPoints)-1])
+}

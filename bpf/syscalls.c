@@ -6,8 +6,14 @@
  *  - syscalls:sys_enter_ioctl / sys_exit_ioctl (classic tracepoint), or raw_tp
  *    sys_enter / sys_exit where tracefs is not mounted: filtered in the kernel by
  *    the fd's device major before anything is reserved.
- * Exit records are emitted only for threads whose entry matched (inflight map), so
- * the filter costs one hash lookup on the exit of a non-matching ioctl.
+ * Exit records are emitted only for threads whose entry matched (inflight map).
+ *
+ * Filter-miss path (every non-DRM ioctl of the host pays it): when the configured
+ * majors are exactly the DRM default, an ioctl whose type byte is not DRM's ('d',
+ * _IOC_TYPE(cmd) == DRM_IOCTL_BASE) cannot be a DRM ioctl, so the entry returns after
+ * one shift and compare and the exit reads the same byte back from the task's saved
+ * user registers (si = cmd) instead of looking the tid up in `inflight`. With other
+ * majors (the filter pointed at non-DRM devices) every ioctl goes through fd_is_drm.
  *
  * Application trace context (DESIGN.md "Linking"): at a matching submit-ioctl entry the
  * submitting thread is stopped in the kernel, which is when OTEP 4947 allows reading its
@@ -39,6 +45,14 @@ char __license[] SEC("license") = "Dual MIT/GPL";
 /* Device majors whose ioctls are submits (DRM: 226). Set by the loader. */
 const volatile __u32 drm_majors[MAX_MAJORS] = {226};
 const volatile __u32 n_drm_majors = 1;
+/*
+ * _IOC_TYPE every followed ioctl must have, 0 = any. The loader sets DRM_IOCTL_BASE
+ * ('d') only when drm_majors is exactly {226}: the filter can be pointed at other
+ * devices (tests: major 1, TCGETS is type 'T').
+ */
+const volatile __u32 cmd_type_gate = 0;
+
+#define IOC_TYPE(cmd) (((cmd) >> 8) & 0xff)
 
 struct ioctl_args {
 	__s32 fd;
@@ -72,16 +86,23 @@ static __always_inline bool fd_is_drm(int fd)
 	struct inode *inode = BPF_CORE_READ(file, f_inode);
 	if (!inode)
 		return false;
-	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFCHR)
-		return false;
+	/*
+	 * The major first: i_rdev is 0 for everything but device inodes, so a miss costs
+	 * one read less; i_mode only tells a character device from a block device.
+	 */
 	__u32 major = BPF_CORE_READ(inode, i_rdev) >> MINORBITS;
+	bool match = false;
 	for (int i = 0; i < MAX_MAJORS; i++) {
 		if (i >= n_drm_majors)
 			break;
-		if (drm_majors[i] == major)
-			return true;
+		if (drm_majors[i] == major) {
+			match = true;
+			break;
+		}
 	}
-	return false;
+	if (!match)
+		return false;
+	return (BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFCHR;
 }
 
 /* --- application trace context ------------------------------------------------ */
@@ -263,6 +284,8 @@ int BPF_PROG(rawtp_sched_process_exit)
 
 static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 {
+	if (cmd_type_gate && IOC_TYPE(cmd) != cmd_type_gate)
+		return;
 	if (!fd_is_drm(fd))
 		return;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -279,8 +302,24 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 	rec_submit(r);
 }
 
+/*
+ * Whether the ioctl now returning can have been followed at its entry: with the type
+ * gate, its cmd (the saved user si, untouched by the syscall) has the gated type byte.
+ * No map lookup, no helper call beyond the two that find the saved registers.
+ */
+static __always_inline bool exit_may_match(void)
+{
+	if (!cmd_type_gate)
+		return true;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	return IOC_TYPE((__u32)regs->si) == cmd_type_gate;
+}
+
 static __always_inline void ioctl_exit(long ret)
 {
+	if (!exit_may_match())
+		return;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ioctl_args *a = bpf_map_lookup_elem(&inflight, &tid);
 	if (!a)

@@ -28,6 +28,8 @@ type AssemblerCounters struct {
 	Pending                    int
 	// DroppedSpans counts jobs whose spans the pipeline did not export (buffer full).
 	DroppedSpans uint64
+	// Events the assembler set aside, by anomaly.
+	Late, Duplicates, ClockJumps uint64
 }
 
 // MetricsRecorder accumulates job metrics between collections. It is not safe for
@@ -142,9 +144,34 @@ func (m *MetricsRecorder) Collect(now time.Time, src event.SourceStats, asm Asse
 			dp.SetIntValue(int64(asm.Pending))
 		case metadata.MetricJobSpansDropped:
 			c.sumPoint(c.metric(d).Sum().DataPoints(), asm.DroppedSpans)
+		case metadata.MetricSourceHooks:
+			writeHooks(c, d, src.Hooks)
+		case metadata.MetricAssemblerAnomalies:
+			dps := c.metric(d).Sum().DataPoints()
+			c.sumPoint(dps, asm.Late).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyLate)
+			c.sumPoint(dps, asm.Duplicates).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyDuplicate)
+			c.sumPoint(dps, asm.ClockJumps).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyClockJump)
 		}
 	}
 	m.closeBusyWindow()
 	c.ms.RemoveIf(func(x pmetric.Metric) bool { return dataPoints(x) == 0 })
 	return md
+}
+
+// writeHooks renders the capability report: one point of value 1 per stage and hook.
+func writeHooks(c collection, d *metadata.MetricDesc, hooks []event.HookStatus) {
+	if len(hooks) == 0 {
+		return
+	}
+	dps := c.metric(d).Gauge().DataPoints()
+	for _, h := range hooks {
+		dp := dps.AppendEmpty()
+		dp.SetTimestamp(c.now)
+		dp.SetIntValue(1)
+		a := dp.Attributes()
+		a.PutStr(metadata.AttrHookStage, h.Stage)
+		a.PutStr(metadata.AttrHookName, h.Hook)
+		a.PutStr(metadata.AttrHookStatus, h.Status)
+		a.PutStr(metadata.AttrHookReason, h.Reason)
+	}
 }

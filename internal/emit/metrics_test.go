@@ -326,8 +326,28 @@ func TestSourceAndAssemblerCounters(t *testing.T) {
 		src.Unknown[fmt.Sprintf("ev_%03d", i)] = uint64(i + 1)
 	}
 	src.Malformed, src.Lost = 4, 9
-	asm := AssemblerCounters{Completed: 8, Incomplete: 1, EvictedTimeout: 2, EvictedCap: 3, Pending: 17, DroppedSpans: 5}
+	src.Hooks = []event.HookStatus{
+		{Stage: "ioctl", Hook: "tracepoint/syscalls/sys_enter_ioctl", Status: "attached"},
+		{Stage: "queue", Hook: "tp_btf/drm_sched_job_queue", Status: "unavailable", Reason: "tracepoint not present"},
+	}
+	asm := AssemblerCounters{Completed: 8, Incomplete: 1, EvictedTimeout: 2, EvictedCap: 3, Pending: 17, DroppedSpans: 5,
+		Late: 6, Duplicates: 7, ClockJumps: 1}
 	ms := metricsByName(m.Collect(t1, src, asm))
+
+	hooks := ms["ghostdriver.source.hooks"]
+	if hooks.Gauge().DataPoints().Len() != 2 {
+		t.Errorf("%d hook points, want one per report line", hooks.Gauge().DataPoints().Len())
+	}
+	if v := numPoint(t, hooks, map[string]any{"ghostdriver.hook.stage": "queue", "ghostdriver.hook.status": "unavailable",
+		"ghostdriver.hook.name": "tp_btf/drm_sched_job_queue", "ghostdriver.hook.reason": "tracepoint not present"}).IntValue(); v != 1 {
+		t.Errorf("unavailable hook point = %d", v)
+	}
+	anom := ms["ghostdriver.assembler.anomalies"]
+	for kind, want := range map[string]int64{"late": 6, "duplicate": 7, "clock_jump": 1} {
+		if v := numPoint(t, anom, map[string]any{"ghostdriver.anomaly": kind}).IntValue(); v != want {
+			t.Errorf("anomalies %s = %d, want %d", kind, v, want)
+		}
+	}
 
 	ev := ms["ghostdriver.decoder.events"]
 	if ev.Sum().DataPoints().Len() != 2 {

@@ -43,6 +43,14 @@ type SourceStats struct {
 	// ("line 1234: <reason>").
 	MalformedSamples []string
 	Lost             uint64 // records lost before decoding (ring buffer reserve failures)
+	// Hooks is the live source's capability report: each stage's hook and whether it
+	// attached (nil for replay).
+	Hooks []HookStatus
+}
+
+// HookStatus is one line of a capability report.
+type HookStatus struct {
+	Stage, Hook, Status, Reason string
 }
 
 // EventsOf returns the count of decoded events of kind k.

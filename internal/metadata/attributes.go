@@ -69,6 +69,11 @@ const (
 	AttrEventKind      = "ghostdriver.event.kind"
 	AttrEventName      = "ghostdriver.event.name"
 	AttrEvictionReason = "ghostdriver.eviction.reason"
+	AttrHookStage      = "ghostdriver.hook.stage"
+	AttrHookName       = "ghostdriver.hook.name"
+	AttrHookStatus     = "ghostdriver.hook.status"
+	AttrHookReason     = "ghostdriver.hook.reason"
+	AttrAnomaly        = "ghostdriver.anomaly"
 )
 
 // Enumerated values.
@@ -81,6 +86,10 @@ const (
 
 	EvictionReasonTimeout    = "timeout"
 	EvictionReasonMaxPending = "max_pending_jobs"
+
+	AnomalyLate      = "late"
+	AnomalyDuplicate = "duplicate"
+	AnomalyClockJump = "clock_jump"
 
 	// EventNameOther collects unknown-event names beyond the per-name series cap.
 	EventNameOther = "_other"

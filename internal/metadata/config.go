@@ -32,6 +32,8 @@ type MetricsConfig struct {
 	GhostdriverJobEvictions         MetricConfig `mapstructure:"ghostdriver.job.evictions"`
 	GhostdriverJobPending           MetricConfig `mapstructure:"ghostdriver.job.pending"`
 	GhostdriverJobSpansDropped      MetricConfig `mapstructure:"ghostdriver.job.spans_dropped"`
+	GhostdriverSourceHooks          MetricConfig `mapstructure:"ghostdriver.source.hooks"`
+	GhostdriverAssemblerAnomalies   MetricConfig `mapstructure:"ghostdriver.assembler.anomalies"`
 
 	// The CUDA path (live.cuda).
 	GhostdriverCUDASubmissionDuration MetricConfig `mapstructure:"ghostdriver.cuda.submission.duration"`
@@ -73,6 +75,8 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverJobEvictions:         on,
 		GhostdriverJobPending:           on,
 		GhostdriverJobSpansDropped:      on,
+		GhostdriverSourceHooks:          on,
+		GhostdriverAssemblerAnomalies:   on,
 
 		GhostdriverCUDASubmissionDuration: on,
 		GhostdriverCUDASyncWait:           on,
@@ -108,6 +112,10 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverJobPending
 	case MetricJobSpansDropped:
 		return &c.GhostdriverJobSpansDropped
+	case MetricSourceHooks:
+		return &c.GhostdriverSourceHooks
+	case MetricAssemblerAnomalies:
+		return &c.GhostdriverAssemblerAnomalies
 	case MetricCUDASubmissionDuration:
 		return &c.GhostdriverCUDASubmissionDuration
 	case MetricCUDASyncWait:

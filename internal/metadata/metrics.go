@@ -19,6 +19,8 @@ const (
 	MetricJobEvictions         = "ghostdriver.job.evictions"
 	MetricJobPending           = "ghostdriver.job.pending"
 	MetricJobSpansDropped      = "ghostdriver.job.spans_dropped"
+	MetricSourceHooks          = "ghostdriver.source.hooks"
+	MetricAssemblerAnomalies   = "ghostdriver.assembler.anomalies"
 )
 
 // Instrument is the pmetric shape of a metric.
@@ -190,6 +192,25 @@ var Metrics = []MetricDesc{
 		Instrument: Sum,
 		Value:      Int,
 		Monotonic:  true,
+	},
+	{
+		Name: MetricSourceHooks,
+		Description: "The live source's capability report: 1 for each stage's hook, with whether it " +
+			"attached and, when not, why (missing tracepoint, no BTF, no fentry, no privilege).",
+		Unit:       "{hook}",
+		Instrument: Gauge,
+		Value:      Int,
+		Attributes: []string{AttrHookStage, AttrHookName, AttrHookStatus, AttrHookReason},
+	},
+	{
+		Name: MetricAssemblerAnomalies,
+		Description: "Events the assembler set aside: late (after the reorder window), duplicate " +
+			"(seen twice for one job), clock_jump (a timestamp far ahead of the stream).",
+		Unit:       "{event}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
+		Attributes: []string{AttrAnomaly},
 	},
 	// The CUDA path (internal/emit/cudaspans; names in cuda.go).
 	{

@@ -187,6 +187,9 @@ func (p *Pipeline) assemblerCounters() emit.AssemblerCounters {
 		EvictedCap:     s.EvictedCap,
 		Pending:        s.Pending,
 		DroppedSpans:   p.droppedJobs.Load(),
+		Late:           s.Late,
+		Duplicates:     s.Duplicates,
+		ClockJumps:     s.ClockJumps,
 	}
 }
 

@@ -72,6 +72,9 @@ func Open(cfg Config, log *zap.Logger) (*Live, Report, error) {
 		dec:  decoder{boFuncs: cfg.BOValidationFuncs, runFuncs: cfg.RunJobFuncs, irqNames: ld.objs.irqNames},
 	}
 	l.stats.Unknown = map[string]uint64{}
+	for _, e := range ld.rep.Entries {
+		l.stats.Hooks = append(l.stats.Hooks, event.HookStatus{Stage: e.Stage, Hook: e.Hook, Status: e.Status, Reason: e.Reason})
+	}
 	off, _ := sampleClockOffset()
 	l.offset.Store(off)
 	log.Info("ghostdriver live source attached", zap.String("summary", ld.rep.Summary()))

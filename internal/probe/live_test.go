@@ -106,6 +106,17 @@ func TestOpenDegradesOnThisHost(t *testing.T) {
 	defer l.Close()
 	t.Logf("\n%s", rep)
 
+	// The report travels with the source's stats (→ the ghostdriver.source.hooks metric).
+	hooks := l.Stats().Hooks
+	if len(hooks) != len(rep.Entries) || len(hooks) == 0 {
+		t.Fatalf("Stats().Hooks has %d lines, the report %d", len(hooks), len(rep.Entries))
+	}
+	for i, h := range hooks {
+		if e := rep.Entries[i]; h.Stage != e.Stage || h.Hook != e.Hook || h.Status != e.Status || h.Reason != e.Reason {
+			t.Fatalf("hook %d: %+v, report says %+v", i, h, e)
+		}
+	}
+
 	var attached []string
 	for _, e := range rep.Attached() {
 		attached = append(attached, e.Stage+" "+e.Hook)
@@ -279,6 +290,65 @@ func TestIoctlFilterMiss(t *testing.T) {
 	for _, e := range evs {
 		if int(e.TID) == tid {
 			t.Fatalf("event for a non-DRM ioctl passed the filter: %+v", e)
+		}
+	}
+}
+
+// The cmd type gate (on by default, for major 226 and 'd' only) run on this host's
+// devices: the filter pointed at /dev/null's major with the gate set to TCGETS's type
+// ('T') follows entry and exit (the exit reads cmd back from the saved registers); the
+// gate set to DRM's type drops the same ioctls although their device matches.
+func TestIoctlCmdTypeGate(t *testing.T) {
+	requireRoot(t)
+	if cmdTypeGate([]uint32{226}) != 'd' || cmdTypeGate([]uint32{1}) != 0 || cmdTypeGate([]uint32{226, 1}) != 0 {
+		t.Fatal("the gate must be on for exactly the DRM default major")
+	}
+	defer func(f func([]uint32) uint32) { cmdTypeGateFor = f }(cmdTypeGateFor)
+	const n = 5
+	for _, c := range []struct {
+		gate   uint32
+		follow bool
+	}{{'T', true}, {'d', false}} {
+		cmdTypeGateFor = func([]uint32) uint32 { return c.gate }
+		cfg := DefaultConfig()
+		cfg.DRMMajors = []uint32{1}
+		l, rep, err := Open(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+		if err != nil {
+			t.Fatalf("Open: %v\n%s", err, rep)
+		}
+		sink, stop := startRun(t, l)
+		tid, _ := ioctlsOnOwnThread(t, "/dev/null", n)
+		count := func() (enters, exits int) {
+			evs, _ := sink.snapshot()
+			for _, e := range evs {
+				if int(e.TID) != tid {
+					continue
+				}
+				switch e.Kind {
+				case event.IoctlEnter:
+					enters++
+				case event.IoctlExit:
+					exits++
+				}
+			}
+			return enters, exits
+		}
+		want := 0
+		if c.follow {
+			want = n
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if e, x := count(); e >= n && x >= n {
+					break
+				}
+			}
+		} else {
+			time.Sleep(5 * l.cfg.PollInterval)
+		}
+		enters, exits := count()
+		stop()
+		l.Close()
+		if enters != want || exits != want {
+			t.Errorf("gate %q: %d enters, %d exits, want %d each", rune(c.gate), enters, exits, want)
 		}
 	}
 }

@@ -154,6 +154,9 @@ func (ld *loader) family(name string) (*family, error) {
 		if err := spec.Variables["n_drm_majors"].Set(uint32(len(ld.cfg.DRMMajors))); err != nil {
 			return nil, err
 		}
+		if err := spec.Variables["cmd_type_gate"].Set(cmdTypeGateFor(ld.cfg.DRMMajors)); err != nil {
+			return nil, err
+		}
 		order, err := ld.cfg.ctxOrder()
 		if err != nil {
 			return nil, err
@@ -185,6 +188,27 @@ func (ld *loader) family(name string) (*family, error) {
 	ld.objs.families[name] = f
 	return f, nil
 }
+
+// drmMajor and drmIoctlBase: the DRM character device major and the _IOC_TYPE of every
+// DRM ioctl (DRM_IOCTL_BASE, 'd').
+const (
+	drmMajor     = 226
+	drmIoctlBase = 'd'
+)
+
+// cmdTypeGate is syscalls.c's cmd_type_gate: when the filter follows exactly the DRM
+// major, an ioctl of any other type is dropped before its fd is looked at (and its exit
+// without a map lookup). Pointed at other majors, the filter keeps every type.
+func cmdTypeGate(majors []uint32) uint32 {
+	if len(majors) == 1 && majors[0] == drmMajor {
+		return drmIoctlBase
+	}
+	return 0
+}
+
+// cmdTypeGateFor is cmdTypeGate; tests replace it to run the gated path on a device
+// this host has (/dev/null, TCGETS = type 'T').
+var cmdTypeGateFor = cmdTypeGate
 
 // obiMapName is OBI's map, and the name of our placeholder of the same shape.
 const obiMapName = "traces_ctx_v1"

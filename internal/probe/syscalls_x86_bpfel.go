@@ -57,6 +57,7 @@ const (
 	syscallsProgTpSysExitIoctl        = "tp_sys_exit_ioctl"
 	syscallsProgTpbtfSchedProcessExec = "tpbtf_sched_process_exec"
 	syscallsProgTpbtfSchedProcessExit = "tpbtf_sched_process_exit"
+	syscallsVarCmdTypeGate            = "cmd_type_gate"
 	syscallsVarCtxOrder               = "ctx_order"
 	syscallsVarDrmMajors              = "drm_majors"
 	syscallsVarN_drmMajors            = "n_drm_majors"
@@ -134,6 +135,7 @@ type syscallsMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsVariableSpecs struct {
+	CmdTypeGate       *ebpf.VariableSpec `ebpf:"cmd_type_gate"`
 	CtxOrder          *ebpf.VariableSpec `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.VariableSpec `ebpf:"drm_majors"`
 	N_drmMajors       *ebpf.VariableSpec `ebpf:"n_drm_majors"`
@@ -183,6 +185,7 @@ func (m *syscallsMaps) Close() error {
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsVariables struct {
+	CmdTypeGate       *ebpf.Variable `ebpf:"cmd_type_gate"`
 	CtxOrder          *ebpf.Variable `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.Variable `ebpf:"drm_majors"`
 	N_drmMajors       *ebpf.Variable `ebpf:"n_drm_majors"`

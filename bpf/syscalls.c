@@ -11,9 +11,10 @@
  * Filter-miss path (every non-DRM ioctl of the host pays it): when the configured
  * majors are exactly the DRM default, an ioctl whose type byte is not DRM's ('d',
  * _IOC_TYPE(cmd) == DRM_IOCTL_BASE) cannot be a DRM ioctl, so the entry returns after
- * one shift and compare and the exit reads the same byte back from the task's saved
- * user registers (si = cmd) instead of looking the tid up in `inflight`. With other
- * majors (the filter pointed at non-DRM devices) every ioctl goes through fd_is_drm.
+ * one shift and compare; with other majors (the filter pointed at non-DRM devices)
+ * every ioctl goes through fd_is_drm. The exit side looks the tid up in `inflight` only
+ * while some followed ioctl is in flight at all (inflight_n, one plain load): a helper
+ * call costs as much here as the hash lookup did, so the miss path makes none.
  *
  * Application trace context (DESIGN.md "Linking"): at a matching submit-ioctl entry the
  * submitting thread is stopped in the kernel, which is when OTEP 4947 allows reading its
@@ -66,6 +67,14 @@ struct {
 	__type(key, __u32); /* tid */
 	__type(value, struct ioctl_args);
 } inflight SEC(".maps");
+
+/*
+ * An upper bound of the entries in `inflight`: incremented before an entry is written,
+ * decremented when one is deleted. It can only drift upwards (a thread that dies inside
+ * a followed ioctl never reaches its exit), which costs exits their fast path, never an
+ * exit record.
+ */
+__u64 inflight_n = 0;
 
 static __always_inline bool fd_is_drm(int fd)
 {
@@ -290,7 +299,9 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 		return;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ioctl_args a = {.fd = fd, .cmd = cmd, .arg = arg};
-	bpf_map_update_elem(&inflight, &tid, &a, BPF_ANY);
+	__sync_fetch_and_add(&inflight_n, 1);
+	if (bpf_map_update_elem(&inflight, &tid, &a, BPF_ANY))
+		__sync_fetch_and_add(&inflight_n, -1);
 
 	struct record *r = rec_reserve(HOOK_SYS_ENTER_IOCTL);
 	if (!r)
@@ -302,24 +313,10 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 	rec_submit(r);
 }
 
-/*
- * Whether the ioctl now returning can have been followed at its entry: with the type
- * gate, its cmd (the saved user si, untouched by the syscall) has the gated type byte.
- * No map lookup, no helper call beyond the two that find the saved registers.
- */
-static __always_inline bool exit_may_match(void)
-{
-	if (!cmd_type_gate)
-		return true;
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	return IOC_TYPE((__u32)regs->si) == cmd_type_gate;
-}
-
 static __always_inline void ioctl_exit(long ret)
 {
-	if (!exit_may_match())
-		return;
+	if (!*(volatile __u64 *)&inflight_n)
+		return; /* nothing followed is in flight: not this one either */
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ioctl_args *a = bpf_map_lookup_elem(&inflight, &tid);
 	if (!a)
@@ -332,7 +329,8 @@ static __always_inline void ioctl_exit(long ret)
 		r->ret = ret;
 		rec_submit(r);
 	}
-	bpf_map_delete_elem(&inflight, &tid);
+	if (bpf_map_delete_elem(&inflight, &tid) == 0)
+		__sync_fetch_and_add(&inflight_n, -1);
 }
 
 /* Classic tracepoint layout of syscalls:sys_enter_ioctl (stable since 2.6.x). */
@@ -372,8 +370,10 @@ int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long id)
 {
 	if (id != NR_IOCTL)
 		return 0;
-	int fd = (int)BPF_CORE_READ(regs, di);
 	__u32 cmd = (__u32)BPF_CORE_READ(regs, si);
+	if (cmd_type_gate && IOC_TYPE(cmd) != cmd_type_gate)
+		return 0; /* before the other two reads (ioctl_enter checks it again) */
+	int fd = (int)BPF_CORE_READ(regs, di);
 	__u64 arg = BPF_CORE_READ(regs, dx);
 	ioctl_enter(fd, cmd, arg);
 	return 0;

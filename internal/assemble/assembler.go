@@ -115,6 +115,8 @@ type Assembler struct {
 	rules     map[[2]string]string
 	qualified map[[2]string]string
 
+	stageSlab []StageSpan // backing store of output jobs' Stages (stages.go: stageBuf)
+
 	st        Stats
 	orphans   [256]uint64
 	ringStats map[string]*RingStats

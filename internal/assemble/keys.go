@@ -35,12 +35,13 @@ const (
 )
 
 // idKey is the identity of a job that has no fence key in its events: old scheduler
-// events (a job id per ring), msm submits and xe jobs (a pointer).
+// events (a job id per ring), msm submits and xe jobs (a pointer). scope is the ring
+// name for nsSched and the device for nsMsm and nsXe: one string, since the namespace
+// already tells them apart (a pending job carries two of these).
 type idKey struct {
-	ns   namespace
-	dev  string
-	ring string
-	id   uint64
+	ns    namespace
+	scope string
+	id    uint64
 }
 
 // fifoMap is a map with a fixed capacity that forgets its oldest insertions first. The
@@ -49,7 +50,8 @@ type idKey struct {
 // before their job was queued.
 type fifoMap[V any] struct {
 	m    map[uint64]fifoEntry[V]
-	ring []fifoSlot
+	ring []fifoSlot // insertion order; grows to capacity, then wraps
+	cap  int
 	next int
 	seq  uint64
 }
@@ -64,8 +66,11 @@ type fifoSlot struct {
 	seq uint64
 }
 
+// newFIFOMap returns an empty table of the given capacity. Nothing is allocated up
+// front: the table grows with what it holds (an assembler that sees few fences does
+// not pay for 8192 of them).
 func newFIFOMap[V any](capacity int) *fifoMap[V] {
-	return &fifoMap[V]{m: make(map[uint64]fifoEntry[V], capacity), ring: make([]fifoSlot, capacity)}
+	return &fifoMap[V]{m: make(map[uint64]fifoEntry[V]), cap: max(capacity, 1)}
 }
 
 // put inserts or replaces k. A replaced key keeps its place in the eviction order.
@@ -75,15 +80,17 @@ func (f *fifoMap[V]) put(k uint64, v V) {
 		f.m[k] = e
 		return
 	}
-	old := f.ring[f.next]
-	if old.seq != 0 {
+	f.seq++
+	if len(f.ring) < f.cap {
+		f.ring = append(f.ring, fifoSlot{key: k, seq: f.seq})
+	} else {
+		old := f.ring[f.next]
 		if e, ok := f.m[old.key]; ok && e.seq == old.seq {
 			delete(f.m, old.key)
 		}
+		f.ring[f.next] = fifoSlot{key: k, seq: f.seq}
+		f.next = (f.next + 1) % f.cap
 	}
-	f.seq++
-	f.ring[f.next] = fifoSlot{key: k, seq: f.seq}
-	f.next = (f.next + 1) % len(f.ring)
 	f.m[k] = fifoEntry[V]{v: v, seq: f.seq}
 }
 
@@ -98,6 +105,6 @@ func (f *fifoMap[V]) len() int { return len(f.m) }
 
 func (f *fifoMap[V]) reset() {
 	clear(f.m)
-	clear(f.ring)
+	f.ring = f.ring[:0]
 	f.next = 0
 }

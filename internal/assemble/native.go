@@ -71,7 +71,7 @@ func (a *Assembler) i915Event(e *event.Event, r *role) {
 
 // msm: a submit is keyed by its per-device ident.
 func (a *Assembler) msmEvent(e *event.Event, r *role) {
-	id := idKey{ns: nsMsm, dev: e.Device, id: e.JobID}
+	id := idKey{ns: nsMsm, scope: e.Device, id: e.JobID}
 	j := a.byID[id]
 	if j != nil && !j.open() {
 		j = nil
@@ -108,7 +108,7 @@ func xeID(e *event.Event) idKey {
 	if p == 0 {
 		p = e.JobID
 	}
-	return idKey{ns: nsXe, dev: e.Device, id: p}
+	return idKey{ns: nsXe, scope: e.Device, id: p}
 }
 
 func (a *Assembler) xeJobEvent(e *event.Event, r *role) {
@@ -166,7 +166,7 @@ func (a *Assembler) xeJobEvent(e *event.Event, r *role) {
 }
 
 func hasNS(j *job, ns namespace) bool {
-	for i := 0; i < j.nids; i++ {
+	for i := 0; i < int(j.nids); i++ {
 		if j.ids[i].ns == ns {
 			return true
 		}
@@ -177,7 +177,7 @@ func hasNS(j *job, ns namespace) bool {
 // mergeXe folds a standalone xe job into the drm_sched job its thread queued next.
 func (a *Assembler) mergeXe(x, j *job) {
 	ids := x.ids
-	n := x.nids
+	n := int(x.nids)
 	hw, hasHW := x.out.HWFence, x.hasHW
 	deps := x.out.Deps
 	a.discard(x)

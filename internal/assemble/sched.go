@@ -28,7 +28,7 @@ func (a *Assembler) schedJob(e *event.Event) *job {
 		}
 		return j
 	case e.JobID != 0 && e.Ring != "":
-		return a.byID[idKey{ns: nsSched, ring: e.Ring, id: e.JobID}]
+		return a.byID[idKey{ns: nsSched, scope: e.Ring, id: e.JobID}]
 	}
 	return nil
 }
@@ -46,7 +46,7 @@ func (a *Assembler) identify(j *job, e *event.Event) {
 		a.setPtr(j, e.FencePtr)
 	}
 	if e.JobID != 0 && e.Ring != "" {
-		a.addID(j, idKey{ns: nsSched, ring: e.Ring, id: e.JobID})
+		a.addID(j, idKey{ns: nsSched, scope: e.Ring, id: e.JobID})
 	}
 	if j.stream == 0 {
 		j.stream = e.Entity
@@ -194,7 +194,7 @@ func (a *Assembler) jobDependency(e *event.Event) {
 	case !e.Fence.IsZero():
 		j = a.byKey[key32(e.Fence)]
 	case e.JobID != 0 && e.Ring != "":
-		j = a.byID[idKey{ns: nsSched, ring: e.Ring, id: e.JobID}]
+		j = a.byID[idKey{ns: nsSched, scope: e.Ring, id: e.JobID}]
 	}
 	if j == nil || !j.open() {
 		if e.Fence.IsZero() {

@@ -62,7 +62,15 @@ func (a *Assembler) tile(j *job) {
 		p[PointHWStart] = Bound{Time: t, Src: Inferred, Hook: ruleRingSerial}
 	}
 
-	j.out.Stages = j.stages[:0]
+	// The stages' backing store is allocated here, at output, not with the job: a
+	// pending job does not carry it (BENCHMARKS.md, memory per pending job).
+	n := 0
+	for s := Stage(0); s < stageCount; s++ {
+		if b := StageBounds[s]; p[b[0]].Known() && p[b[1]].Known() {
+			n++
+		}
+	}
+	j.out.Stages = a.stageBuf(n)
 	for s := Stage(0); s < stageCount; s++ {
 		b := StageBounds[s]
 		start, end := p[b[0]], p[b[1]]
@@ -92,6 +100,21 @@ func (a *Assembler) tile(j *job) {
 	if p[PointFinished].Known() {
 		j.out.End = p[PointFinished].Time
 	}
+}
+
+// stageSlabJobs is how many jobs' stages one slab holds.
+const stageSlabJobs = 256
+
+// stageBuf returns an empty slice with room for n stages, carved from a slab shared by
+// the next jobs output (one allocation per stageSlabJobs jobs instead of one per job; a
+// slab lives as long as any Job output from it is referenced).
+func (a *Assembler) stageBuf(n int) []StageSpan {
+	if n > cap(a.stageSlab)-len(a.stageSlab) {
+		a.stageSlab = make([]StageSpan, 0, stageSlabJobs*NumStages)
+	}
+	l := len(a.stageSlab)
+	a.stageSlab = a.stageSlab[:l+n]
+	return a.stageSlab[l : l : l+n]
 }
 
 // resolveDeps sets td from the job's dependencies.

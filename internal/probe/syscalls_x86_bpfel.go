@@ -60,6 +60,7 @@ const (
 	syscallsVarCmdTypeGate            = "cmd_type_gate"
 	syscallsVarCtxOrder               = "ctx_order"
 	syscallsVarDrmMajors              = "drm_majors"
+	syscallsVarInflightN              = "inflight_n"
 	syscallsVarN_drmMajors            = "n_drm_majors"
 	syscallsVarUnusedObiTraceCtx      = "unused_obi_trace_ctx"
 	syscallsVarUnusedTlsRecipe        = "unused_tls_recipe"
@@ -138,6 +139,7 @@ type syscallsVariableSpecs struct {
 	CmdTypeGate       *ebpf.VariableSpec `ebpf:"cmd_type_gate"`
 	CtxOrder          *ebpf.VariableSpec `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.VariableSpec `ebpf:"drm_majors"`
+	InflightN         *ebpf.VariableSpec `ebpf:"inflight_n"`
 	N_drmMajors       *ebpf.VariableSpec `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.VariableSpec `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
@@ -188,6 +190,7 @@ type syscallsVariables struct {
 	CmdTypeGate       *ebpf.Variable `ebpf:"cmd_type_gate"`
 	CtxOrder          *ebpf.Variable `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.Variable `ebpf:"drm_majors"`
+	InflightN         *ebpf.Variable `ebpf:"inflight_n"`
 	N_drmMajors       *ebpf.Variable `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.Variable `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.Variable `ebpf:"unused_tls_recipe"`

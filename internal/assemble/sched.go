@@ -135,6 +135,17 @@ func (a *Assembler) runJobEnd(e *event.Event) {
 	if !e.HWFence.IsZero() {
 		a.linkHW(j, e.HWFence, "")
 	}
+	if j.seen&seenRun == 0 {
+		// The run event was lost (the kernel counts it in the source's lost events),
+		// but run_job's exit proves the job was handed to the ring: tr is inferred as
+		// the earliest thing run_job did that we saw (its hardware fence), else its exit.
+		t := e.Time
+		if te := j.out.Points[PointEmitted]; te.Known() && te.Time < t {
+			t = te.Time
+		}
+		j.set(PointRun, t, 0, Inferred, "run_job_exit(run event lost)")
+		j.seen |= seenRun
+	}
 	if th := a.threads[e.TID]; th != nil && th.run == j {
 		th.runOpen = false
 	}

@@ -503,8 +503,14 @@ func (s *Source) Run(ctx context.Context, sink Sink) error {
 			lastRescan = time.Now()
 		}
 		mark := monoNow()
-		s.rd.SetDeadline(time.Now().Add(s.cfg.PollInterval))
-		for {
+		pollEnd := time.Now().Add(s.cfg.PollInterval)
+		s.rd.SetDeadline(pollEnd)
+		for n := 0; ; n++ {
+			// A sustained stream never hits the deadline: end the poll on time anyway
+			// so the watermark (and the closing of unsynchronized work) advances.
+			if n&63 == 63 && time.Now().After(pollEnd) {
+				break
+			}
 			err := s.rd.ReadInto(&rec)
 			if err != nil {
 				if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -42,7 +42,9 @@ type SourceStats struct {
 	// MalformedSamples holds the first few malformed inputs with their position
 	// ("line 1234: <reason>").
 	MalformedSamples []string
-	Lost             uint64 // records lost before decoding (ring buffer reserve failures)
+	// Lost counts events the kernel could not deliver: ring buffer reserve failures and
+	// program runs it skipped (recursion protection).
+	Lost uint64
 	// Hooks is the live source's capability report: each stage's hook and whether it
 	// attached (nil for replay).
 	Hooks []HookStatus

@@ -255,7 +255,14 @@ func TestIoctlThroughDeviceFilter(t *testing.T) {
 	if st.EventsOf(event.IoctlEnter) < n || st.EventsOf(event.IoctlExit) < n || st.Lost != 0 || st.Malformed != 0 {
 		t.Errorf("stats: %+v", st)
 	}
-	if _, wm := sink.snapshot(); wm == 0 || wm > monoNow() {
+	// The watermark follows a batch once the reader's poll ends: wait for it.
+	var wm int64
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, wm = sink.snapshot(); wm != 0 {
+			break
+		}
+	}
+	if wm == 0 || wm > monoNow() {
 		t.Errorf("watermark %d", wm)
 	}
 }

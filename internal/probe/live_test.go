@@ -468,3 +468,83 @@ func countOurPrograms(t *testing.T) int {
 		p.Close()
 	}
 }
+
+// Under a sustained flood the reader never sees an empty ring, so its poll deadline never
+// fires; the watermark (which drives timeouts and the release of finished jobs) must
+// still advance every poll interval.
+func TestWatermarkAdvancesUnderFlood(t *testing.T) {
+	requireRoot(t)
+	cfg := DefaultConfig()
+	cfg.DRMMajors = []uint32{1}
+	l, rep, err := Open(cfg, zap.NewNop())
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	defer l.Close()
+	// A slow consumer (as a loaded pipeline is) keeps the ring from ever draining empty
+	// while the flood lasts: the reader's deadline then never fires by itself.
+	sink := &slowSink{delay: 2 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- l.Run(ctx, sink) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Several flooding threads, so that the producers outpace the reader on 2 cores.
+	done := make(chan struct{})
+	for i := 0; i < 4; i++ {
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					for j := 0; j < 256; j++ {
+						_, _ = unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+					}
+				}
+			}
+		}()
+	}
+	defer close(done)
+
+	time.Sleep(300 * time.Millisecond) // the flood is on
+	_, w1 := sink.count()
+	time.Sleep(500 * time.Millisecond)
+	n, w2 := sink.count()
+	if n == 0 {
+		t.Fatal("the flood produced no events")
+	}
+	if w2 <= w1 {
+		t.Fatalf("watermark did not advance during a flood: %d → %d (%d events)", w1, w2, n)
+	}
+}
+
+// slowSink counts events (without keeping them) and takes a while per batch.
+type slowSink struct {
+	collectSink
+	delay time.Duration
+	n     int
+}
+
+func (s *slowSink) Consume(batch []event.Event) {
+	time.Sleep(s.delay)
+	s.mu.Lock()
+	s.n += len(batch)
+	s.mu.Unlock()
+}
+
+func (s *slowSink) count() (int, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n, s.watermark
+}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -42,6 +43,7 @@ type gtJob struct {
 type spanJob struct {
 	job    ptrace.Span
 	pid    int64
+	res    pcommon.Map // the job's resource (its tenant)
 	stages map[string]ptrace.Span
 }
 
@@ -146,7 +148,9 @@ func readJobSpans(t *testing.T, path string) map[string]*spanJob {
 					if _, dup := jobs[key]; dup {
 						t.Errorf("two gpu.job spans for fence %s", key)
 					}
-					sj := &spanJob{job: s, pid: pid, stages: map[string]ptrace.Span{}}
+					res := pcommon.NewMap()
+					rs.Resource().Attributes().CopyTo(res)
+					sj := &spanJob{job: s, pid: pid, res: res, stages: map[string]ptrace.Span{}}
 					jobs[key] = sj
 					byID[s.SpanID().String()] = sj
 				}
@@ -400,4 +404,193 @@ func TestVirtualGPUDriverProgramsAttach(t *testing.T) {
 		}
 		t.Logf("%s: %d programs attached, %d unavailable (tracepoints the kernel was built without)", d, attached[d], unavailable[d])
 	}
+}
+
+// appJob is one job line of app.txt (testdata/vgpu/app/vgpu_app.c): who submitted it and
+// which application context the submitting thread had (ctx=otep4947|traceparent|none,
+// with trace= and span= for the first two).
+type appJob struct {
+	pid, tid    int64
+	fence       string
+	thread, dep string
+	ctx         string
+	trace, span string
+}
+
+func readAppJobs(t *testing.T, path string) []appJob {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []appJob
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "job ") {
+			continue
+		}
+		kv := map[string]string{}
+		for _, fld := range strings.Fields(line) {
+			if k, v, ok := strings.Cut(fld, "="); ok {
+				kv[k] = v
+			}
+		}
+		pid, err1 := strconv.ParseInt(kv["pid"], 10, 64)
+		tid, err2 := strconv.ParseInt(kv["tid"], 10, 64)
+		if err1 != nil || err2 != nil || kv["fence"] == "" {
+			t.Fatalf("app.txt: malformed job line %q", line)
+		}
+		out = append(out, appJob{pid: pid, tid: tid, fence: kv["fence"], thread: kv["thread"], dep: kv["dep"],
+			ctx: kv["ctx"], trace: kv["trace"], span: kv["span"]})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The application-context tiers end to end, in the guest: process A's two threads publish
+// OTEP 4947 records with different active spans (changing every 4 jobs), process B has only
+// TRACEPARENT, process C has neither. Every job span must carry the context its submitting
+// thread had at the submit ioctl, C's jobs are roots with tenant attributes, and a job that
+// waited for another process's fence links that job's span (in the other trace).
+func TestVirtualGPUAppContext(t *testing.T) {
+	dir := vgpuDir(t)
+	app := readAppJobs(t, filepath.Join(dir, "app.txt"))
+	gt := readGroundTruth(t, filepath.Join(dir, "groundtruth.txt"))
+	jobs := readJobSpans(t, filepath.Join(dir, "spans.json"))
+	gtByFence := map[string]gtJob{}
+	for _, g := range gt {
+		gtByFence[g.fence] = g
+	}
+	appByFence := map[string]appJob{}
+	for _, a := range app {
+		appByFence[a.fence] = a
+	}
+
+	perCtx := map[string]int{}
+	threadTraces := map[string]string{}         // A's thread name -> its trace id
+	threadSpans := map[string]map[string]bool{} // A's thread name -> active spans seen
+	ctxPIDs := map[string]map[int64]bool{}      // context kind -> processes
+	crossLinks := 0
+	for _, a := range app {
+		perCtx[a.ctx]++
+		if ctxPIDs[a.ctx] == nil {
+			ctxPIDs[a.ctx] = map[int64]bool{}
+		}
+		ctxPIDs[a.ctx][a.pid] = true
+		sj, ok := jobs[a.fence]
+		if !ok {
+			t.Errorf("job %s (%s, ctx %s) has no gpu.job span", a.fence, a.thread, a.ctx)
+			continue
+		}
+		s := sj.job
+		if g, ok := gtByFence[a.fence]; !ok || int64(g.pid) != a.pid || int64(g.tid) != a.tid {
+			t.Errorf("job %s: app.txt and the ground truth disagree on the submitter", a.fence)
+		}
+		tier := attrStr(s, "ghostdriver.context.tier")
+		if tid, _ := s.Attributes().Get("thread.id"); tid.Int() != a.tid {
+			t.Errorf("job %s (%s): thread.id %d, submitted by tid %d", a.fence, a.thread, tid.Int(), a.tid)
+		}
+		if pid, _ := sj.res.Get("process.pid"); pid.Int() != a.pid {
+			t.Errorf("job %s (%s): resource process.pid %d, submitted by pid %d", a.fence, a.thread, pid.Int(), a.pid)
+		}
+		switch a.ctx {
+		case "otep4947", "traceparent":
+			if len(a.trace) != 32 || len(a.span) != 16 {
+				t.Fatalf("job %s: app.txt has no trace/span ids for ctx=%s", a.fence, a.ctx)
+			}
+			if tier != a.ctx {
+				t.Errorf("job %s (%s): context tier %q, want %s", a.fence, a.thread, tier, a.ctx)
+			}
+			if got := s.TraceID().String(); got != a.trace {
+				t.Errorf("job %s (%s, %s): trace id %s, the thread's is %s", a.fence, a.thread, a.ctx, got, a.trace)
+			}
+			if got := s.ParentSpanID().String(); got != a.span {
+				t.Errorf("job %s (%s, %s): parent span %s, the thread's active span is %s", a.fence, a.thread, a.ctx, got, a.span)
+			}
+			if a.ctx == "otep4947" {
+				if prev, ok := threadTraces[a.thread]; ok && prev != a.trace {
+					t.Errorf("thread %s published two trace ids (%s, %s)", a.thread, prev, a.trace)
+				}
+				threadTraces[a.thread] = a.trace
+				if threadSpans[a.thread] == nil {
+					threadSpans[a.thread] = map[string]bool{}
+				}
+				threadSpans[a.thread][a.span] = true
+			}
+		case "none":
+			if tier != "none" {
+				t.Errorf("job %s (%s): context tier %q, want none", a.fence, a.thread, tier)
+			}
+			if !s.ParentSpanID().IsEmpty() {
+				t.Errorf("job %s (%s): parent span %s, want a root span (the process has no context)", a.fence, a.thread, s.ParentSpanID())
+			}
+			if svc, _ := sj.res.Get("service.name"); svc.AsString() != "vgpu_app" {
+				t.Errorf("job %s (%s): service.name %q, want the executable name vgpu_app", a.fence, a.thread, svc.AsString())
+			}
+			if exe, _ := sj.res.Get("process.executable.name"); exe.AsString() != "vgpu_app" {
+				t.Errorf("job %s (%s): process.executable.name %q, want vgpu_app", a.fence, a.thread, exe.AsString())
+			}
+		default:
+			t.Fatalf("job %s: app.txt says ctx=%q: the app in this run predates the context workload", a.fence, a.ctx)
+		}
+		// Cross-process dependency: a link (not a parent) to the job that signalled the fence.
+		if kind, ref, ok := strings.Cut(a.dep, ":"); ok && kind == "sync_file" {
+			dep, ok := jobs[ref]
+			if !ok {
+				t.Errorf("job %s depends on %s, which has no span", a.fence, ref)
+				continue
+			}
+			if da, ok := appByFence[ref]; !ok || da.pid == a.pid {
+				continue
+			}
+			linked := false
+			for i := 0; i < s.Links().Len(); i++ {
+				l := s.Links().At(i)
+				if l.SpanID() == dep.job.SpanID() {
+					linked = true
+					if l.TraceID() != dep.job.TraceID() {
+						t.Errorf("job %s: link to %s names trace %s, the dependency's span is in %s", a.fence, ref, l.TraceID(), dep.job.TraceID())
+					}
+				}
+			}
+			if !linked {
+				t.Errorf("job %s (%s): no span link to its cross-process dependency %s", a.fence, a.thread, ref)
+				continue
+			}
+			if s.ParentSpanID() == dep.job.SpanID() {
+				t.Errorf("job %s: its dependency %s is its parent, want a link only", a.fence, ref)
+			}
+			crossLinks++
+		}
+	}
+	for _, k := range []string{"otep4947", "traceparent", "none"} {
+		if perCtx[k] == 0 {
+			t.Errorf("no job with ctx=%s in app.txt: the workload did not exercise that tier", k)
+		}
+	}
+	if len(ctxPIDs["otep4947"]) != 1 || len(ctxPIDs["traceparent"]) != 1 || len(ctxPIDs["none"]) != 1 {
+		t.Errorf("processes per context kind: %d otep4947, %d traceparent, %d none; want one each",
+			len(ctxPIDs["otep4947"]), len(ctxPIDs["traceparent"]), len(ctxPIDs["none"]))
+	}
+	if len(threadTraces) < 2 {
+		t.Errorf("%d OTEP 4947 threads, want 2", len(threadTraces))
+	} else {
+		seen := map[string]string{}
+		for th, tr := range threadTraces {
+			if other, dup := seen[tr]; dup {
+				t.Errorf("threads %s and %s published the same trace id %s", th, other, tr)
+			}
+			seen[tr] = th
+			if n := len(threadSpans[th]); n < 2 {
+				t.Errorf("thread %s had %d active span(s), want the span to change during the run", th, n)
+			}
+		}
+	}
+	if crossLinks == 0 {
+		t.Error("no cross-process dependency was checked: the workload did not exercise one")
+	}
+	t.Logf("jobs per context: %v; OTEP 4947 threads %d; cross-process links %d", perCtx, len(threadTraces), crossLinks)
 }

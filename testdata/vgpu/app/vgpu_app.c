@@ -2,15 +2,28 @@
 /*
  * vgpu_app — the workload of the virtual GPU rig (testdata/vgpu). Built static with the host gcc.
  *
- * Two processes, two threads each, on both rings of /dev/dri/renderD*:
+ * Three processes on both rings of /dev/dri/renderD* (A and B two threads each, C one):
  *   A0  ring 0; every job's finished fence goes to syncobj SA; every 2nd job is also exported as a
  *       sync_file and sent (SCM_RIGHTS) to process B with its context:seqno
  *   A1  ring 1; every 3rd job waits for SA (another thread's job on the other ring, via syncobj)
  *   B0  for each sync_file from A: one job (ring alternating) that waits for it — a dependency
  *       across processes
  *   B1  rings alternating; every 4th job waits for its own previous job via syncobj
+ *   C0  a few jobs, rings alternating, no dependency
+ * Application trace context, one kind per process (what the receiver must link each job to):
+ *   A   OTEP 4947: each thread publishes its own record through the exported TLS variable
+ *       otel_thread_ctx_v1 (different trace id per thread; the active span changes every 4
+ *       jobs, updated in place guarded by `valid`)
+ *   B   W3C TRACEPARENT in its environment (B is re-executed with it: /proc/<pid>/environ
+ *       is the exec-time environment), no thread context
+ *   C   nothing: neither thread context nor TRACEPARENT
+ * Each process makes a cheap DRM ioctl and sleeps VGPU_WARMUP_MS (default 500) before its
+ * first job: the receiver reads a process at its first DRM ioctl and pushes its OTEP 4947
+ * recipe into the kernel from a background worker, so a job submitted right away could miss
+ * its thread context (documented limit of the enricher).
  * Each thread waits for its last jobs before exiting. One line per job on stdout:
  *   job pid=P tid=T ring=R fence=CTX:SEQ engine_ns=N bos=K dep=KIND:CTX:SEQ|- submit_ns=S return_ns=X
+ *       thread=NAME ctx=otep4947|traceparent|none [trace=<32 hex> span=<16 hex>]
  * and, when tracefs is mounted, the same text (prefixed "vgpu_app ") into trace_marker.
  */
 #define _GNU_SOURCE
@@ -38,6 +51,25 @@ static int jobs_per_thread = 16;
 static const char *node;
 static int marker_fd = -1;
 
+/* W3C's example: process B's TRACEPARENT. */
+#define B_TRACEPARENT "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+/* OTEP 4947 thread context record (packed, host-endian; no attributes here). */
+struct otel_thread_ctx {
+	uint8_t trace_id[16];
+	uint8_t span_id[8];
+	uint8_t valid;
+	uint8_t flags;
+	uint16_t attrs_size;
+} __attribute__((packed));
+
+/*
+ * The TLS variable an SDK exports. This executable is static: the variable is in the
+ * executable's own TLS block (local-exec) and its symbol in .symtab (a static binary has no
+ * .dynsym), which is where the receiver's TLS resolution finds it.
+ */
+__attribute__((visibility("default"), used)) __thread struct otel_thread_ctx *otel_thread_ctx_v1;
+
 struct msg {
 	uint64_t context, seqno;
 };
@@ -51,6 +83,9 @@ struct thread {
 	uint32_t own[VGPU_NUM_RINGS];	/* syncobj holding this thread's last job per ring */
 	int used[VGPU_NUM_RINGS];
 	uint32_t shared;	/* A0: SA (also its ring-0 tracker); A1: SA to wait on */
+	const char *ctx_kind;	/* "otep4947", "traceparent" or "none" */
+	struct otel_thread_ctx ctx;	/* otep4947: the published record; traceparent: the ids */
+	unsigned int njobs;
 };
 
 /* A0's last job in SA, read by A1 under the same lock so that its printed dependency is exact. */
@@ -142,6 +177,69 @@ static void out_line(const char *line)
 	}
 }
 
+static void hex(char *out, const uint8_t *b, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static int unhex(uint8_t *out, const char *s, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		unsigned int v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* OTEP 4947 writer: a new active span on this thread, updated in place guarded by valid. */
+static void new_active_span(struct thread *t)
+{
+	uint64_t x = ((uint64_t)t->seed << 32) + t->njobs / 4 + 1, v = splitmix64(&x) | 1;
+
+	t->ctx.valid = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memcpy(t->ctx.span_id, &v, 8);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->ctx.valid = 1;
+}
+
+/* Thread start: publish this thread's context (A) or record the process's (B). */
+static void thread_ctx_start(struct thread *t)
+{
+	if (!strcmp(t->ctx_kind, "otep4947")) {
+		uint64_t x = (uint64_t)t->seed << 32, a = splitmix64(&x), b = splitmix64(&x);
+
+		memcpy(t->ctx.trace_id, &a, 8);
+		memcpy(t->ctx.trace_id + 8, &b, 8);
+		t->ctx.flags = 1;
+		t->ctx.attrs_size = 0;
+		new_active_span(t);
+		otel_thread_ctx_v1 = &t->ctx;
+	} else if (!strcmp(t->ctx_kind, "traceparent")) {
+		const char *tp = getenv("TRACEPARENT");
+
+		if (!tp || strlen(tp) < 55 || unhex(t->ctx.trace_id, tp + 3, 16) || unhex(t->ctx.span_id, tp + 36, 8))
+			die("process B without a valid TRACEPARENT (%s)", tp ? tp : "unset");
+	}
+}
+
 struct job_result {
 	uint64_t context, seqno;
 	int out_fd;
@@ -156,8 +254,17 @@ static struct job_result submit(struct thread *t, unsigned int ring, uint32_t fl
 	uint64_t engine_ns = 300000 + (uint64_t)(rand_r(&t->seed) % 2700) * 1000; /* 0.3 .. 3 ms */
 	struct job_result r;
 	uint64_t t0, t1;
-	char line[512];
+	char line[640], ids[80] = "";
 
+	if (!strcmp(t->ctx_kind, "otep4947") && t->njobs % 4 == 0)
+		new_active_span(t);
+	t->njobs++;
+	if (strcmp(t->ctx_kind, "none")) {
+		strcpy(ids, " trace=");
+		hex(ids + strlen(ids), t->ctx.trace_id, 16);
+		strcat(ids, " span=");
+		hex(ids + strlen(ids), t->ctx.span_id, 8);
+	}
 	for (i = 0; i < nb; i++)
 		handles[i] = t->bos[(first + i) % NBOS];
 	s.bo_handles = (uintptr_t)handles;
@@ -174,10 +281,10 @@ static struct job_result submit(struct thread *t, unsigned int ring, uint32_t fl
 	t1 = now_ns();
 	t->used[ring] = 1;
 	snprintf(line, sizeof(line),
-		 "vgpu_app job pid=%d tid=%ld ring=%u fence=%llu:%llu engine_ns=%llu bos=%u dep=%s submit_ns=%llu return_ns=%llu thread=%s\n",
+		 "vgpu_app job pid=%d tid=%ld ring=%u fence=%llu:%llu engine_ns=%llu bos=%u dep=%s submit_ns=%llu return_ns=%llu thread=%s ctx=%s%s\n",
 		 getpid(), (long)syscall(SYS_gettid), ring, (unsigned long long)s.fence_context,
 		 (unsigned long long)s.fence_seqno, (unsigned long long)engine_ns, nb, dep,
-		 (unsigned long long)t0, (unsigned long long)t1, t->name);
+		 (unsigned long long)t0, (unsigned long long)t1, t->name, t->ctx_kind, ids);
 	out_line(line + strlen("vgpu_app "));
 	r.context = s.fence_context;
 	r.seqno = s.fence_seqno;
@@ -270,6 +377,7 @@ static void *thread_a0(void *arg)
 	char dep[8] = "-";
 	int i;
 
+	thread_ctx_start(t);
 	for (i = 0; i < jobs_per_thread; i++) {
 		int export = i % 2 == 0;
 		struct job_result r;
@@ -298,6 +406,7 @@ static void *thread_a1(void *arg)
 	struct thread *t = arg;
 	int i;
 
+	thread_ctx_start(t);
 	for (i = 0; i < jobs_per_thread; i++) {
 		int waited = 0;
 
@@ -328,6 +437,7 @@ static void *thread_b0(void *arg)
 	struct msg m;
 	int fd;
 
+	thread_ctx_start(t);
 	while ((fd = recv_fence(t->sock, &m)) >= 0) {
 		char dep[64];
 
@@ -347,6 +457,7 @@ static void *thread_b1(void *arg)
 	unsigned int prev_ring = 0;
 	int i;
 
+	thread_ctx_start(t);
 	for (i = 0; i < jobs_per_thread; i++) {
 		unsigned int ring = i % 2;
 
@@ -366,23 +477,69 @@ static void *thread_b1(void *arg)
 	return NULL;
 }
 
+static void *thread_c0(void *arg)
+{
+	struct thread *t = arg;
+	int i, n = jobs_per_thread / 4 > 2 ? jobs_per_thread / 4 : 2;
+
+	thread_ctx_start(t);
+	for (i = 0; i < n; i++) {
+		submit(t, i % 2, 0, 0, -1, "-");
+		pace(t);
+	}
+	wait_own(t);
+	return NULL;
+}
+
+#ifndef DRM_IOCTL_VERSION /* vgpu_drm.h declares only what the driver uses (no <drm/drm.h> here) */
+struct drm_version {
+	int version_major, version_minor, version_patchlevel;
+	size_t name_len;
+	char *name;
+	size_t date_len;
+	char *date;
+	size_t desc_len;
+	char *desc;
+};
+#define DRM_IOCTL_VERSION DRM_IOWR(0x00, struct drm_version)
+#endif
+
+/* A cheap DRM ioctl, then a pause: the receiver reads the process meanwhile (see the top). */
+static void warm_up(int fd)
+{
+	struct drm_version v = { 0 };
+	const char *e = getenv("VGPU_WARMUP_MS");
+	long ms = e ? atol(e) : 500;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	if (xioctl(fd, DRM_IOCTL_VERSION, &v))
+		die("DRM_IOCTL_VERSION");
+	nanosleep(&ts, NULL);
+}
+
 static void run_process(const char *who, int sock)
 {
 	struct thread t[2] = { 0 };
 	pthread_t th[2];
-	int fd, i;
+	int fd, i, nth = who[0] == 'C' ? 1 : 2;
+	const char *kind = who[0] == 'A' ? "otep4947" : who[0] == 'B' ? "traceparent" : "none";
 
 	fd = open(node, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		die("open %s", node);
 	marker_fd = open("/sys/kernel/tracing/trace_marker", O_WRONLY | O_CLOEXEC);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < nth; i++) {
 		t[i].fd = fd;
 		t[i].sock = sock;
 		t[i].seed = (who[0] << 8) + i + 1;
+		t[i].ctx_kind = kind;
 		thread_setup(&t[i]);
 	}
-	if (who[0] == 'A') {
+	warm_up(fd);
+	if (who[0] == 'C') {
+		t[0].name = "C0";
+		pthread_create(&th[0], NULL, thread_c0, &t[0]);
+	} else if (who[0] == 'A') {
 		t[0].name = "A0";
 		t[1].name = "A1";
 		t[0].shared = t[1].shared = syncobj_create(fd);
@@ -395,17 +552,52 @@ static void run_process(const char *who, int sock)
 		pthread_create(&th[0], NULL, thread_b0, &t[0]);
 		pthread_create(&th[1], NULL, thread_b1, &t[1]);
 	}
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 	close(fd);
 	exit(0);
 }
 
+/* Process B: re-executed with TRACEPARENT in its environment, its socket end kept open. */
+static void exec_b(int sock)
+{
+	extern char **environ;
+	static char self[4096];
+	char fdarg[16], jobs[16], tp[] = "TRACEPARENT=" B_TRACEPARENT;
+	char *args[] = { "vgpu_app", "--process-b", fdarg, jobs, NULL };
+	char **env;
+	ssize_t n;
+	int i = 0, k = 0;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		die("readlink /proc/self/exe");
+	self[n] = 0;
+	if (fcntl(sock, F_SETFD, 0))
+		die("fcntl");
+	snprintf(fdarg, sizeof(fdarg), "%d", sock);
+	snprintf(jobs, sizeof(jobs), "%d", jobs_per_thread);
+	while (environ[i])
+		i++;
+	env = calloc(i + 2, sizeof(*env));
+	for (i = 0; environ[i]; i++)
+		if (strncmp(environ[i], "TRACEPARENT=", 12))
+			env[k++] = environ[i];
+	env[k++] = tp;
+	execve(self, args, env);
+	die("execve %s", self);
+}
+
 int main(int argc, char **argv)
 {
 	int sv[2], status, rc = 0, i;
-	pid_t pa, pb;
+	pid_t pa, pb, pc;
 
+	if (argc == 4 && !strcmp(argv[1], "--process-b")) {
+		jobs_per_thread = atoi(argv[3]);
+		node = find_render_node();
+		run_process("B", atoi(argv[2]));
+	}
 	if (argc > 1)
 		jobs_per_thread = atoi(argv[1]);
 	node = find_render_node();
@@ -420,11 +612,14 @@ int main(int argc, char **argv)
 	pb = fork();
 	if (pb == 0) {
 		close(sv[0]);
-		run_process("B", sv[1]);
+		exec_b(sv[1]);
 	}
 	close(sv[0]);
 	close(sv[1]);
-	for (i = 0; i < 2; i++) {
+	pc = fork();
+	if (pc == 0)
+		run_process("C", -1);
+	for (i = 0; i < 3; i++) {
 		pid_t p = wait(&status);
 
 		if (p < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {

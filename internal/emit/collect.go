@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/ghostdriver/ghostdriver/internal/emit/histogram"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
@@ -30,11 +31,11 @@ func (c collection) sumPoint(dps pmetric.NumberDataPointSlice, v uint64) pmetric
 	return dp
 }
 
-func (c collection) histPoint(dps pmetric.HistogramDataPointSlice, h *histogram) pmetric.HistogramDataPoint {
+func (c collection) histPoint(dps pmetric.HistogramDataPointSlice, h *histogram.Histogram) pmetric.HistogramDataPoint {
 	dp := dps.AppendEmpty()
 	dp.SetStartTimestamp(c.start)
 	dp.SetTimestamp(c.now)
-	h.writeTo(dp)
+	h.WriteTo(dp)
 	return dp
 }
 

@@ -21,36 +21,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/emit/fnv"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 )
-
-const (
-	fnvOffset64 = 14695981039346656037
-	fnvPrime64  = 1099511628211
-)
-
-// fnv1a is an FNV-1a 64 state.
-type fnv1a uint64
-
-func newFNV() fnv1a { return fnvOffset64 }
-
-func (h fnv1a) byte(b byte) fnv1a { return (h ^ fnv1a(b)) * fnvPrime64 }
-
-func (h fnv1a) u64(v uint64) fnv1a {
-	for i := 0; i < 8; i++ {
-		h = h.byte(byte(v))
-		v >>= 8
-	}
-	return h
-}
-
-// str hashes s followed by its length, so adjacent strings cannot run into each other.
-func (h fnv1a) str(s string) fnv1a {
-	for i := 0; i < len(s); i++ {
-		h = h.byte(s[i])
-	}
-	return h.u64(uint64(len(s)))
-}
 
 // Domain tags keep the derivations apart.
 const (
@@ -64,7 +37,7 @@ const (
 
 // identityOfFence is the identity of the job whose finished fence is f.
 func identityOfFence(salt uint64, f event.FenceKey) uint64 {
-	return uint64(newFNV().byte(tagFenceIdentity).u64(salt).u64(f.Context).u64(f.Seqno))
+	return uint64(fnv.New().Byte(tagFenceIdentity).U64(salt).U64(f.Context).U64(f.Seqno))
 }
 
 // identityOf is the identity of job j.
@@ -72,23 +45,23 @@ func identityOf(salt uint64, j *assemble.Job) uint64 {
 	if !j.Finished.IsZero() {
 		return identityOfFence(salt, j.Finished)
 	}
-	h := newFNV().byte(tagJobIdentity).u64(salt).str(j.Driver).str(j.Device).str(j.Ring)
-	return uint64(h.u64(j.JobID).u64(uint64(j.Start)).u64(uint64(j.TID)))
+	h := fnv.New().Byte(tagJobIdentity).U64(salt).Str(j.Driver).Str(j.Device).Str(j.Ring)
+	return uint64(h.U64(j.JobID).U64(uint64(j.Start)).U64(uint64(j.TID)))
 }
 
 // derivedIDs are the root trace id and the span id of a job with the given identity.
 func derivedIDs(identity uint64) (pcommon.TraceID, pcommon.SpanID) {
 	var tid pcommon.TraceID
-	binary.BigEndian.PutUint64(tid[:8], nonZero(uint64(newFNV().byte(tagTraceHi).u64(identity))))
-	binary.BigEndian.PutUint64(tid[8:], uint64(newFNV().byte(tagTraceLo).u64(identity)))
+	binary.BigEndian.PutUint64(tid[:8], nonZero(uint64(fnv.New().Byte(tagTraceHi).U64(identity))))
+	binary.BigEndian.PutUint64(tid[8:], uint64(fnv.New().Byte(tagTraceLo).U64(identity)))
 	var sid pcommon.SpanID
-	binary.BigEndian.PutUint64(sid[:], nonZero(uint64(newFNV().byte(tagSpan).u64(identity))))
+	binary.BigEndian.PutUint64(sid[:], nonZero(uint64(fnv.New().Byte(tagSpan).U64(identity))))
 	return tid, sid
 }
 
 // stageSpanID is the id of the child span of stage s under the job span parent.
 func stageSpanID(parent pcommon.SpanID, s assemble.Stage) pcommon.SpanID {
-	h := newFNV().byte(tagStage).u64(binary.BigEndian.Uint64(parent[:])).byte(byte(s))
+	h := fnv.New().Byte(tagStage).U64(binary.BigEndian.Uint64(parent[:])).Byte(byte(s))
 	var sid pcommon.SpanID
 	binary.BigEndian.PutUint64(sid[:], nonZero(uint64(h)))
 	return sid

@@ -63,13 +63,13 @@ func (m *MetricsRecorder) RecordJob(j *assemble.Job, _ event.Clock) {
 		for i := range j.Stages {
 			st := &j.Stages[i]
 			if h := m.series.stageHist(g, st.Src, st.Stage); h != nil {
-				h.record(seconds(st.End - st.Start))
+				h.Record(seconds(st.End - st.Start))
 			}
 		}
 	}
 	if m.cfg.GhostdriverJobDuration.Enabled {
 		if h := m.series.jobHist(g, j.Outcome); h != nil {
-			h.record(seconds(j.End - j.Start))
+			h.Record(seconds(j.End - j.Start))
 		}
 	}
 	if m.cfg.GhostdriverJobs.Enabled {

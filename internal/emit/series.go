@@ -6,6 +6,7 @@ package emit
 
 import (
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/emit/histogram"
 )
 
 // ringKey identifies a ring across devices.
@@ -34,8 +35,8 @@ const (
 type group struct {
 	key    groupKey
 	ring   *ring
-	stage  [numProvenances][assemble.NumStages]*histogram
-	jobDur [numOutcomes]*histogram
+	stage  [numProvenances][assemble.NumStages]*histogram.Histogram
+	jobDur [numOutcomes]*histogram.Histogram
 	jobs   [numOutcomes]*uint64
 }
 
@@ -90,26 +91,26 @@ func (s *series) busyOf(r *ring) *ringBusy {
 	return &r.busy
 }
 
-func (s *series) stageHist(g *group, src assemble.Provenance, st assemble.Stage) *histogram {
+func (s *series) stageHist(g *group, src assemble.Provenance, st assemble.Stage) *histogram.Histogram {
 	if int(src) >= numProvenances || int(st) >= assemble.NumStages {
 		return nil
 	}
 	h := g.stage[src][st]
 	if h == nil {
-		h = &histogram{}
+		h = &histogram.Histogram{}
 		g.stage[src][st] = h
 		s.stageOrder = append(s.stageOrder, stageRef{g, src, st})
 	}
 	return h
 }
 
-func (s *series) jobHist(g *group, o assemble.Outcome) *histogram {
+func (s *series) jobHist(g *group, o assemble.Outcome) *histogram.Histogram {
 	if int(o) >= numOutcomes {
 		return nil
 	}
 	h := g.jobDur[o]
 	if h == nil {
-		h = &histogram{}
+		h = &histogram.Histogram{}
 		g.jobDur[o] = h
 		s.jobDurOrder = append(s.jobDurOrder, outcomeRef{g, o})
 	}

@@ -16,40 +16,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
+	"github.com/ghostdriver/ghostdriver/internal/emit/histogram"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
-
-// histogram accumulates seconds in metadata.DurationBounds buckets (upper-inclusive).
-type histogram struct {
-	counts   []uint64
-	count    uint64
-	sum      float64
-	min, max float64
-}
-
-func (h *histogram) record(v float64) {
-	if h.counts == nil {
-		h.counts = make([]uint64, len(metadata.DurationBounds)+1)
-	}
-	h.counts[sort.SearchFloat64s(metadata.DurationBounds, v)]++
-	if h.count == 0 || v < h.min {
-		h.min = v
-	}
-	if h.count == 0 || v > h.max {
-		h.max = v
-	}
-	h.count++
-	h.sum += v
-}
-
-func (h *histogram) writeTo(dp pmetric.HistogramDataPoint) {
-	dp.SetCount(h.count)
-	dp.SetSum(h.sum)
-	dp.SetMin(h.min)
-	dp.SetMax(h.max)
-	dp.ExplicitBounds().FromRaw(metadata.DurationBounds)
-	dp.BucketCounts().FromRaw(h.counts)
-}
 
 type durKey struct{ scope, outcome, dims string }
 
@@ -66,9 +35,9 @@ type Recorder struct {
 	dimsOf  map[uint32]string   // PID → dims key, reset every collection
 	dimVals map[string][]string // dims key → values
 
-	dur      map[durKey]*histogram
+	dur      map[durKey]*histogram.Histogram
 	durOrder []durKey
-	wait     map[waitKey]*histogram
+	wait     map[waitKey]*histogram.Histogram
 	waitOrd  []waitKey
 	launches map[string]uint64
 	launchOr []string
@@ -82,7 +51,7 @@ func NewRecorder(mcfg metadata.MetricsConfig, start time.Time, opts ...Option) *
 		mcfg: mcfg, cfg: newConfig(opts), start: pcommon.NewTimestampFromTime(start),
 		dims:   append([]string(nil), mcfg.Dimensions...),
 		dimsOf: map[uint32]string{}, dimVals: map[string][]string{},
-		dur: map[durKey]*histogram{}, wait: map[waitKey]*histogram{},
+		dur: map[durKey]*histogram.Histogram{}, wait: map[waitKey]*histogram.Histogram{},
 		launches: map[string]uint64{}, xids: map[uint32]uint64{},
 	}
 }
@@ -96,21 +65,21 @@ func (r *Recorder) Record(s *cuda.Submission) {
 		k := durKey{scope, s.Outcome.String(), dims}
 		h := r.dur[k]
 		if h == nil {
-			h = &histogram{}
+			h = &histogram.Histogram{}
 			r.dur[k] = h
 			r.durOrder = append(r.durOrder, k)
 		}
-		h.record(seconds(s.End - s.Start))
+		h.Record(seconds(s.End - s.Start))
 	}
 	if r.mcfg.GhostdriverCUDASyncWait.Enabled && s.Sync != nil {
 		k := waitKey{scope, dims}
 		h := r.wait[k]
 		if h == nil {
-			h = &histogram{}
+			h = &histogram.Histogram{}
 			r.wait[k] = h
 			r.waitOrd = append(r.waitOrd, k)
 		}
-		h.record(seconds(s.Sync.End - s.Sync.Start))
+		h.Record(seconds(s.Sync.End - s.Sync.Start))
 	}
 	if r.mcfg.GhostdriverCUDALaunches.Enabled {
 		if _, ok := r.launches[dims]; !ok {
@@ -229,11 +198,11 @@ func (r *Recorder) Collect(now time.Time) pmetric.Metrics {
 	return md
 }
 
-func (r *Recorder) histPoint(dps pmetric.HistogramDataPointSlice, h *histogram, now pcommon.Timestamp) pmetric.HistogramDataPoint {
+func (r *Recorder) histPoint(dps pmetric.HistogramDataPointSlice, h *histogram.Histogram, now pcommon.Timestamp) pmetric.HistogramDataPoint {
 	dp := dps.AppendEmpty()
 	dp.SetStartTimestamp(r.start)
 	dp.SetTimestamp(now)
-	h.writeTo(dp)
+	h.WriteTo(dp)
 	return dp
 }
 

@@ -1,5 +1,6 @@
-// Cumulative explicit-bucket histograms in seconds.
-package emit
+// Package histogram is the cumulative explicit-bucket histogram (seconds,
+// metadata.DurationBounds) shared by the DRM and CUDA metric recorders.
+package histogram
 
 import (
 	"sort"
@@ -9,16 +10,17 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
 
-// histogram accumulates observations in metadata.DurationBounds buckets. OTLP buckets are
+// Histogram accumulates observations in metadata.DurationBounds buckets. OTLP buckets are
 // upper-inclusive: bucket i counts (bounds[i-1], bounds[i]].
-type histogram struct {
+type Histogram struct {
 	counts   []uint64 // len(metadata.DurationBounds)+1 once recorded
 	count    uint64
 	sum      float64
 	min, max float64
 }
 
-func (h *histogram) record(v float64) {
+// Record adds one observation (seconds).
+func (h *Histogram) Record(v float64) {
 	if h.counts == nil {
 		h.counts = make([]uint64, len(metadata.DurationBounds)+1)
 	}
@@ -33,9 +35,9 @@ func (h *histogram) record(v float64) {
 	h.sum += v
 }
 
-// writeTo fills a cumulative histogram data point (attributes and timestamps are the
+// WriteTo fills a cumulative histogram data point (attributes and timestamps are the
 // caller's).
-func (h *histogram) writeTo(dp pmetric.HistogramDataPoint) {
+func (h *Histogram) WriteTo(dp pmetric.HistogramDataPoint) {
 	dp.SetCount(h.count)
 	dp.SetSum(h.sum)
 	dp.SetMin(h.min)

@@ -48,9 +48,13 @@ func sleeper(t *testing.T, env ...string) uint32 {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	// Wait until the exec happened (the environment is the new image's).
+	// Wait until the exec is complete: /proc/<pid>/exe changes before the new image's
+	// environment is in place (env_start/env_end are set later in the ELF loader), so
+	// also wait for the environment to be readable.
 	for i := 0; i < 200; i++ {
-		if exe, _ := os.Readlink("/proc/" + itoa(cmd.Process.Pid) + "/exe"); exe != "" && exe != mustExe(t) {
+		exe, _ := os.Readlink("/proc/" + itoa(cmd.Process.Pid) + "/exe")
+		environ, _ := os.ReadFile("/proc/" + itoa(cmd.Process.Pid) + "/environ")
+		if exe != "" && exe != mustExe(t) && (len(env) == 0 || len(environ) > 0) {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)

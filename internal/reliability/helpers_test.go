@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -107,8 +109,58 @@ func added(before, after map[bpfObject]bool) []bpfObject {
 	return out
 }
 
+// heldByOthers lists the BPF objects other processes hold through a file descriptor
+// (fdinfo's prog_id/map_id/link_id): `go test ./...` runs packages in parallel, so the
+// kernel's lists also hold other test binaries' programs and maps, named like ours.
+func heldByOthers() map[string]bool {
+	out := map[string]bool{}
+	self := strconv.Itoa(os.Getpid())
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		if filepath.Base(p) == self {
+			continue
+		}
+		infos, _ := filepath.Glob(p + "/fdinfo/*")
+		for _, fi := range infos {
+			b, err := os.ReadFile(fi)
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				for _, kind := range []string{"prog", "map", "link"} {
+					if v, ok := strings.CutPrefix(line, kind+"_id:"); ok {
+						out[kind+"/"+strings.TrimSpace(v)] = true
+					}
+				}
+			}
+		}
+	}
+	// Maps a held program uses are held through it (.rodata, .bss, shared maps).
+	for k := range out {
+		v, ok := strings.CutPrefix(k, "prog/")
+		if !ok {
+			continue
+		}
+		id, _ := strconv.ParseUint(v, 10, 32)
+		p, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
+		if err != nil {
+			continue
+		}
+		if info, err := p.Info(); err == nil {
+			if ids, ok := info.MapIDs(); ok {
+				for _, m := range ids {
+					out["map/"+strconv.FormatUint(uint64(m), 10)] = true
+				}
+			}
+		}
+		p.Close()
+	}
+	return out
+}
+
 // waitGone waits (programs and maps are freed after an RCU grace period) until none of
-// ours is in the kernel's lists any more, and fails with those that stay.
+// ours is in the kernel's lists any more, and fails with those that stay. Objects another
+// process holds are not ours.
 func waitGone(t *testing.T, ours []bpfObject) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -124,7 +176,17 @@ func waitGone(t *testing.T, ours []bpfObject) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d BPF objects still in the kernel: %v", len(left), left)
+			others := heldByOthers()
+			var mine []bpfObject
+			for _, o := range left {
+				if !others[o.kind+"/"+strconv.FormatUint(uint64(o.id), 10)] {
+					mine = append(mine, o)
+				}
+			}
+			if len(mine) == 0 {
+				return
+			}
+			t.Fatalf("%d BPF objects still in the kernel, held by no other process: %v", len(mine), mine)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -175,8 +175,30 @@ func readJobSpans(t *testing.T, path string) map[string]*spanJob {
 }
 
 func attrStr(s ptrace.Span, k string) string {
-	v, _ := s.Attributes().Get(k)
+	v, ok := s.Attributes().Get(k)
+	if !ok {
+		return ""
+	}
 	return v.AsString()
+}
+
+// reportedLost is what the receiver itself counted as lost in the kernel (ring buffer
+// reserve failures and program runs the kernel skipped), from its summary.
+func reportedLost(t *testing.T, dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "ghostdriver.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "events lost before decoding: "); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatalf("ghostdriver.log: %q", line)
+			}
+			return n
+		}
+	}
+	return 0
 }
 
 func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
@@ -192,6 +214,13 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 	stages := []string{"ioctl", "bo_validation", "fence_dependency", "ring_emission", "dma_scheduling", "execution", "fence_signal"}
 	var startErrs, endErrs []int64
 	outliers := 0
+	// On the preemptible 7.3 kernel under TCG the kernel occasionally skips a tracing
+	// program (recursion protection when a task is preempted inside it) or a reservation
+	// fails; the receiver counts both. A job whose submit-ioctl entry was among them has
+	// no ioctl/bo_validation span and no driver name (read at that hook). Such jobs are
+	// accepted only up to the number of events the receiver reported lost: nothing may
+	// go missing uncounted.
+	lost, lossShaped := reportedLost(t, dir), 0
 	for _, g := range gt {
 		sj, ok := jobs[g.fence]
 		if !ok {
@@ -208,14 +237,20 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 		if ring := attrStr(s, "ghostdriver.ring"); ring != fmt.Sprintf("vgpu-ring%d", g.ring) {
 			t.Errorf("job %s: ring %q, want vgpu-ring%d", g.fence, ring, g.ring)
 		}
-		if drv := attrStr(s, "ghostdriver.driver"); drv != "vgpu" {
+		_, hasIoctl := sj.stages["ioctl"]
+		_, hasBO := sj.stages["bo_validation"]
+		drv := attrStr(s, "ghostdriver.driver")
+		if !hasIoctl && !hasBO && drv == "" {
+			lossShaped++
+			t.Logf("job %s: no ioctl-side stages and no driver (its ioctl entry event was lost)", g.fence)
+		} else if drv != "vgpu" {
 			t.Errorf("job %s: driver %q, want vgpu (the DRM driver of the submitting file)", g.fence, drv)
 		}
 		if out := attrStr(s, "ghostdriver.job.outcome"); out != "completed" {
 			t.Errorf("job %s: outcome %q (%s)", g.fence, out, s.Status().Message())
 		}
 		for _, st := range stages {
-			if _, ok := sj.stages[st]; !ok {
+			if _, ok := sj.stages[st]; !ok && !(!hasIoctl && !hasBO && drv == "" && (st == "ioctl" || st == "bo_validation")) {
 				t.Errorf("job %s: no %s span (has %d stages)", g.fence, st, len(sj.stages))
 			}
 		}
@@ -244,6 +279,9 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 				t.Log("outlier: " + msg)
 			}
 		}
+	}
+	if lossShaped > lost {
+		t.Errorf("%d jobs lack their ioctl-side stages but the receiver reported only %d lost events", lossShaped, lost)
 	}
 	if float64(outliers) > hwBoundOutlierShare*float64(len(gt)) {
 		t.Errorf("%d of %d jobs have a hardware bound off by more than %d ns (at most %.0f %% may)", outliers, len(gt), hwBoundMaxErrNs, 100*hwBoundOutlierShare)
@@ -474,6 +512,7 @@ func TestVirtualGPUAppContext(t *testing.T) {
 	threadSpans := map[string]map[string]bool{} // A's thread name -> active spans seen
 	ctxPIDs := map[string]map[int64]bool{}      // context kind -> processes
 	crossLinks := 0
+	lossShaped := 0
 	for _, a := range app {
 		perCtx[a.ctx]++
 		if ctxPIDs[a.ctx] == nil {
@@ -495,6 +534,14 @@ func TestVirtualGPUAppContext(t *testing.T) {
 		}
 		if pid, _ := sj.res.Get("process.pid"); pid.Int() != a.pid {
 			t.Errorf("job %s (%s): resource process.pid %d, submitted by pid %d", a.fence, a.thread, pid.Int(), a.pid)
+		}
+		if _, hasIoctl := sj.stages["ioctl"]; !hasIoctl && a.ctx == "otep4947" {
+			// The thread context is read at the submit ioctl's entry; when the kernel
+			// lost that event (counted by the receiver) the job has no context. Accepted
+			// only up to the reported loss, as in TestVirtualGPUSpansMatchGroundTruth.
+			lossShaped++
+			t.Logf("job %s (%s): ioctl entry lost, no thread context (tier %q)", a.fence, a.thread, tier)
+			continue
 		}
 		switch a.ctx {
 		case "otep4947", "traceparent":
@@ -591,6 +638,9 @@ func TestVirtualGPUAppContext(t *testing.T) {
 	}
 	if crossLinks == 0 {
 		t.Error("no cross-process dependency was checked: the workload did not exercise one")
+	}
+	if lost := reportedLost(t, dir); lossShaped > lost {
+		t.Errorf("%d OTEP 4947 jobs lost their context, but the receiver reported only %d lost events", lossShaped, lost)
 	}
 	t.Logf("jobs per context: %v; OTEP 4947 threads %d; cross-process links %d", perCtx, len(threadTraces), crossLinks)
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/kstr"
 )
 
 // Config selects what the CUDA source hooks.
@@ -547,14 +549,14 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 		s.mu.Lock()
 		s.stats.Xids++
 		s.mu.Unlock()
-		sink.Xid(Xid{Time: int64(r.Start), Device: cstring(r.Dev[:]), Code: uint32(r.Ret), Msg: cstring(r.Text[:]),
-			PID: pid, TID: tid, Comm: cstring(r.Comm[:])})
+		sink.Xid(Xid{Time: int64(r.Start), Device: kstr.FromC(r.Dev[:]), Code: uint32(r.Ret), Msg: kstr.FromC(r.Text[:]),
+			PID: pid, TID: tid, Comm: kstr.FromC(r.Comm[:])})
 	case cudaBPFCudaRecCUDA_REC_PROCADDR:
 		s.mu.Lock()
 		s.stats.ProcAddress++
 		s.mu.Unlock()
 		if r.Ret == 0 {
-			s.learnEntryPoint(pid, cstring(r.Text[:]), r.Handle)
+			s.learnEntryPoint(pid, kstr.FromC(r.Text[:]), r.Handle)
 		}
 	case cudaBPFCudaRecCUDA_REC_CALL:
 		id, ok := apiOfCookie(r.Cookie)
@@ -571,7 +573,7 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 		}
 		*batch = append(*batch, Call{
 			API: id, Start: int64(r.Start), End: int64(r.End), PID: pid, TID: tid, CPU: r.Cpu,
-			Comm: cstring(r.Comm[:]), Stream: r.Stream, Bytes: bytes, Handle: r.Handle, Ret: int32(r.Ret),
+			Comm: kstr.FromC(r.Comm[:]), Stream: r.Stream, Bytes: bytes, Handle: r.Handle, Ret: int32(r.Ret),
 			Depth: r.Depth, EntryPoint: r.Cookie&cookieEntryPoint != 0,
 			Untimed:  r.Flags&uint8(cudaBPFCudaFlagCUDA_F_STACK_OVERFLOW) != 0,
 			ArgFault: r.Flags&uint8(cudaBPFCudaFlagCUDA_F_ARG_FAULT) != 0,
@@ -632,17 +634,6 @@ func monoNow() int64 {
 	var ts unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return ts.Nano()
-}
-
-func cstring(b []int8) string {
-	n := 0
-	for n < len(b) && b[n] != 0 {
-		n++
-	}
-	if n == 0 {
-		return ""
-	}
-	return string(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), n))
 }
 
 func firstLine(s string) string {

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/kstr"
 )
 
 // recordSize is sizeof(struct record): every ring buffer sample has exactly this size.
@@ -48,7 +47,7 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 		CPU:  int32(r.Cpu),
 		PID:  uint32(r.PidTgid >> 32),
 		TID:  uint32(r.PidTgid),
-		Comm: cstring(r.Comm[:]),
+		Comm: kstr.FromC(r.Comm[:]),
 	}
 	flags := commonRecordFlag(r.Flags)
 	if flags&commonRecordFlagRF_HAS_FENCE != 0 {
@@ -65,14 +64,14 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 	ev.JobID = r.JobId
 	ev.Entity = r.Entity
 	ev.ClientID = r.ClientId
-	ev.Ring = cstring(r.Ring[:])
-	ev.Device = cstring(r.Dev[:])
+	ev.Ring = kstr.FromC(r.Ring[:])
+	ev.Device = kstr.FromC(r.Dev[:])
 
 	switch commonHook(r.Hook) {
 	case commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_SYS_EXIT_IOCTL,
 		commonHookHOOK_DRM_IOCTL_ENTER, commonHookHOOK_DRM_IOCTL_EXIT:
 		ev.Fd, ev.Cmd, ev.Arg = r.Fd, r.Cmd, r.Arg
-		ev.Driver = cstring(r.Driver[:])
+		ev.Driver = kstr.FromC(r.Driver[:])
 		if info.kind == event.IoctlExit {
 			ev.Ret = r.Ret
 		}
@@ -104,21 +103,4 @@ func funcName(funcs []string, i uint16) string {
 		return funcs[i]
 	}
 	return "func(" + strconv.Itoa(int(i)) + ")"
-}
-
-func cstring(b []int8) string {
-	n := 0
-	for n < len(b) && b[n] != 0 {
-		n++
-	}
-	if n == 0 {
-		return ""
-	}
-	s := string(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), n))
-	if !utf8.ValidString(s) {
-		// comm is whatever a process set with prctl(PR_SET_NAME): invalid UTF-8 would
-		// make the exported OTLP/JSON invalid.
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return s
 }

@@ -17,12 +17,19 @@
  * how many traced calls were in progress on the thread when this one began (the
  * runtime's cudaLaunchKernel calls the driver's launch: the driver call has depth 1).
  *
+ * Application trace context (appctx.h): the entry of a top-level call (depth 0) reads
+ * the calling thread's context, which its record carries; nested calls are the same
+ * application call and do not pay for it. This object has its own `procs` table (user
+ * space pushes the recipes of the processes it saw calling CUDA) and deletes a row at
+ * the process's exec and exit, telling user space with a record.
+ *
  * This file has its own ring buffer: the CUDA source is independent of the DRM one.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
+#include "appctx.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -30,6 +37,8 @@ enum cuda_rec {
 	CUDA_REC_CALL = 1,     /* one API call, entry → return */
 	CUDA_REC_PROCADDR = 2, /* cuGetProcAddress returned: symbol name, function address */
 	CUDA_REC_XID = 3,      /* nvidia:nvidia_dev_xid */
+	CUDA_REC_EXEC = 4,     /* a process with a `procs` row exec'd (row deleted) */
+	CUDA_REC_EXIT = 5,     /* a process with a `procs` row exited (row deleted) */
 };
 
 /* cuda_record.flags */
@@ -52,6 +61,10 @@ struct cuda_record {
 	__u16 kind;  /* enum cuda_rec */
 	__u8 depth;  /* traced calls already in progress on this thread */
 	__u8 flags;  /* enum cuda_flag */
+	__u8 ctx_tier; /* enum ctx_tier: application context of a top-level call */
+	__u8 _pad[7];
+	__u8 trace_id[16]; /* W3C byte order, when ctx_tier != 0 */
+	__u8 span_id[8];
 	char comm[16];
 	char dev[16];  /* Xid: PCI name of the device */
 	char text[64]; /* PROCADDR: the symbol asked for; Xid: the message */
@@ -61,6 +74,7 @@ struct cuda_record {
 const struct cuda_record *unused_cuda_record __attribute__((unused));
 const enum cuda_rec *unused_cuda_rec __attribute__((unused));
 const enum cuda_flag *unused_cuda_flag __attribute__((unused));
+const struct tls_recipe *unused_tls_recipe __attribute__((unused));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -103,7 +117,10 @@ struct frame {
 	__u64 handle;
 	__u64 aux; /* proc-address: the pfn pointer */
 	__u8 flags;
-	__u8 _pad[7];
+	__u8 ctx_tier;
+	__u8 _pad[6];
+	__u8 trace_id[16];
+	__u8 span_id[8];
 };
 
 struct thread_stack {
@@ -194,6 +211,9 @@ int cuda_enter(struct pt_regs *ctx)
 		f->handle = read_loc(ctx, cookie >> 48, &f->flags);
 		f->aux = 0;
 	}
+	f->ctx_tier = CTX_TIER_NONE;
+	if (d == 0)
+		f->ctx_tier = read_app_ctx(f->trace_id, f->span_id);
 	/* Last, so that the argument reads are not part of the call's time. */
 	f->start = bpf_ktime_get_ns();
 	return 0;
@@ -261,6 +281,11 @@ int cuda_return(struct pt_regs *ctx)
 	r->handle = f->handle;
 	r->flags = f->flags;
 	r->depth = d;
+	r->ctx_tier = f->ctx_tier;
+	if (f->ctx_tier != CTX_TIER_NONE) {
+		__builtin_memcpy(r->trace_id, f->trace_id, sizeof(r->trace_id));
+		__builtin_memcpy(r->span_id, f->span_id, sizeof(r->span_id));
+	}
 	r->ret = (__s32)ctx->ax; /* CUresult and cudaError_t are C enums (int) */
 	if (kind == CUDA_REC_PROCADDR) {
 		__u64 fn = 0;
@@ -271,6 +296,54 @@ int cuda_return(struct pt_regs *ctx)
 		r->handle = fn;
 	}
 	submit(r);
+	return 0;
+}
+
+/*
+ * Process lifecycle: only processes with a `procs` row (user space resolved them)
+ * produce a record, so fork/exec-heavy hosts pay one hash delete. tp_btf where BTF
+ * allows, raw_tp otherwise (the loader picks).
+ */
+static __always_inline void process_gone(__u16 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	if (kind == CUDA_REC_EXIT && (__u32)id != tgid)
+		return; /* a thread, not the process */
+	if (bpf_map_delete_elem(&procs, &tgid))
+		return;
+	struct cuda_record *r = reserve(kind);
+	if (!r)
+		return;
+	r->start = r->end = bpf_ktime_get_ns();
+	submit(r);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(cuda_tpbtf_exec)
+{
+	process_gone(CUDA_REC_EXEC);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(cuda_tpbtf_exit)
+{
+	process_gone(CUDA_REC_EXIT);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(cuda_rawtp_exec)
+{
+	process_gone(CUDA_REC_EXEC);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(cuda_rawtp_exit)
+{
+	process_gone(CUDA_REC_EXIT);
 	return 0;
 }
 

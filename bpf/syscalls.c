@@ -16,15 +16,8 @@
  * while some followed ioctl is in flight at all (inflight_n, one plain load): a helper
  * call costs as much here as the hash lookup did, so the miss path makes none.
  *
- * Application trace context (DESIGN.md "Linking"): at a matching submit-ioctl entry the
- * submitting thread is stopped in the kernel, which is when OTEP 4947 allows reading its
- * otel_thread_ctx_v1 record. The in-kernel tiers are tried in ctx_order:
- *  - OTEP 4947: user space (internal/enrich via tenant's ThreadContextTLS) pushes the
- *    per-process recipe into `procs`; we follow it from task->thread.fsbase with
- *    bpf_probe_read_user and copy the 28-byte header when valid == 1;
- *  - OBI: OBI's pinned traces_ctx_v1 map (the loader passes it in as a replacement of
- *    the placeholder below), looked up by pid_tgid.
- * TRACEPARENT (process environment) is applied in user space.
+ * Application trace context (DESIGN.md "Linking", appctx.h): read at a matching
+ * submit-ioctl entry, where the submitting thread is stopped in the kernel.
  *
  * `procs` holds one entry per process user space has resolved (kind 0 when it has no
  * thread context). sched_process_exec / sched_process_exit delete the entry in the
@@ -34,6 +27,7 @@
  */
 #include "ghostdriver.h"
 #include "drm_types.h"
+#include "appctx.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -114,137 +108,7 @@ static __always_inline bool fd_is_drm(int fd)
 	return (BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFCHR;
 }
 
-/* --- application trace context ------------------------------------------------ */
-
-#define MAX_CTX_TIERS 2
-
-/* In-kernel tiers in lookup order, CTX_TIER_NONE-terminated. Set by the loader. */
-const volatile __u8 ctx_order[MAX_CTX_TIERS] = {CTX_TIER_OTEP4947, CTX_TIER_OBI};
-
-/* tls_recipe.kind, mirroring appctx.TLSAccessKind. */
-enum tls_kind {
-	TLS_NONE = 0,	 /* process known, no thread context: exec/exit still reported */
-	TLS_STATIC = 1, /* slot = tp + tp_offset */
-	TLS_DTV = 2,	 /* dtv = *(tp + dtv_offset); block = *(dtv + module_id * dtv_entry_size); slot = block + block_offset */
-};
-
-struct tls_recipe {
-	__u8 kind; /* enum tls_kind */
-	__u8 _pad[7];
-	__s64 tp_offset;
-	__u64 module_id;
-	__u64 block_offset;
-	__u64 dtv_offset;
-	__u64 dtv_entry_size;
-	/* DTV length word relative to dtv (glibc: dtv[-1].counter = -16; musl: dtv[0] = 0). */
-	__s64 dtv_len_offset;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32); /* tgid */
-	__type(value, struct tls_recipe);
-} procs SEC(".maps");
-
-/* OBI's map (OpenTelemetry eBPF Instrumentation): placeholder of the same shape. */
-struct obi_trace_ctx {
-	__u8 trace_id[16];
-	__u8 span_id[8];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64); /* pid_tgid */
-	__type(value, struct obi_trace_ctx);
-} traces_ctx_v1 SEC(".maps");
-
-/* OTEP 4947 record header (packed, host-endian); attrs-data follows and is not read. */
-struct otel_thread_ctx_hdr {
-	__u8 trace_id[16];
-	__u8 span_id[8];
-	__u8 valid;
-	__u8 flags;
-	__u16 attrs_size;
-};
-
-static __always_inline bool ids_zero(const __u8 *trace, const __u8 *span)
-{
-	__u64 t0 = 0, t1 = 0, s = 0;
-	__builtin_memcpy(&t0, trace, 8);
-	__builtin_memcpy(&t1, trace + 8, 8);
-	__builtin_memcpy(&s, span, 8);
-	return (t0 | t1) == 0 || s == 0;
-}
-
-static __always_inline bool read_otep4947(struct record *r, __u32 tgid)
-{
-	struct tls_recipe *rc = bpf_map_lookup_elem(&procs, &tgid);
-	if (!rc || rc->kind == TLS_NONE)
-		return false;
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 tp = task->thread.fsbase;
-	if (!tp)
-		return false;
-	__u64 slot = 0;
-	if (rc->kind == TLS_STATIC) {
-		slot = tp + rc->tp_offset;
-	} else if (rc->kind == TLS_DTV) {
-		__u64 dtv = 0, block = 0, len = 0;
-		if (bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(tp + rc->dtv_offset)) || !dtv)
-			return false;
-		/* A module id beyond the thread's DTV: the thread never saw the module. */
-		if (bpf_probe_read_user(&len, sizeof(len), (void *)(dtv + rc->dtv_len_offset)) || rc->module_id > len)
-			return false;
-		if (bpf_probe_read_user(&block, sizeof(block), (void *)(dtv + rc->module_id * rc->dtv_entry_size)))
-			return false;
-		if (block == 0 || block == ~0ULL) /* TLS_DTV_UNALLOCATED: never touched in this thread */
-			return false;
-		slot = block + rc->block_offset;
-	} else {
-		return false;
-	}
-	__u64 rec = 0;
-	if (bpf_probe_read_user(&rec, sizeof(rec), (void *)slot) || !rec)
-		return false;
-	struct otel_thread_ctx_hdr h;
-	if (bpf_probe_read_user(&h, sizeof(h), (void *)rec))
-		return false;
-	if (h.valid != 1 || ids_zero(h.trace_id, h.span_id))
-		return false;
-	__builtin_memcpy(r->trace_id, h.trace_id, sizeof(r->trace_id));
-	__builtin_memcpy(r->span_id, h.span_id, sizeof(r->span_id));
-	return true;
-}
-
-static __always_inline bool read_obi(struct record *r)
-{
-	__u64 key = bpf_get_current_pid_tgid();
-	struct obi_trace_ctx *c = bpf_map_lookup_elem(&traces_ctx_v1, &key);
-	if (!c || ids_zero(c->trace_id, c->span_id))
-		return false;
-	__builtin_memcpy(r->trace_id, c->trace_id, sizeof(r->trace_id));
-	__builtin_memcpy(r->span_id, c->span_id, sizeof(r->span_id));
-	return true;
-}
-
-/* Fills r's trace context from the first in-kernel tier that has one. */
-static __always_inline void read_app_ctx(struct record *r)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	for (int i = 0; i < MAX_CTX_TIERS; i++) {
-		__u8 tier = ctx_order[i];
-		if (tier == CTX_TIER_OTEP4947 && read_otep4947(r, tgid)) {
-			r->ctx_tier = tier;
-			return;
-		}
-		if (tier == CTX_TIER_OBI && read_obi(r)) {
-			r->ctx_tier = tier;
-			return;
-		}
-	}
-}
+/* --- process lifecycle ------------------------------------------------------- */
 
 static __always_inline void process_gone(__u16 hook)
 {
@@ -309,7 +173,7 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 	r->fd = fd;
 	r->cmd = cmd;
 	r->arg = arg;
-	read_app_ctx(r);
+	r->ctx_tier = read_app_ctx(r->trace_id, r->span_id);
 	rec_submit(r);
 }
 
@@ -412,7 +276,7 @@ int BPF_PROG(fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned lon
 	r->arg = arg;
 	r->ptr = (__u64)filp;
 	read_drm_driver(r, filp);
-	read_app_ctx(r);
+	r->ctx_tier = read_app_ctx(r->trace_id, r->span_id);
 	rec_submit(r);
 	return 0;
 }

@@ -98,6 +98,8 @@ func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.
 		RescanInterval:    rescan,
 		IgnoreEntryPoints: !cc.FollowEntryPoints,
 		NoXid:             !cc.Xid,
+		ContextTiers:      enrich.KernelTiers(cfg.Context.Tiers),
+		OBIMapPath:        cfg.Context.OBIMapPath,
 	}, log)
 	for _, e := range report.Entries {
 		log.Info("ghostdriver CUDA capability", zap.String("stage", e.Stage), zap.String("hook", e.Hook),
@@ -107,16 +109,28 @@ func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.
 		return nil, nil, err
 	}
 	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt())}
+	var enricher pipeline.CUDAEnricher
+	closeAll := src.Close
 	if cfg.Tenant.Enabled {
+		// The DRM path's enrich stage, with the CUDA source's kernel table: processes
+		// are read when they first call CUDA, their OTEP 4947 recipes pushed.
 		tc := tenant.DefaultConfig()
 		tc.ProcRoot, tc.SysRoot = cfg.Tenant.ProcRoot, cfg.Tenant.SysRoot
-		opts = append(opts, cudaspans.WithResourceFunc(tenantResource(tenant.NewResolver(tc))))
+		enr := enrich.New(enrich.Config{Tiers: cfg.Context.Tiers}, tenant.NewResolver(tc), src, log)
+		enricher = cudaEnricher{enr}
+		opts = append(opts, cudaspans.WithResourceFunc(func(pid uint32, attrs pcommon.Map) {
+			if _, res := enr.Lookup(pid); res != nil {
+				emit.PutAttributes(attrs, res)
+			}
+		}))
+		closeAll = func() error { enr.Close(); return src.Close() }
 	}
 	runner := pipeline.NewCUDA(pipeline.CUDAConfig{
 		Metrics:            cfg.Metrics,
 		FlushInterval:      cfg.FlushInterval,
 		CollectionInterval: cfg.CollectionInterval,
 		Options:            opts,
+		Enricher:           enricher,
 	}, src, out, log)
 	run := func(ctx context.Context, host component.Host) {
 		err := runner.Run(ctx)
@@ -130,22 +144,18 @@ func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.
 		}
 		log.Info("ghostdriver CUDA source stopped", fields...)
 	}
-	return run, src.Close, nil
+	return run, closeAll, nil
 }
 
-// tenantResource completes a CUDA process's resource the way the enricher does for DRM
-// jobs: the process's own service.name and resource, container, pod, MIG instance.
-func tenantResource(res *tenant.Resolver) cudaspans.ResourceFunc {
-	return func(pid uint32, attrs pcommon.Map) {
-		if pid == 0 {
-			return
-		}
-		p, err := res.Process(pid)
-		if err != nil || p == nil {
-			return // exited: the defaults (pid, comm) stay
-		}
-		emit.PutAttributes(attrs, p.ResourceAttributes())
-	}
+// cudaEnricher adapts the enrich stage to CUDA submissions: the kernel's context (read at
+// the calls) or the process's TRACEPARENT, by the configured tier order.
+type cudaEnricher struct{ e *enrich.Enricher }
+
+func (c cudaEnricher) Sight(pid uint32)           { c.e.Sight(pid) }
+func (c cudaEnricher) Gone(pid uint32, exec bool) { c.e.Gone(pid, exec) }
+func (c cudaEnricher) Submission(s *cuda.Submission) {
+	tp, _ := c.e.Lookup(s.PID)
+	s.TraceID, s.SpanID, s.CtxTier = c.e.ChooseContext(s.CtxTier, s.TraceID, s.SpanID, tp)
 }
 
 // openLive loads and attaches the programs, and starts the enricher on top of them. The

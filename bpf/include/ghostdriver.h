@@ -80,15 +80,8 @@ enum hook {
 	HOOK_PROCESS_EXIT = 81,
 };
 
-/*
- * record.ctx_tier: where the application trace context in trace_id/span_id came from.
- * Same numbering as emit's CtxTier* constants (user space adds 3 = TRACEPARENT).
- */
-enum ctx_tier {
-	CTX_TIER_NONE = 0,
-	CTX_TIER_OTEP4947 = 1, /* otel_thread_ctx_v1 TLS record of the submitting thread */
-	CTX_TIER_OBI = 2,      /* OBI's pinned traces_ctx_v1 map, by pid_tgid */
-};
+/* record.ctx_tier: enum ctx_tier (ctx_tier.h). */
+#include "ctx_tier.h"
 
 /* record.flags */
 enum record_flag {

@@ -48,6 +48,12 @@ type Submission struct {
 	Outcome    Outcome
 	// Xids reported by the process's GPU while the submission was open.
 	Xids []Xid
+	// The application span the work was enqueued under: the in-kernel context of the
+	// first op that carried one, else the sync's (CtxTier 0: none). The live wiring
+	// may fill TRACEPARENT (tier 3) afterwards.
+	CtxTier uint8
+	TraceID [16]byte
+	SpanID  [8]byte
 }
 
 // AssemblerConfig bounds the assembler.
@@ -227,12 +233,41 @@ func (a *Assembler) close(s *Submission, end int64) {
 		s.Start = s.Sync.Start
 	}
 	s.End = end
+	s.setContext()
 	for _, x := range a.xids {
 		if x.Time >= s.Start && x.Time <= s.End {
 			s.Xids = append(s.Xids, x)
 		}
 	}
 	a.emit(s)
+}
+
+// setContext takes the first in-kernel application context among the ops, then the sync.
+func (s *Submission) setContext() {
+	for i := range s.Ops {
+		if c := &s.Ops[i].Call; c.CtxTier != 0 {
+			s.CtxTier, s.TraceID, s.SpanID = c.CtxTier, c.TraceID, c.SpanID
+			return
+		}
+	}
+	if s.Sync != nil && s.Sync.CtxTier != 0 {
+		s.CtxTier, s.TraceID, s.SpanID = s.Sync.CtxTier, s.Sync.TraceID, s.Sync.SpanID
+	}
+}
+
+// ProcessGone implements Sink: the process's open work can no longer be synchronized,
+// so it is closed now as Unsynced rather than after FlushAfter.
+func (a *Assembler) ProcessGone(pid uint32, _ bool) {
+	for k, w := range a.open {
+		if k.pid == pid {
+			a.flush(k, w)
+		}
+	}
+	for k := range a.events {
+		if k.pid == pid {
+			delete(a.events, k)
+		}
+	}
 }
 
 // Xid implements Sink: an Xid is attached to every submission open while it happened

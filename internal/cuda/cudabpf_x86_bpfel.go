@@ -26,6 +26,8 @@ const (
 	cudaBPFCudaRecCUDA_REC_CALL     cudaBPFCudaRec = 1
 	cudaBPFCudaRecCUDA_REC_PROCADDR cudaBPFCudaRec = 2
 	cudaBPFCudaRecCUDA_REC_XID      cudaBPFCudaRec = 3
+	cudaBPFCudaRecCUDA_REC_EXEC     cudaBPFCudaRec = 4
+	cudaBPFCudaRecCUDA_REC_EXIT     cudaBPFCudaRec = 5
 )
 
 type cudaBPFCudaRecord struct {
@@ -42,9 +44,19 @@ type cudaBPFCudaRecord struct {
 	Kind    uint16
 	Depth   uint8
 	Flags   uint8
+	CtxTier uint8
+	Pad     [7]uint8
+	TraceId [16]uint8
+	SpanId  [8]uint8
 	Comm    [16]int8
 	Dev     [16]int8
 	Text    [64]int8
+}
+
+type cudaBPFObiTraceCtx struct {
+	_       structs.HostLayout
+	TraceId [16]uint8
+	SpanId  [8]uint8
 }
 
 type cudaBPFThreadStack struct {
@@ -52,16 +64,31 @@ type cudaBPFThreadStack struct {
 	Depth uint32
 	Pad   uint32
 	F     [4]struct {
-		_      structs.HostLayout
-		Start  uint64
-		Cookie uint64
-		Stream uint64
-		Bytes  uint64
-		Handle uint64
-		Aux    uint64
-		Flags  uint8
-		Pad    [7]uint8
+		_       structs.HostLayout
+		Start   uint64
+		Cookie  uint64
+		Stream  uint64
+		Bytes   uint64
+		Handle  uint64
+		Aux     uint64
+		Flags   uint8
+		CtxTier uint8
+		Pad     [6]uint8
+		TraceId [16]uint8
+		SpanId  [8]uint8
 	}
+}
+
+type cudaBPFTlsRecipe struct {
+	_            structs.HostLayout
+	Kind         uint8
+	Pad          [7]uint8
+	TpOffset     int64
+	ModuleId     uint64
+	BlockOffset  uint64
+	DtvOffset    uint64
+	DtvEntrySize uint64
+	DtvLenOffset int64
 }
 
 // Names of all BPF objects in the ELF.
@@ -72,13 +99,21 @@ const (
 	cudaBPFMapCudaLost           = "cuda_lost"
 	cudaBPFMapCudaThreads        = "cuda_threads"
 	cudaBPFMapCudaZero           = "cuda_zero"
+	cudaBPFMapProcs              = "procs"
+	cudaBPFMapTracesCtxV1        = "traces_ctx_v1"
 	cudaBPFProgCudaEnter         = "cuda_enter"
+	cudaBPFProgCudaRawtpExec     = "cuda_rawtp_exec"
+	cudaBPFProgCudaRawtpExit     = "cuda_rawtp_exit"
 	cudaBPFProgCudaReturn        = "cuda_return"
+	cudaBPFProgCudaTpbtfExec     = "cuda_tpbtf_exec"
+	cudaBPFProgCudaTpbtfExit     = "cuda_tpbtf_exit"
 	cudaBPFProgRawtpNvidiaDevXid = "rawtp_nvidia_dev_xid"
 	cudaBPFProgTpNvidiaDevXid    = "tp_nvidia_dev_xid"
+	cudaBPFVarCtxOrder           = "ctx_order"
 	cudaBPFVarUnusedCudaFlag     = "unused_cuda_flag"
 	cudaBPFVarUnusedCudaRec      = "unused_cuda_rec"
 	cudaBPFVarUnusedCudaRecord   = "unused_cuda_record"
+	cudaBPFVarUnusedTlsRecipe    = "unused_tls_recipe"
 	cudaBPFVarWakeupBytes        = "wakeup_bytes"
 )
 
@@ -125,7 +160,11 @@ type cudaBPFSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type cudaBPFProgramSpecs struct {
 	CudaEnter         *ebpf.ProgramSpec `ebpf:"cuda_enter"`
+	CudaRawtpExec     *ebpf.ProgramSpec `ebpf:"cuda_rawtp_exec"`
+	CudaRawtpExit     *ebpf.ProgramSpec `ebpf:"cuda_rawtp_exit"`
 	CudaReturn        *ebpf.ProgramSpec `ebpf:"cuda_return"`
+	CudaTpbtfExec     *ebpf.ProgramSpec `ebpf:"cuda_tpbtf_exec"`
+	CudaTpbtfExit     *ebpf.ProgramSpec `ebpf:"cuda_tpbtf_exit"`
 	RawtpNvidiaDevXid *ebpf.ProgramSpec `ebpf:"rawtp_nvidia_dev_xid"`
 	TpNvidiaDevXid    *ebpf.ProgramSpec `ebpf:"tp_nvidia_dev_xid"`
 }
@@ -138,15 +177,19 @@ type cudaBPFMapSpecs struct {
 	CudaLost    *ebpf.MapSpec `ebpf:"cuda_lost"`
 	CudaThreads *ebpf.MapSpec `ebpf:"cuda_threads"`
 	CudaZero    *ebpf.MapSpec `ebpf:"cuda_zero"`
+	Procs       *ebpf.MapSpec `ebpf:"procs"`
+	TracesCtxV1 *ebpf.MapSpec `ebpf:"traces_ctx_v1"`
 }
 
 // cudaBPFVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type cudaBPFVariableSpecs struct {
+	CtxOrder         *ebpf.VariableSpec `ebpf:"ctx_order"`
 	UnusedCudaFlag   *ebpf.VariableSpec `ebpf:"unused_cuda_flag"`
 	UnusedCudaRec    *ebpf.VariableSpec `ebpf:"unused_cuda_rec"`
 	UnusedCudaRecord *ebpf.VariableSpec `ebpf:"unused_cuda_record"`
+	UnusedTlsRecipe  *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
 	WakeupBytes      *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -174,6 +217,8 @@ type cudaBPFMaps struct {
 	CudaLost    *ebpf.Map `ebpf:"cuda_lost"`
 	CudaThreads *ebpf.Map `ebpf:"cuda_threads"`
 	CudaZero    *ebpf.Map `ebpf:"cuda_zero"`
+	Procs       *ebpf.Map `ebpf:"procs"`
+	TracesCtxV1 *ebpf.Map `ebpf:"traces_ctx_v1"`
 }
 
 func (m *cudaBPFMaps) Close() error {
@@ -182,6 +227,8 @@ func (m *cudaBPFMaps) Close() error {
 		m.CudaLost,
 		m.CudaThreads,
 		m.CudaZero,
+		m.Procs,
+		m.TracesCtxV1,
 	)
 }
 
@@ -189,9 +236,11 @@ func (m *cudaBPFMaps) Close() error {
 //
 // It can be passed to loadCudaBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type cudaBPFVariables struct {
+	CtxOrder         *ebpf.Variable `ebpf:"ctx_order"`
 	UnusedCudaFlag   *ebpf.Variable `ebpf:"unused_cuda_flag"`
 	UnusedCudaRec    *ebpf.Variable `ebpf:"unused_cuda_rec"`
 	UnusedCudaRecord *ebpf.Variable `ebpf:"unused_cuda_record"`
+	UnusedTlsRecipe  *ebpf.Variable `ebpf:"unused_tls_recipe"`
 	WakeupBytes      *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
@@ -200,7 +249,11 @@ type cudaBPFVariables struct {
 // It can be passed to loadCudaBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type cudaBPFPrograms struct {
 	CudaEnter         *ebpf.Program `ebpf:"cuda_enter"`
+	CudaRawtpExec     *ebpf.Program `ebpf:"cuda_rawtp_exec"`
+	CudaRawtpExit     *ebpf.Program `ebpf:"cuda_rawtp_exit"`
 	CudaReturn        *ebpf.Program `ebpf:"cuda_return"`
+	CudaTpbtfExec     *ebpf.Program `ebpf:"cuda_tpbtf_exec"`
+	CudaTpbtfExit     *ebpf.Program `ebpf:"cuda_tpbtf_exit"`
 	RawtpNvidiaDevXid *ebpf.Program `ebpf:"rawtp_nvidia_dev_xid"`
 	TpNvidiaDevXid    *ebpf.Program `ebpf:"tp_nvidia_dev_xid"`
 }
@@ -208,7 +261,11 @@ type cudaBPFPrograms struct {
 func (p *cudaBPFPrograms) Close() error {
 	return _CudaBPFClose(
 		p.CudaEnter,
+		p.CudaRawtpExec,
+		p.CudaRawtpExit,
 		p.CudaReturn,
+		p.CudaTpbtfExec,
+		p.CudaTpbtfExit,
 		p.RawtpNvidiaDevXid,
 		p.TpNvidiaDevXid,
 	)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/kstr"
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // Config selects what the CUDA source hooks.
@@ -41,6 +43,13 @@ type Config struct {
 	// PollInterval is the reader's deadline (default 10ms): records are produced
 	// without wakeups and drained at least this often.
 	PollInterval time.Duration
+	// ContextTiers are the in-kernel application trace-context tiers read at the entry
+	// of a top-level API call, in lookup order ("otep4947", "obi"); nil means both in
+	// that order, an empty non-nil slice none.
+	ContextTiers []string
+	// OBIMapPath is where OBI pins traces_ctx_v1 (default /sys/fs/bpf/traces_ctx_v1);
+	// when nothing usable is pinned there the OBI tier reads an empty placeholder.
+	OBIMapPath string
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -56,6 +65,12 @@ func (c Config) withDefaults() (Config, error) {
 	page := os.Getpagesize()
 	if n := c.RingBufferBytes; n < page || n&(n-1) != 0 || n%page != 0 {
 		return c, fmt.Errorf("ring buffer size %d is not a power of two multiple of the page size (%d)", n, page)
+	}
+	if c.ContextTiers == nil {
+		c.ContextTiers = []string{appctx.TierNameOTEP4947, appctx.TierNameOBI}
+	}
+	if c.OBIMapPath == "" {
+		c.OBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = 10 * time.Millisecond
@@ -85,6 +100,12 @@ type Call struct {
 	// Untimed: nested deeper than the BPF stack (Start is 0); ArgFault: an argument
 	// could not be read.
 	Untimed, ArgFault bool
+	// CtxTier says where TraceID/SpanID (the calling thread's application span when the
+	// call began) came from: appctx.KernelTierOTEP4947 or KernelTierOBI, 0 when none
+	// (nested calls never read it).
+	CtxTier uint8
+	TraceID [16]byte
+	SpanID  [8]byte
 }
 
 // Name is the API function's name.
@@ -111,6 +132,9 @@ type Xid struct {
 type Sink interface {
 	Calls(batch []Call)
 	Xid(x Xid)
+	// ProcessGone: a process the source was told about (SetProcess) exec'd or exited;
+	// the kernel has already forgotten its thread-context recipe.
+	ProcessGone(pid uint32, exec bool)
 	// Watermark says no record earlier than t is still to come except within the
 	// poll interval; it drives the assembler's timeouts.
 	Watermark(t int64)
@@ -127,6 +151,9 @@ type Stats struct {
 	Libraries          int
 	Malformed          uint64
 	Lost               uint64 // ring buffer reserve failures (kernel side)
+	Recipes            uint64 // processes pushed into the kernel's thread-context table
+	ProcessesGone      uint64 // exec/exit records of those processes
+	WithContext        uint64 // top-level calls that carried an in-kernel application context
 }
 
 // cookieEntryPoint marks uprobes attached at a learned entry point (not in BPF's
@@ -148,6 +175,9 @@ type Source struct {
 	rd   *ringbuf.Reader
 
 	enter, ret *ebpf.Program
+	// lifecycle: the exec/exit programs are attached, so recipes may be pushed.
+	lifecycle bool
+	obi       *ebpf.Map // OBI's pinned map, when used
 
 	mu     sync.Mutex
 	links  []link.Link
@@ -182,20 +212,41 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 	if err := spec.Variables["wakeup_bytes"].Set(uint64(cfg.RingBufferBytes / 4)); err != nil {
 		return nil, Report{}, err
 	}
+	order, err := appctx.KernelTierOrder(cfg.ContextTiers)
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("cuda config: %w", err)
+	}
+	if err := spec.Variables["ctx_order"].Set(order); err != nil {
+		return nil, Report{}, err
+	}
 	s := &Source{cfg: cfg, log: log, libs: map[[2]uint64]*hookedLib{}}
 	s.stats.ByAPI = map[string]uint64{}
+	var replace map[string]*ebpf.Map
+	if slices.Contains(cfg.ContextTiers, appctx.TierNameOBI) {
+		if s.obi = s.openOBIMap(spec); s.obi != nil {
+			ms := spec.Maps[obiMapName]
+			ms.Type, ms.MaxEntries, ms.Flags = s.obi.Type(), s.obi.MaxEntries(), s.obi.Flags()
+			replace = map[string]*ebpf.Map{obiMapName: s.obi}
+		}
+	} else {
+		s.report.add(stageAppContext, "map/"+obiMapName, StatusUnavailable, "obi tier not configured")
+	}
 
-	// The uprobe pair is required; the Xid programs are optional and loaded alone.
+	// The uprobe pair is required; the Xid and lifecycle programs are optional and
+	// loaded alone.
 	core := spec.Copy()
-	xidSpecs := map[string]*ebpf.ProgramSpec{}
+	optional := map[string]*ebpf.ProgramSpec{}
 	for name, ps := range core.Programs {
 		if name != "cuda_enter" && name != "cuda_return" {
-			xidSpecs[name] = ps
+			optional[name] = ps
 			delete(core.Programs, name)
 		}
 	}
-	coll, err := ebpf.NewCollection(core)
+	coll, err := ebpf.NewCollectionWithOptions(core, ebpf.CollectionOptions{MapReplacements: replace})
 	if err != nil {
+		if s.obi != nil {
+			s.obi.Close()
+		}
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
 			log.Debug("verifier rejected the CUDA programs", zap.String("log", fmt.Sprintf("%+v", ve)))
@@ -214,8 +265,9 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 	}
 	s.rd = rd
 	if !cfg.NoXid {
-		s.attachXid(spec, coll, xidSpecs)
+		s.attachXid(spec, coll, optional)
 	}
+	s.attachLifecycle(spec, coll, optional)
 	s.rescan()
 	for _, pattern := range cfg.ExtraLibraries {
 		paths, _ := filepath.Glob(pattern)
@@ -544,13 +596,25 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 	var r cudaBPFCudaRecord
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), recordSize), b)
 	pid, tid := uint32(r.PidTgid>>32), uint32(r.PidTgid)
-	switch cudaBPFCudaRec(r.Kind) {
+	kind := cudaBPFCudaRec(r.Kind)
+	if kind != cudaBPFCudaRecCUDA_REC_CALL && len(*batch) > 0 {
+		// Keep the sink's view in ring order: calls before this record go first (an
+		// exit closes the process's open work, which its last calls belong to).
+		sink.Calls(*batch)
+		*batch = (*batch)[:0]
+	}
+	switch kind {
 	case cudaBPFCudaRecCUDA_REC_XID:
 		s.mu.Lock()
 		s.stats.Xids++
 		s.mu.Unlock()
 		sink.Xid(Xid{Time: int64(r.Start), Device: kstr.FromC(r.Dev[:]), Code: uint32(r.Ret), Msg: kstr.FromC(r.Text[:]),
 			PID: pid, TID: tid, Comm: kstr.FromC(r.Comm[:])})
+	case cudaBPFCudaRecCUDA_REC_EXEC, cudaBPFCudaRecCUDA_REC_EXIT:
+		s.mu.Lock()
+		s.stats.ProcessesGone++
+		s.mu.Unlock()
+		sink.ProcessGone(pid, kind == cudaBPFCudaRecCUDA_REC_EXEC)
 	case cudaBPFCudaRecCUDA_REC_PROCADDR:
 		s.mu.Lock()
 		s.stats.ProcAddress++
@@ -577,8 +641,12 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 			Depth: r.Depth, EntryPoint: r.Cookie&cookieEntryPoint != 0,
 			Untimed:  r.Flags&uint8(cudaBPFCudaFlagCUDA_F_STACK_OVERFLOW) != 0,
 			ArgFault: r.Flags&uint8(cudaBPFCudaFlagCUDA_F_ARG_FAULT) != 0,
+			CtxTier:  r.CtxTier, TraceID: r.TraceId, SpanID: r.SpanId,
 		})
 		s.mu.Lock()
+		if r.CtxTier != 0 {
+			s.stats.WithContext++
+		}
 		s.stats.Calls++
 		s.stats.ByAPI[a.Name]++
 		s.mu.Unlock()
@@ -627,6 +695,9 @@ func (s *Source) Close() error {
 	}
 	errs = append(errs, s.rd.Close())
 	s.coll.Close()
+	if s.obi != nil {
+		s.obi.Close()
+	}
 	return errors.Join(errs...)
 }
 

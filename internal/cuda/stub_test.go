@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/tenant"
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // buildStubs compiles the stub driver, the stub runtime and the two-thread workload
@@ -22,7 +25,7 @@ func buildStubs(t *testing.T, dir string) string {
 		{"gcc", "-O2", "-fPIC", "-shared", "-o", filepath.Join(dir, "libcuda.so.1"), filepath.Join(src, "libcuda_stub.c")},
 		{"gcc", "-O2", "-fPIC", "-shared", "-o", filepath.Join(dir, "libcudart.so.12"), filepath.Join(src, "libcudart_stub.c"),
 			"-L" + dir, "-l:libcuda.so.1", "-lpthread"},
-		{"gcc", "-O2", "-o", filepath.Join(dir, "app"), filepath.Join(src, "app.c"),
+		{"gcc", "-O2", "-rdynamic", "-o", filepath.Join(dir, "app"), filepath.Join(src, "app.c"),
 			"-L" + dir, "-l:libcudart.so.12", "-l:libcuda.so.1", "-lpthread", "-Wl,-rpath," + dir},
 	}
 	for _, s := range steps {
@@ -54,10 +57,34 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// goneSink is the assembler plus a record of the process lifecycle reports.
+type goneSink struct {
+	*Assembler
+	mu   sync.Mutex
+	gone map[uint32]bool // pid → exec
+}
+
+func (g *goneSink) ProcessGone(pid uint32, exec bool) {
+	g.mu.Lock()
+	g.gone[pid] = exec
+	g.mu.Unlock()
+	g.Assembler.ProcessGone(pid, exec)
+}
+
+func (g *goneSink) exited(pid uint32) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	exec, ok := g.gone[pid]
+	return ok && !exec
+}
+
 // TestStubEntryPointTable: the runtime stub reaches the driver only through pointers
 // from cuGetProcAddress_v2, two of which are hidden functions. The source finds the
 // libraries in /proc/<pid>/maps, learns the entry points from the cuGetProcAddress
-// returns, and then counts every launch and sync of two threads exactly.
+// returns, and then counts every launch and sync of two threads exactly. The workload's
+// threads publish OTEP 4947 thread context: once the process's recipe is pushed, every
+// submission carries the span its thread had when the work was enqueued, read in the
+// kernel at the call's entry; the process's exit is reported.
 func TestStubEntryPointTable(t *testing.T) {
 	needRootAndGCC(t)
 	const iters = 50
@@ -72,12 +99,13 @@ func TestStubEntryPointTable(t *testing.T) {
 
 	var subs []*Submission
 	asm := NewAssembler(AssemblerConfig{}, func(s *Submission) { subs = append(subs, s) })
+	sink := &goneSink{Assembler: asm, gone: map[uint32]bool{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := src.Run(ctx, asm); err != nil {
+		if err := src.Run(ctx, sink); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -98,6 +126,14 @@ func TestStubEntryPointTable(t *testing.T) {
 		return strings.TrimSpace(line)
 	}
 	expect("mapped")
+	pid := uint32(cmd.Process.Pid)
+	p, err := tenant.NewResolver(tenant.DefaultConfig()).Process(pid)
+	if err != nil || p.ThreadContextTLS == nil {
+		t.Fatalf("no otel_thread_ctx_v1 recipe for the workload: %v %+v", err, p)
+	}
+	if err := src.SetProcess(pid, p.ThreadContextTLS); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, "both stub libraries hooked", func() bool { return src.Stats().Libraries >= 2 })
 	io.WriteString(stdin, "\n")
 	expect("ready")
@@ -108,7 +144,7 @@ func TestStubEntryPointTable(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // two poll intervals
+	waitFor(t, "the workload's exit reported", func() bool { return sink.exited(pid) })
 	cancel()
 	wg.Wait()
 	asm.Flush()
@@ -149,6 +185,7 @@ func TestStubEntryPointTable(t *testing.T) {
 	}
 
 	var synced, launches int
+	iteration := map[uint64]int{} // stream → stream submissions seen
 	for _, s := range subs {
 		launches += s.Launches
 		if s.Outcome == Synced {
@@ -181,9 +218,31 @@ func TestStubEntryPointTable(t *testing.T) {
 			if d := s.Sync.End - s.Sync.Start; d < 1e6 {
 				t.Errorf("stream sync wait %d ns, the stub spins 1 ms", d)
 			}
+			// The thread's span while it enqueued this iteration's work.
+			th := byte(s.Stream-0x5000) + 1
+			iteration[s.Stream]++
+			wantTrace := [16]byte{0x7e, 0x57, 15: th}
+			wantSpan := [8]byte{6: th, 7: byte(iteration[s.Stream])}
+			if s.CtxTier != appctx.KernelTierOTEP4947 || s.TraceID != wantTrace || s.SpanID != wantSpan {
+				t.Errorf("stream %#x submission %d: context tier %d trace %x span %x, want 1 %x %x",
+					s.Stream, iteration[s.Stream], s.CtxTier, s.TraceID, s.SpanID, wantTrace, wantSpan)
+			}
+			for _, o := range s.Ops {
+				if o.CtxTier != appctx.KernelTierOTEP4947 || o.SpanID != wantSpan {
+					t.Errorf("%s: context tier %d span %x, want %x", o.Name(), o.CtxTier, o.SpanID, wantSpan)
+				}
+				for _, in := range o.Inner {
+					if in.CtxTier != 0 {
+						t.Errorf("nested %s read the context (tier %d): only top-level calls pay", in.Name(), in.CtxTier)
+					}
+				}
+			}
 		case ScopeEvent:
 			if s.Launches != 1 || s.Stream < 0x5000 {
 				t.Errorf("event submission: %d launches on %#x", s.Launches, s.Stream)
+			}
+			if s.CtxTier != appctx.KernelTierOTEP4947 || s.SpanID[7] != 0xff {
+				t.Errorf("event submission: context tier %d span %x, want the thread's after-loop span", s.CtxTier, s.SpanID)
 			}
 		case ScopeContext:
 			if d := s.Sync.End - s.Sync.Start; d < 3e6 {
@@ -204,5 +263,11 @@ func TestStubEntryPointTable(t *testing.T) {
 	}
 	if st.Lost != 0 {
 		t.Errorf("lost %d records", st.Lost)
+	}
+	if st.Recipes != 1 || st.WithContext == 0 {
+		t.Errorf("recipes pushed %d, calls with context %d", st.Recipes, st.WithContext)
+	}
+	if iteration[0x5000] != iters || iteration[0x5001] != iters {
+		t.Errorf("stream submissions per stream %v, want %d each", iteration, iters)
 	}
 }

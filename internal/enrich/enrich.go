@@ -216,21 +216,37 @@ func (e *Enricher) Observe(batch []event.Event) {
 				e.want(ev.PID)
 			}
 		case event.ProcessExec:
-			e.res.Forget(ev.PID)
-			e.mu.Lock()
-			if p, ok := e.procs[ev.PID]; ok {
-				p.loadedAt = time.Time{} // reload at the next sight; keep serving the old one
-			}
-			e.mu.Unlock()
-			e.want(ev.PID)
+			e.Gone(ev.PID, true)
 		case event.ProcessExit:
-			e.res.Forget(ev.PID)
-			e.mu.Lock()
-			if p, ok := e.procs[ev.PID]; ok && p.goneAt.IsZero() {
-				p.goneAt = e.now()
-			}
-			e.mu.Unlock()
+			e.Gone(ev.PID, false)
 		}
+	}
+}
+
+// Sight queues pid for its first read (or a refresh when stale) and never blocks: a
+// source other than the DRM one (CUDA) calls it when a process makes a traced call.
+func (e *Enricher) Sight(pid uint32) {
+	if pid != 0 {
+		e.want(pid)
+	}
+}
+
+// Gone is the kernel's report that pid exec'd (reloaded at its next sight; the old
+// snapshot serves meanwhile) or exited (kept for Config.Linger, then dropped).
+func (e *Enricher) Gone(pid uint32, exec bool) {
+	e.res.Forget(pid)
+	e.mu.Lock()
+	if p, ok := e.procs[pid]; ok {
+		switch {
+		case exec:
+			p.loadedAt = time.Time{}
+		case p.goneAt.IsZero():
+			p.goneAt = e.now()
+		}
+	}
+	e.mu.Unlock()
+	if exec {
+		e.want(pid)
 	}
 }
 
@@ -367,32 +383,39 @@ func (e *Enricher) push(pid uint32, tp *tenant.Process) {
 // Enrich implements pipeline.Enricher: tenant attributes and the tier decision for one
 // finished job.
 func (e *Enricher) Enrich(j *assemble.Job) {
-	var tp *tenant.Process
-	var resource []appctx.Attribute
-	if j.PID != 0 {
-		p := e.want(j.PID)
-		if p != nil {
-			select {
-			case <-p.ready:
-			default:
-				t := time.NewTimer(e.cfg.Wait)
-				select {
-				case <-p.ready:
-				case <-t.C:
-					e.mu.Lock()
-					e.st.WaitedOut++
-					e.mu.Unlock()
-				}
-				t.Stop()
-			}
-			e.mu.Lock()
-			tp, resource = p.p, p.resource
-			e.mu.Unlock()
-		}
-	}
+	tp, resource := e.Lookup(j.PID)
 	j.Resource = resource
 	j.Attrs = e.jobAttrs(j, tp)
-	e.chooseContext(j, tp)
+	j.TraceID, j.SpanID, j.CtxTier = e.ChooseContext(j.CtxTier, j.TraceID, j.SpanID, tp)
+}
+
+// Lookup returns what is known of pid (nil, nil when nothing): its tenant snapshot and
+// resource attributes. A process whose first read is still running is waited for at
+// most Config.Wait; one never seen is queued and waited for the same.
+func (e *Enricher) Lookup(pid uint32) (*tenant.Process, []appctx.Attribute) {
+	if pid == 0 {
+		return nil, nil
+	}
+	p := e.want(pid)
+	if p == nil {
+		return nil, nil
+	}
+	select {
+	case <-p.ready:
+	default:
+		t := time.NewTimer(e.cfg.Wait)
+		select {
+		case <-p.ready:
+		case <-t.C:
+			e.mu.Lock()
+			e.st.WaitedOut++
+			e.mu.Unlock()
+		}
+		t.Stop()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return p.p, p.resource
 }
 
 // jobAttrs are the per-job tenant attributes: DRM client and device.
@@ -439,22 +462,21 @@ func (e *Enricher) jobAttrs(j *assemble.Job, tp *tenant.Process) []appctx.Attrib
 	return out
 }
 
-// chooseContext applies Config.Tiers: the first tier that has a context for the job wins.
-// The kernel tiers arrive already chosen (in their relative order) in j.CtxTier.
-func (e *Enricher) chooseContext(j *assemble.Job, tp *tenant.Process) {
-	kernelTier := j.CtxTier
+// ChooseContext applies Config.Tiers to a job's or submission's context: the first tier
+// that has one wins. The kernel tiers arrive already chosen (in their relative order)
+// as kernelTier with its ids; TRACEPARENT comes from tp's environment.
+func (e *Enricher) ChooseContext(kernelTier uint8, trace [16]byte, span [8]byte, tp *tenant.Process) ([16]byte, [8]byte, uint8) {
 	for _, t := range e.cfg.Tiers {
 		n := tierNumber[t]
 		switch {
 		case n == kernelTier && kernelTier != emit.CtxTierNone:
-			return
+			return trace, span, kernelTier
 		case t == TierTraceparent && tp != nil && tp.TraceParent != nil:
-			j.TraceID, j.SpanID, j.CtxTier = tp.TraceParent.TraceID, tp.TraceParent.SpanID, emit.CtxTierTraceparent
-			return
+			return tp.TraceParent.TraceID, tp.TraceParent.SpanID, emit.CtxTierTraceparent
 		}
 	}
 	// No configured tier had a context (a kernel tier that is switched off never fills one).
-	j.TraceID, j.SpanID, j.CtxTier = [16]byte{}, [8]byte{}, emit.CtxTierNone
+	return [16]byte{}, [8]byte{}, emit.CtxTierNone
 }
 
 // commonDriver returns the drm-driver shared by every DRM file of a process, or "".

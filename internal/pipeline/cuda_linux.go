@@ -1,6 +1,10 @@
 // The CUDA path, wired like the DRM one but with its own source, assembler and builders:
 //
-//	cuda.Source ──calls──▶ cuda.Assembler ──submissions──▶ cudaspans (spans, metrics) ──▶ outputs
+//	cuda.Source ──calls──▶ cuda.Assembler ──submissions──▶ enrich ──▶ cudaspans (spans, metrics) ──▶ outputs
+//
+// The enrich stage is the DRM path's (internal/enrich): the processes that make calls are
+// read in the background and their thread-context recipes pushed into the CUDA source's
+// kernel table; a submission gets TRACEPARENT when no in-kernel tier had a context.
 //
 // The source's goroutine drives the assembler (which is not safe for concurrent use) and
 // the builders under a mutex; the shared exporter (flush.go) hands spans and metrics to the
@@ -46,6 +50,20 @@ type CUDAConfig struct {
 	Clock event.Clock
 	// OnSubmission is called for every submission on the source goroutine (keep it cheap).
 	OnSubmission func(*cuda.Submission)
+	// Enricher is the enrich stage (nil: submissions keep what the kernel read).
+	Enricher CUDAEnricher
+}
+
+// CUDAEnricher is what the runner needs of the enrich stage (receiver wires
+// internal/enrich; tests substitute their own).
+type CUDAEnricher interface {
+	// Sight: pid made a traced call; queue its read (never blocks).
+	Sight(pid uint32)
+	// Gone: the kernel reported pid's exec or exit.
+	Gone(pid uint32, exec bool)
+	// Submission completes s's application context before it is rendered (may wait
+	// briefly for a process read that is still running).
+	Submission(s *cuda.Submission)
 }
 
 // CUDA runs one CUDA source to cancellation (or its Close).
@@ -91,6 +109,9 @@ func NewCUDA(cfg CUDAConfig, src CUDASource, out Outputs, log *zap.Logger) *CUDA
 // onSubmission runs under r.mu (called from the assembler).
 func (r *CUDA) onSubmission(s *cuda.Submission) {
 	r.submissions.Add(1)
+	if r.cfg.Enricher != nil {
+		r.cfg.Enricher.Submission(s)
+	}
 	r.metrics.Record(s)
 	if r.cfg.OnSubmission != nil {
 		r.cfg.OnSubmission(s)
@@ -110,6 +131,15 @@ func (r *CUDA) onSubmission(s *cuda.Submission) {
 
 // Calls implements cuda.Sink.
 func (r *CUDA) Calls(batch []cuda.Call) {
+	if e := r.cfg.Enricher; e != nil {
+		var last uint32
+		for i := range batch {
+			if pid := batch[i].PID; pid != last {
+				e.Sight(pid)
+				last = pid
+			}
+		}
+	}
 	r.mu.Lock()
 	r.asm.Calls(batch)
 	r.mu.Unlock()
@@ -121,6 +151,16 @@ func (r *CUDA) Xid(x cuda.Xid) {
 	r.mu.Lock()
 	r.metrics.RecordXid(x)
 	r.asm.Xid(x)
+	r.mu.Unlock()
+}
+
+// ProcessGone implements cuda.Sink.
+func (r *CUDA) ProcessGone(pid uint32, exec bool) {
+	if r.cfg.Enricher != nil {
+		r.cfg.Enricher.Gone(pid, exec)
+	}
+	r.mu.Lock()
+	r.asm.ProcessGone(pid, exec)
 	r.mu.Unlock()
 }
 

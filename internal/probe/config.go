@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // Config selects what the live source hooks and how it reads.
@@ -36,39 +38,19 @@ type Config struct {
 
 // In-kernel context tiers (the names of ghostdriver.context.tier).
 const (
-	TierOTEP4947 = "otep4947"
-	TierOBI      = "obi"
+	TierOTEP4947 = appctx.TierNameOTEP4947
+	TierOBI      = appctx.TierNameOBI
 )
 
 // DefaultOBIMapPath is OBI's default pin path of traces_ctx_v1.
 const DefaultOBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
 
-// maxCtxTiers mirrors MAX_CTX_TIERS in bpf/syscalls.c.
-const maxCtxTiers = 2
+// maxCtxTiers mirrors MAX_CTX_TIERS in bpf/include/appctx.h.
+const maxCtxTiers = appctx.MaxKernelTiers
 
-// ctxOrder is the ctx_order constant of bpf/syscalls.c for the configured tiers.
+// ctxOrder is the ctx_order constant of bpf/include/appctx.h for the configured tiers.
 func (c Config) ctxOrder() ([maxCtxTiers]uint8, error) {
-	var out [maxCtxTiers]uint8
-	n := 0
-	for _, t := range c.ContextTiers {
-		var v uint8
-		switch t {
-		case TierOTEP4947:
-			v = uint8(commonCtxTierCTX_TIER_OTEP4947)
-		case TierOBI:
-			v = uint8(commonCtxTierCTX_TIER_OBI)
-		default:
-			return out, fmt.Errorf("unknown in-kernel context tier %q (want %q or %q)", t, TierOTEP4947, TierOBI)
-		}
-		for _, have := range out[:n] {
-			if have == v {
-				return out, fmt.Errorf("context tier %q listed twice", t)
-			}
-		}
-		out[n] = v
-		n++
-	}
-	return out, nil
+	return appctx.KernelTierOrder(c.ContextTiers)
 }
 
 // maxMajors mirrors MAX_MAJORS in bpf/syscalls.c.

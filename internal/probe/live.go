@@ -126,28 +126,8 @@ func (l *Live) SetProcess(pid uint32, tls *appctx.TLSAccess) error {
 	if m == nil {
 		return errors.New("probe: the syscalls family is not loaded")
 	}
-	v := recipeOf(tls)
+	v := appctx.KernelRecipeOf(tls)
 	return m.Update(pid, &v, 0)
-}
-
-// recipeOf is struct tls_recipe for an appctx.TLSAccess (kind 0 when nil or unresolved).
-func recipeOf(a *appctx.TLSAccess) syscallsTlsRecipe {
-	var v syscallsTlsRecipe
-	if a == nil {
-		return v
-	}
-	switch a.Kind {
-	case appctx.TLSStatic:
-		v.Kind, v.TpOffset = 1, a.TPOffset
-	case appctx.TLSDynamic:
-		v.Kind, v.ModuleId, v.BlockOffset = 2, a.ModuleID, a.BlockOffset
-		v.DtvOffset, v.DtvEntrySize = a.DTVOffset, a.DTVEntrySize
-		// The DTV's length word: glibc dtv[-1].counter (16-byte entries), musl dtv[0].
-		if a.DTVEntrySize == 16 {
-			v.DtvLenOffset = -16
-		}
-	}
-	return v
 }
 
 // ForgetProcess implements Processes.

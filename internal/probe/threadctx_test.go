@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -378,5 +379,32 @@ func TestThreadContextOBIPinnedMap(t *testing.T) {
 	}
 	if got := strings.Join(tiers, ","); got != "0,2,2,2" {
 		t.Errorf("tiers of the thread's ioctls: %s, want 0,2,2,2 (none before OBI's entry, obi after)", got)
+	}
+}
+
+// The recipe user space writes has the layout the program reads.
+func TestKernelRecipeLayout(t *testing.T) {
+	checkSameLayout(t, reflect.TypeOf(syscallsTlsRecipe{}), reflect.TypeOf(appctx.KernelRecipe{}))
+}
+
+// checkSameLayout compares size and the offsets of the named fields, in order.
+func checkSameLayout(t *testing.T, c, g reflect.Type) {
+	t.Helper()
+	if c.Size() != g.Size() {
+		t.Fatalf("%v is %d bytes, %v %d", c, c.Size(), g, g.Size())
+	}
+	var co, gofs []uintptr
+	for i := 0; i < c.NumField(); i++ {
+		if f := c.Field(i); f.Name != "_" && f.Name != "Pad" {
+			co = append(co, f.Offset)
+		}
+	}
+	for i := 0; i < g.NumField(); i++ {
+		if f := g.Field(i); f.Name != "_" {
+			gofs = append(gofs, f.Offset)
+		}
+	}
+	if !reflect.DeepEqual(co, gofs) {
+		t.Errorf("field offsets: %v has %v, %v has %v", c, co, g, gofs)
 	}
 }

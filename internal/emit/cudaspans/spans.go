@@ -2,8 +2,9 @@
 // the synchronize call as `cuda.sync`.
 //
 // Spans are Internal, like gpu.job, and reported under the submitting process's resource.
-// They are roots of traces of their own: the CUDA path does not look up the application's
-// trace context yet (internal/cuda/doc.go names the DRM path's tiers as the plan).
+// A submission with an application context (Submission.CtxTier, from the kernel's read at
+// the calls or TRACEPARENT) is a child of that application span, in its trace; without one
+// it is the root of a trace of its own. ghostdriver.context.tier says which.
 package cudaspans
 
 import (
@@ -173,10 +174,17 @@ func (p *processNames) learn(s *cuda.Submission) {
 func (b *Builder) Append(s *cuda.Submission) {
 	spans := b.spansOf(s)
 	traceID, spanID := submissionIDs(b.cfg.salt, s)
+	linked := s.CtxTier != 0 && s.TraceID != [16]byte{} && s.SpanID != [8]byte{}
+	if linked {
+		traceID = s.TraceID
+	}
 
 	sp := spans.AppendEmpty()
 	sp.SetTraceID(traceID)
 	sp.SetSpanID(spanID)
+	if linked {
+		sp.SetParentSpanID(s.SpanID)
+	}
 	sp.SetName(metadata.SpanCUDASubmission)
 	sp.SetKind(ptrace.SpanKindInternal)
 	start, end := b.interval(s.Start, s.End)
@@ -282,7 +290,7 @@ func SyncScope(s *cuda.Submission) string {
 }
 
 func putSubmissionAttributes(a pcommon.Map, s *cuda.Submission) {
-	a.EnsureCapacity(9)
+	a.EnsureCapacity(10)
 	if s.PID != 0 {
 		a.PutInt(metadata.AttrProcessPID, int64(s.PID))
 	}
@@ -304,6 +312,11 @@ func putSubmissionAttributes(a pcommon.Map, s *cuda.Submission) {
 	if s.Dropped > 0 {
 		a.PutInt(metadata.AttrCUDAOpsDropped, int64(s.Dropped))
 	}
+	tier := s.CtxTier
+	if s.TraceID == [16]byte{} || s.SpanID == [8]byte{} {
+		tier = 0
+	}
+	a.PutStr(metadata.AttrContextTier, metadata.ContextTierName(tier))
 }
 
 func putCallAttributes(a pcommon.Map, op *cuda.Op, info cuda.API) {

@@ -83,6 +83,7 @@ func TestSubmissionSpans(t *testing.T) {
 		metadata.AttrProcessPID: int64(100), metadata.AttrThreadID: int64(101), metadata.AttrThreadName: "trainer",
 		metadata.AttrCUDAStream: int64(7), metadata.AttrCUDASyncScope: "stream", metadata.AttrCUDASubmissionOutcome: "synchronized",
 		metadata.AttrCUDALaunchCount: int64(2), metadata.AttrCUDAOpCount: int64(2),
+		metadata.AttrContextTier: metadata.ContextTierNone,
 	}
 	for k, v := range want {
 		if a[k] != v {
@@ -94,6 +95,50 @@ func TestSubmissionSpans(t *testing.T) {
 	}
 	if fn, _ := got[1].Attributes().Get(metadata.AttrCUDAFunction); fn.Int() != 0xf0 {
 		t.Errorf("launch function %v", fn.AsRaw())
+	}
+}
+
+// A submission with an application context is a child of that span, in its trace; the
+// children follow it. Without one (or with zero ids) it is a root.
+func TestSubmissionParentedToApplicationSpan(t *testing.T) {
+	app := [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
+	parent := [8]byte{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}
+	for _, tc := range []struct {
+		name   string
+		tier   uint8
+		trace  [16]byte
+		span   [8]byte
+		linked bool
+		want   string
+	}{
+		{"otep4947", 1, app, parent, true, metadata.ContextTierOTEP4947},
+		{"obi", 2, app, parent, true, metadata.ContextTierOBI},
+		{"traceparent", 3, app, parent, true, metadata.ContextTierTraceparent},
+		{"none", 0, [16]byte{}, [8]byte{}, false, metadata.ContextTierNone},
+		{"zero span id", 1, app, [8]byte{}, false, metadata.ContextTierNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := submission(t)
+			s.CtxTier, s.TraceID, s.SpanID = tc.tier, tc.trace, tc.span
+			b := NewBuilder(clock, WithIDSalt(1))
+			b.Append(s)
+			got := spans(b.Take())
+			root := got[0]
+			if tc.linked != (root.TraceID() == pcommon.TraceID(app) && root.ParentSpanID() == pcommon.SpanID(parent)) {
+				t.Errorf("linked %v: trace %v parent %v", tc.linked, root.TraceID(), root.ParentSpanID())
+			}
+			if !tc.linked && !root.ParentSpanID().IsEmpty() {
+				t.Errorf("root has parent %v", root.ParentSpanID())
+			}
+			if v, _ := root.Attributes().Get(metadata.AttrContextTier); v.Str() != tc.want {
+				t.Errorf("tier %q, want %q", v.Str(), tc.want)
+			}
+			for _, c := range got[1:] {
+				if c.TraceID() != root.TraceID() || c.ParentSpanID() != root.SpanID() {
+					t.Errorf("%s not under the submission", c.Name())
+				}
+			}
+		})
 	}
 }
 

@@ -25,6 +25,27 @@ extern int cuLaunchKernel(void *f, unsigned, unsigned, unsigned, unsigned, unsig
 			  void **, void **);
 extern volatile long stub_counts[16];
 
+/* OTEP 4947 thread context record (packed, host-endian; no attributes here). */
+struct otel_thread_ctx {
+	uint8_t trace_id[16];
+	uint8_t span_id[8];
+	uint8_t valid;
+	uint8_t flags;
+	uint16_t attrs_size;
+} __attribute__((packed));
+
+__attribute__((visibility("default"), used)) __thread struct otel_thread_ctx *otel_thread_ctx_v1;
+
+static void set_span(struct otel_thread_ctx *c, uintptr_t t, int i)
+{
+	c->valid = 0; /* a writer marks the record invalid while it changes it */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->span_id[6] = (uint8_t)(t + 1);
+	c->span_id[7] = (uint8_t)i;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->valid = 1;
+}
+
 static int iters;
 
 static void *worker(void *arg)
@@ -34,16 +55,22 @@ static void *worker(void *arg)
 	void *event = (void *)(0xe000 + t);
 	char buf[4096];
 	dim3 g = {4, 1, 1}, b = {128, 1, 1};
+	struct otel_thread_ctx ctx = {.trace_id = {0x7e, 0x57}};
+	ctx.trace_id[15] = (uint8_t)(t + 1);
+	otel_thread_ctx_v1 = &ctx;
 	for (int i = 0; i < iters; i++) {
+		set_span(&ctx, t, i + 1);
 		for (int k = 0; k < 3; k++)
 			cudaLaunchKernel((void *)(uintptr_t)(0xf000 + k), g, b, 0, 64, stream);
 		cuLaunchKernel((void *)0xd000, 1, 1, 1, 32, 1, 1, 0, stream, 0, 0);
 		cudaStreamSynchronize(stream);
 	}
+	set_span(&ctx, t, 0xff);
 	cudaLaunchKernel((void *)0xf000, g, b, 0, 0, stream);
 	cudaEventRecord(event, stream);
 	cudaEventSynchronize(event);
 	cudaMemcpy((void *)0x7000000, buf, sizeof(buf), 1);
+	otel_thread_ctx_v1 = 0;
 	return 0;
 }
 

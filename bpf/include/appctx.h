@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
+/*
+ * Application trace context of the current thread, read in the kernel (DESIGN.md
+ * "Linking"). Used at a submit ioctl's entry (syscalls.c) and at a CUDA API call's
+ * entry (cuda.c): the calling thread is stopped there, which is when OTEP 4947 allows
+ * reading its otel_thread_ctx_v1 record. The in-kernel tiers are tried in ctx_order:
+ *  - OTEP 4947: user space (internal/enrich via tenant's ThreadContextTLS) pushes the
+ *    per-process recipe into `procs`; we follow it from task->thread.fsbase with
+ *    bpf_probe_read_user and copy the 28-byte header when valid == 1;
+ *  - OBI: OBI's pinned traces_ctx_v1 map (the loader passes it in as a replacement of
+ *    the placeholder below), looked up by pid_tgid.
+ * TRACEPARENT (process environment) is applied in user space.
+ *
+ * Each object that includes this file has its own `procs` table, and must delete a
+ * process's row at its exec and exit itself (a recipe must not outlive the address
+ * space it points into).
+ */
+#pragma once
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "ctx_tier.h"
+
+#define MAX_CTX_TIERS 2
+
+/* In-kernel tiers in lookup order, CTX_TIER_NONE-terminated. Set by the loader. */
+const volatile __u8 ctx_order[MAX_CTX_TIERS] = {CTX_TIER_OTEP4947, CTX_TIER_OBI};
+
+/* tls_recipe.kind, mirroring appctx.TLSAccessKind. */
+enum tls_kind {
+	TLS_NONE = 0,	 /* process known, no thread context: exec/exit still reported */
+	TLS_STATIC = 1, /* slot = tp + tp_offset */
+	TLS_DTV = 2,	 /* dtv = *(tp + dtv_offset); block = *(dtv + module_id * dtv_entry_size); slot = block + block_offset */
+};
+
+/* Layout mirrored by appctx.KernelRecipe (Go). */
+struct tls_recipe {
+	__u8 kind; /* enum tls_kind */
+	__u8 _pad[7];
+	__s64 tp_offset;
+	__u64 module_id;
+	__u64 block_offset;
+	__u64 dtv_offset;
+	__u64 dtv_entry_size;
+	/* DTV length word relative to dtv (glibc: dtv[-1].counter = -16; musl: dtv[0] = 0). */
+	__s64 dtv_len_offset;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tgid */
+	__type(value, struct tls_recipe);
+} procs SEC(".maps");
+
+/* OBI's map (OpenTelemetry eBPF Instrumentation): placeholder of the same shape. */
+struct obi_trace_ctx {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* pid_tgid */
+	__type(value, struct obi_trace_ctx);
+} traces_ctx_v1 SEC(".maps");
+
+/* OTEP 4947 record header (packed, host-endian); attrs-data follows and is not read. */
+struct otel_thread_ctx_hdr {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+	__u8 valid;
+	__u8 flags;
+	__u16 attrs_size;
+};
+
+static __always_inline bool ids_zero(const __u8 *trace, const __u8 *span)
+{
+	__u64 t0 = 0, t1 = 0, s = 0;
+	__builtin_memcpy(&t0, trace, 8);
+	__builtin_memcpy(&t1, trace + 8, 8);
+	__builtin_memcpy(&s, span, 8);
+	return (t0 | t1) == 0 || s == 0;
+}
+
+static __always_inline bool read_otep4947(__u8 trace_id[16], __u8 span_id[8], __u32 tgid)
+{
+	struct tls_recipe *rc = bpf_map_lookup_elem(&procs, &tgid);
+	if (!rc || rc->kind == TLS_NONE)
+		return false;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 tp = task->thread.fsbase;
+	if (!tp)
+		return false;
+	__u64 slot = 0;
+	if (rc->kind == TLS_STATIC) {
+		slot = tp + rc->tp_offset;
+	} else if (rc->kind == TLS_DTV) {
+		__u64 dtv = 0, block = 0, len = 0;
+		if (bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(tp + rc->dtv_offset)) || !dtv)
+			return false;
+		/* A module id beyond the thread's DTV: the thread never saw the module. */
+		if (bpf_probe_read_user(&len, sizeof(len), (void *)(dtv + rc->dtv_len_offset)) || rc->module_id > len)
+			return false;
+		if (bpf_probe_read_user(&block, sizeof(block), (void *)(dtv + rc->module_id * rc->dtv_entry_size)))
+			return false;
+		if (block == 0 || block == ~0ULL) /* TLS_DTV_UNALLOCATED: never touched in this thread */
+			return false;
+		slot = block + rc->block_offset;
+	} else {
+		return false;
+	}
+	__u64 rec = 0;
+	if (bpf_probe_read_user(&rec, sizeof(rec), (void *)slot) || !rec)
+		return false;
+	struct otel_thread_ctx_hdr h;
+	if (bpf_probe_read_user(&h, sizeof(h), (void *)rec))
+		return false;
+	if (h.valid != 1 || ids_zero(h.trace_id, h.span_id))
+		return false;
+	__builtin_memcpy(trace_id, h.trace_id, 16);
+	__builtin_memcpy(span_id, h.span_id, 8);
+	return true;
+}
+
+static __always_inline bool read_obi(__u8 trace_id[16], __u8 span_id[8])
+{
+	__u64 key = bpf_get_current_pid_tgid();
+	struct obi_trace_ctx *c = bpf_map_lookup_elem(&traces_ctx_v1, &key);
+	if (!c || ids_zero(c->trace_id, c->span_id))
+		return false;
+	__builtin_memcpy(trace_id, c->trace_id, 16);
+	__builtin_memcpy(span_id, c->span_id, 8);
+	return true;
+}
+
+/* Fills trace_id/span_id from the first in-kernel tier that has a context and returns
+ * that tier (CTX_TIER_NONE: none had one; the ids are left alone). */
+static __always_inline __u8 read_app_ctx(__u8 trace_id[16], __u8 span_id[8])
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	for (int i = 0; i < MAX_CTX_TIERS; i++) {
+		__u8 tier = ctx_order[i];
+		if (tier == CTX_TIER_OTEP4947 && read_otep4947(trace_id, span_id, tgid))
+			return tier;
+		if (tier == CTX_TIER_OBI && read_obi(trace_id, span_id))
+			return tier;
+	}
+	return CTX_TIER_NONE;
+}

@@ -3,15 +3,22 @@
 package receiver
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -98,5 +105,159 @@ func TestNvidiaMajorsJoinTheIoctlFilter(t *testing.T) {
 	cfg.Live.CUDA.Enabled = true
 	if pc := probeConfig(cfg); !slices.Equal(pc.DRMMajors, []uint32{226, 241, 195, 238}) {
 		t.Errorf("live.cuda on: majors %v", pc.DRMMajors)
+	}
+}
+
+// The receiver end to end on the stub CUDA libraries (internal/cuda/testdata/stub): a
+// workload whose threads publish OTEP 4947 thread context gets cuda.submission spans
+// parented to the span each thread had when it enqueued the work; the same workload
+// without thread context falls back to its TRACEPARENT; the resource is the process's own
+// (OTEL_SERVICE_NAME).
+func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: loads eBPF programs and attaches uprobes")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc to build the stub CUDA libraries")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("../internal/cuda/testdata/stub/build.sh", dir).CombinedOutput(); err != nil {
+		t.Fatalf("building the stubs: %v\n%s", err, out)
+	}
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Live.CUDA.Enabled = true
+	cfg.Live.CUDA.Libraries = []string{filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libcudart.so.12")}
+	cfg.Live.CUDA.RescanInterval = 0
+	cfg.FlushInterval = 10 * time.Millisecond
+	sink := new(consumertest.TracesSink)
+	r, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := r.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+
+	const iters = 20
+	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	envTrace := pcommon.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
+	envSpan := pcommon.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}
+	for _, tc := range []struct {
+		name      string
+		threadCtx bool
+	}{{"otep4947", true}, {"traceparent", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append(os.Environ(), "TRACEPARENT="+traceparent, "OTEL_SERVICE_NAME=stub-trainer")
+			if !tc.threadCtx {
+				env = append(env, "STUB_NO_THREAD_CTX=1")
+			}
+			pid := runStubWorkload(t, filepath.Join(dir, "app"), iters, env)
+			// 2 threads × iters stream syncs + 2 event syncs + 1 device sync.
+			subs := waitSubmissions(t, sink, pid, 2*iters+3)
+			streams := map[int64]int{}
+			for _, s := range subs {
+				sp, res := s.span, s.res
+				if name, _ := res.Get("service.name"); name.Str() != "stub-trainer" {
+					t.Errorf("service.name %q, want the process's OTEL_SERVICE_NAME", name.Str())
+				}
+				tier, _ := sp.Attributes().Get(metadata.AttrContextTier)
+				scope, _ := sp.Attributes().Get(metadata.AttrCUDASyncScope)
+				if !tc.threadCtx {
+					if tier.Str() != metadata.ContextTierTraceparent || sp.TraceID() != envTrace || sp.ParentSpanID() != envSpan {
+						t.Errorf("%s submission: tier %s trace %v parent %v, want TRACEPARENT's", scope.Str(), tier.Str(), sp.TraceID(), sp.ParentSpanID())
+					}
+					continue
+				}
+				if scope.Str() != metadata.CUDASyncScopeStream {
+					continue
+				}
+				stream, _ := sp.Attributes().Get(metadata.AttrCUDAStream)
+				th := byte(stream.Int()-0x5000) + 1
+				streams[stream.Int()]++
+				wantTrace := pcommon.TraceID{0x7e, 0x57, 15: th}
+				wantParent := pcommon.SpanID{6: th, 7: byte(streams[stream.Int()])}
+				if tier.Str() != metadata.ContextTierOTEP4947 || sp.TraceID() != wantTrace || sp.ParentSpanID() != wantParent {
+					t.Errorf("stream %#x submission %d: tier %s trace %v parent %v, want otep4947 %v %v",
+						stream.Int(), streams[stream.Int()], tier.Str(), sp.TraceID(), sp.ParentSpanID(), wantTrace, wantParent)
+				}
+			}
+			if tc.threadCtx && (streams[0x5000] != iters || streams[0x5001] != iters) {
+				t.Errorf("stream submissions %v, want %d per stream", streams, iters)
+			}
+		})
+	}
+}
+
+// runStubWorkload runs the stub workload through its stdin protocol and returns its pid.
+// Between its CUDA initialisation and its work it waits, so that the enricher has read
+// the process and pushed its thread-context recipe before the threads start.
+func runStubWorkload(t *testing.T, app string, iters int, env []string) uint32 {
+	t.Helper()
+	cmd := exec.Command(app, strconv.Itoa(iters))
+	cmd.Env = env
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(stdout)
+	expect := func(prefix string) {
+		line, err := rd.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, prefix) {
+			t.Fatalf("workload said %q (%v), want %q", line, err, prefix)
+		}
+	}
+	expect("mapped")
+	io.WriteString(stdin, "\n")
+	expect("ready")
+	time.Sleep(time.Second) // a poll interval, the enricher's read, the push
+	io.WriteString(stdin, "\n")
+	expect("counts")
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return uint32(cmd.Process.Pid)
+}
+
+type submissionSpan struct {
+	span ptrace.Span
+	res  pcommon.Map
+}
+
+// waitSubmissions waits until pid has n cuda.submission spans in sink and returns them.
+func waitSubmissions(t *testing.T, sink *consumertest.TracesSink, pid uint32, n int) []submissionSpan {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var out []submissionSpan
+		for _, td := range sink.AllTraces() {
+			for i := 0; i < td.ResourceSpans().Len(); i++ {
+				rs := td.ResourceSpans().At(i)
+				if p, _ := rs.Resource().Attributes().Get("process.pid"); p.Int() != int64(pid) {
+					continue
+				}
+				for j := 0; j < rs.ScopeSpans().Len(); j++ {
+					spans := rs.ScopeSpans().At(j).Spans()
+					for k := 0; k < spans.Len(); k++ {
+						if spans.At(k).Name() == metadata.SpanCUDASubmission {
+							out = append(out, submissionSpan{spans.At(k), rs.Resource().Attributes()})
+						}
+					}
+				}
+			}
+		}
+		if len(out) >= n || time.Now().After(deadline) {
+			if len(out) != n {
+				t.Fatalf("%d cuda.submission spans for pid %d, want %d", len(out), pid, n)
+			}
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

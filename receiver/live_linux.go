@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
@@ -117,12 +116,8 @@ func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.
 		tc := tenant.DefaultConfig()
 		tc.ProcRoot, tc.SysRoot = cfg.Tenant.ProcRoot, cfg.Tenant.SysRoot
 		enr := enrich.New(enrich.Config{Tiers: cfg.Context.Tiers}, tenant.NewResolver(tc), src, log)
-		enricher = cudaEnricher{enr}
-		opts = append(opts, cudaspans.WithResourceFunc(func(pid uint32, attrs pcommon.Map) {
-			if _, res := enr.Lookup(pid); res != nil {
-				emit.PutAttributes(attrs, res)
-			}
-		}))
+		enricher = enrich.CUDA{Enricher: enr}
+		opts = append(opts, cudaspans.WithResourceFunc(enrich.CUDA{Enricher: enr}.Resource))
 		closeAll = func() error { enr.Close(); return src.Close() }
 	}
 	runner := pipeline.NewCUDA(pipeline.CUDAConfig{
@@ -145,17 +140,6 @@ func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.
 		log.Info("ghostdriver CUDA source stopped", fields...)
 	}
 	return run, closeAll, nil
-}
-
-// cudaEnricher adapts the enrich stage to CUDA submissions: the kernel's context (read at
-// the calls) or the process's TRACEPARENT, by the configured tier order.
-type cudaEnricher struct{ e *enrich.Enricher }
-
-func (c cudaEnricher) Sight(pid uint32)           { c.e.Sight(pid) }
-func (c cudaEnricher) Gone(pid uint32, exec bool) { c.e.Gone(pid, exec) }
-func (c cudaEnricher) Submission(s *cuda.Submission) {
-	tp, _ := c.e.Lookup(s.PID)
-	s.TraceID, s.SpanID, s.CtxTier = c.e.ChooseContext(s.CtxTier, s.TraceID, s.SpanID, tp)
 }
 
 // openLive loads and attaches the programs, and starts the enricher on top of them. The

@@ -17,13 +17,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
-	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
+	"github.com/ghostdriver/ghostdriver/internal/enrich"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
@@ -42,7 +41,8 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	readyFile := fs.String("ready-file", "", "create this file once the uprobes are attached")
 	quiet := fs.Bool("quiet", false, "do not print the summary")
 	verbose := fs.Bool("verbose", false, "log the loader's details")
-	noTenant := fs.Bool("no-tenant", false, "do not read /proc for the processes' resources (service.name, container, pod)")
+	noTenant := fs.Bool("no-tenant", false, "do not read /proc for the processes (resource: service.name, container, pod; thread-context recipes; TRACEPARENT)")
+	obiMap := fs.String("obi-map", probe.DefaultOBIMapPath, "where OBI pins traces_ctx_v1 (the OBI context tier)")
 	flushEvery := fs.Duration("flush-interval", 200*time.Millisecond, "how often spans are written")
 	collectEvery := fs.Duration("collection-interval", 10*time.Second, "how often metrics are written")
 	var libs stringList
@@ -60,7 +60,7 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		r = -1
 	}
 	src, report, err := cuda.Open(cuda.Config{ExtraLibraries: libs, RescanInterval: r,
-		IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid}, log)
+		IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid, OBIMapPath: *obiMap}, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
 		return 1
@@ -89,13 +89,14 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	}
 	var sum cudaSummary
 	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt())}
+	var enricher pipeline.CUDAEnricher
 	if !*noTenant {
-		res := tenant.NewResolver(tenant.DefaultConfig())
-		opts = append(opts, cudaspans.WithResourceFunc(func(pid uint32, attrs pcommon.Map) {
-			if p, err := res.Process(pid); err == nil && p != nil {
-				emit.PutAttributes(attrs, p.ResourceAttributes())
-			}
-		}))
+		// The receiver's enrich stage: processes read at their first CUDA call, their
+		// OTEP 4947 recipes pushed into the source's kernel table, TRACEPARENT as fallback.
+		enr := enrich.New(enrich.Config{}, tenant.NewResolver(tenant.DefaultConfig()), src, log)
+		defer enr.Close()
+		enricher = enrich.CUDA{Enricher: enr}
+		opts = append(opts, cudaspans.WithResourceFunc(enrich.CUDA{Enricher: enr}.Resource))
 	}
 	runner := pipeline.NewCUDA(pipeline.CUDAConfig{
 		Metrics:            metadata.DefaultMetricsConfig(),
@@ -103,6 +104,7 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		CollectionInterval: *collectEvery,
 		Options:            opts,
 		OnSubmission:       sum.add,
+		Enricher:           enricher,
 	}, src, outs, log)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -176,6 +178,7 @@ type cudaSummary struct {
 	waits                         []int64 // sync wait per synchronized submission, ns
 	scopes                        map[string]int
 	xidCodes                      map[uint32]int // Xid events attached to submissions, by code
+	tiers                         [4]int         // submissions by application-context tier
 }
 
 func (c *cudaSummary) add(s *cuda.Submission) {
@@ -184,6 +187,9 @@ func (c *cudaSummary) add(s *cuda.Submission) {
 	}
 	c.submissions++
 	c.launches += s.Launches
+	if int(s.CtxTier) < len(c.tiers) {
+		c.tiers[s.CtxTier]++
+	}
 	c.scopes[cudaspans.SyncScope(s)]++
 	if s.Sync != nil {
 		c.synced++
@@ -229,6 +235,8 @@ func (c *cudaSummary) print(w io.Writer, st pipeline.CUDAStats, src cuda.Stats, 
 		fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "application context: otep4947 %d, obi %d, traceparent %d, none %d submissions; %d calls carried an in-kernel context; %d recipes pushed\n",
+		c.tiers[1], c.tiers[2], c.tiers[3], c.tiers[0], src.WithContext, src.Recipes)
 	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks, %d records lost, %d malformed\n",
 		src.Calls, src.Libraries, src.EntryPointHooks, src.Lost, src.Malformed)
 	if st.DroppedSubmissions > 0 || st.ExportErrors > 0 {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,21 +18,11 @@ import (
 )
 
 // buildStubs compiles the stub driver, the stub runtime and the two-thread workload
-// (testdata/stub) into dir and returns the workload's path.
+// (testdata/stub/build.sh) into dir and returns the workload's path.
 func buildStubs(t *testing.T, dir string) string {
 	t.Helper()
-	src, _ := filepath.Abs("testdata/stub")
-	steps := [][]string{
-		{"gcc", "-O2", "-fPIC", "-shared", "-o", filepath.Join(dir, "libcuda.so.1"), filepath.Join(src, "libcuda_stub.c")},
-		{"gcc", "-O2", "-fPIC", "-shared", "-o", filepath.Join(dir, "libcudart.so.12"), filepath.Join(src, "libcudart_stub.c"),
-			"-L" + dir, "-l:libcuda.so.1", "-lpthread"},
-		{"gcc", "-O2", "-rdynamic", "-o", filepath.Join(dir, "app"), filepath.Join(src, "app.c"),
-			"-L" + dir, "-l:libcudart.so.12", "-l:libcuda.so.1", "-lpthread", "-Wl,-rpath," + dir},
-	}
-	for _, s := range steps {
-		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", s, err, out)
-		}
+	if out, err := exec.Command("testdata/stub/build.sh", dir).CombinedOutput(); err != nil {
+		t.Fatalf("building the stubs: %v\n%s", err, out)
 	}
 	return filepath.Join(dir, "app")
 }
@@ -57,11 +48,25 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// goneSink is the assembler plus a record of the process lifecycle reports.
+// goneSink is the assembler, fed only the workload's calls (other tests' workloads may
+// run at the same time, and the uprobes are system-wide), plus a record of the process
+// lifecycle reports.
 type goneSink struct {
 	*Assembler
+	pid  atomic.Uint32
+	keep []Call
 	mu   sync.Mutex
 	gone map[uint32]bool // pid → exec
+}
+
+func (g *goneSink) Calls(batch []Call) {
+	g.keep = g.keep[:0]
+	for _, c := range batch {
+		if c.PID == g.pid.Load() {
+			g.keep = append(g.keep, c)
+		}
+	}
+	g.Assembler.Calls(g.keep)
 }
 
 func (g *goneSink) ProcessGone(pid uint32, exec bool) {
@@ -127,6 +132,7 @@ func TestStubEntryPointTable(t *testing.T) {
 	}
 	expect("mapped")
 	pid := uint32(cmd.Process.Pid)
+	sink.pid.Store(pid)
 	p, err := tenant.NewResolver(tenant.DefaultConfig()).Process(pid)
 	if err != nil || p.ThreadContextTLS == nil {
 		t.Fatalf("no otel_thread_ctx_v1 recipe for the workload: %v %+v", err, p)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,19 +29,37 @@ import (
 // buildCUDAStubs compiles internal/cuda's stub driver, runtime and app into dir.
 func buildCUDAStubs(t *testing.T, dir string) string {
 	t.Helper()
-	src, _ := filepath.Abs("../cuda/testdata/stub")
-	for _, s := range [][]string{
-		{"gcc", "-O2", "-fPIC", "-shared", "-o", filepath.Join(dir, "libcuda.so.1"), filepath.Join(src, "libcuda_stub.c")},
-		{"gcc", "-O2", "-fPIC", "-shared", "-o", filepath.Join(dir, "libcudart.so.12"), filepath.Join(src, "libcudart_stub.c"),
-			"-L" + dir, "-l:libcuda.so.1", "-lpthread"},
-		{"gcc", "-O2", "-o", filepath.Join(dir, "app"), filepath.Join(src, "app.c"),
-			"-L" + dir, "-l:libcudart.so.12", "-l:libcuda.so.1", "-lpthread", "-Wl,-rpath," + dir},
-	} {
-		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", s, err, out)
-		}
+	if out, err := exec.Command("../cuda/testdata/stub/build.sh", dir).CombinedOutput(); err != nil {
+		t.Fatalf("building the stubs: %v\n%s", err, out)
 	}
 	return filepath.Join(dir, "app")
+}
+
+// onePID passes only one process's calls to the runner: the uprobes are system-wide and
+// other packages' tests run stub workloads at the same time.
+type onePID struct {
+	src *cuda.Source
+	pid atomic.Uint32
+}
+
+func (o *onePID) Run(ctx context.Context, sink cuda.Sink) error {
+	return o.src.Run(ctx, &onePIDSink{Sink: sink, o: o})
+}
+
+type onePIDSink struct {
+	cuda.Sink
+	o    *onePID
+	keep []cuda.Call
+}
+
+func (s *onePIDSink) Calls(batch []cuda.Call) {
+	s.keep = s.keep[:0]
+	for _, c := range batch {
+		if c.PID == s.o.pid.Load() {
+			s.keep = append(s.keep, c)
+		}
+	}
+	s.Sink.Calls(s.keep)
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
@@ -110,6 +129,7 @@ func TestCUDAStubSpans(t *testing.T) {
 	}
 	defer src.Close()
 	t.Logf("report at open: %s", rep.Summary())
+	filtered := &onePID{src: src}
 
 	clock := event.OffsetClock{Offset: 1_700_000_000_000_000_000}
 	const salt = 0x5eed
@@ -121,7 +141,7 @@ func TestCUDAStubSpans(t *testing.T) {
 		Options:       []cudaspans.Option{cudaspans.WithIDSalt(salt)},
 		Clock:         clock,
 		OnSubmission:  func(s *cuda.Submission) { subs = append(subs, s) },
-	}, src, sink.outputs(), nil)
+	}, filtered, sink.outputs(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(ctx) }()
@@ -141,6 +161,7 @@ func TestCUDAStubSpans(t *testing.T) {
 		}
 	}
 	expect("mapped")
+	filtered.pid.Store(uint32(cmd.Process.Pid))
 	waitUntil(t, "both stub libraries hooked", func() bool { return src.Stats().Libraries >= 2 })
 	io.WriteString(stdin, "\n")
 	expect("ready")

@@ -47,6 +47,7 @@ static void set_span(struct otel_thread_ctx *c, uintptr_t t, int i)
 }
 
 static int iters;
+static int publish = 1;
 
 static void *worker(void *arg)
 {
@@ -57,7 +58,8 @@ static void *worker(void *arg)
 	dim3 g = {4, 1, 1}, b = {128, 1, 1};
 	struct otel_thread_ctx ctx = {.trace_id = {0x7e, 0x57}};
 	ctx.trace_id[15] = (uint8_t)(t + 1);
-	otel_thread_ctx_v1 = &ctx;
+	if (publish)
+		otel_thread_ctx_v1 = &ctx;
 	for (int i = 0; i < iters; i++) {
 		set_span(&ctx, t, i + 1);
 		for (int k = 0; k < 3; k++)
@@ -78,6 +80,7 @@ int main(int argc, char **argv)
 {
 	char line[64];
 	iters = argc > 1 ? atoi(argv[1]) : 50;
+	publish = getenv("STUB_NO_THREAD_CTX") == 0;
 	setvbuf(stdout, 0, _IONBF, 0);
 	printf("mapped\n");
 	if (!fgets(line, sizeof(line), stdin))

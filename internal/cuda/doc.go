@@ -69,9 +69,14 @@
 // task reported it (on the H200: the nvidia interrupt thread, not the faulting
 // process), so the link to a process is by time and device, not PID.
 //
-// Linking and tenancy are the DRM path's: every call carries PID and TID, so the
-// submission's parent is the app span of the syncing thread (OTEP 4947 thread context,
-// OBI map, TRACEPARENT), tenant attributes come from the PID; MIG instance from the
+// Linking and tenancy are the DRM path's (appcontext.go): the entry of every top-level
+// call reads the calling thread's application context in the kernel (OTEP 4947 thread
+// context through the per-process recipe user space pushes with SetProcess, or OBI's
+// map), and a submission's parent is the context of its first op that had one, else its
+// sync's; internal/enrich adds TRACEPARENT as the fallback and the tenant resource from
+// the PID. The source deletes a recipe at its process's exec and exit (its own
+// sched_process_exec/exit programs) and reports both (Sink.ProcessGone), which also
+// closes the process's open work at once. MIG instance from the
 // process's nvidia-caps device files (/dev/nvidia-caps/nvidia-cap*, major from
 // /proc/devices "nvidia-caps", see NvidiaMajors). NVIDIA ioctls (majors 195 and
 // nvidia-uvm's) are seen by the DRM source's syscall hooks when their majors are added

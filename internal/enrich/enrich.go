@@ -29,6 +29,10 @@
 // Context tiers. The kernel reads the OTEP 4947 and OBI tiers in their configured
 // relative order; TRACEPARENT is applied here. Config.Tiers decides between them: the
 // first tier in the list that has a context for the job wins.
+//
+// The CUDA path uses a second Enricher of its own (cuda_linux.go): Sight at a process's
+// calls instead of Observe at its ioctls, the CUDA source's kernel table for the
+// recipes, and Lookup + ChooseContext per submission instead of Enrich per job.
 package enrich
 
 import (

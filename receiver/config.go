@@ -73,8 +73,9 @@ type Config struct {
 
 // ContextConfig configures the application trace-context tiers (DESIGN.md "Linking").
 type ContextConfig struct {
-	// Tiers in lookup order; the first that has a context for a job parents its span.
-	// otep4947 (thread context read in the kernel at the submit ioctl), obi (OBI's pinned
+	// Tiers in lookup order; the first that has a context for a job (or a CUDA
+	// submission) parents its span. otep4947 (thread context read in the kernel at the
+	// submit ioctl, or at the entry of a CUDA API call), obi (OBI's pinned
 	// traces_ctx_v1 map), traceparent (TRACEPARENT in the process environment). Leave a
 	// tier out to switch it off; [] switches all off (every job span is a root span).
 	Tiers []string `mapstructure:"tiers"`

@@ -93,10 +93,10 @@ type Assembler struct {
 	suspected bool
 	jumpHi    int64 // the latest timestamp rejected as a jump
 
-	byKey   map[uint64]*job // finished fence (packed 32-bit) → job
-	byPtr   map[uint64]*job // finished fence pointer (≤6.16 text) → job, until the job's done
-	byID    map[idKey]*job  // (ring, sched job id), msm submit id, xe fence pointer → job
-	byHW    map[uint64]*job // hardware fence (packed) → job
+	byKey   jobIndex       // finished fence (packed 32-bit) → job
+	byPtr   jobIndex       // finished fence pointer (≤6.16 text) → job, until the job's done
+	byID    map[idKey]*job // (ring, sched job id), msm submit id, xe fence pointer → job
+	byHW    jobIndex       // hardware fence (packed) → job
 	waiters map[uint64][]*job
 
 	pending jobList // unfinished jobs, least recently progressed first
@@ -111,8 +111,10 @@ type Assembler struct {
 	streams *fifoMap[struct{}]         // submission streams (fence contexts, entities) seen queueing
 
 	cpuFirst  map[int32]int64
+	cpuSeen   uint64 // CPUs 0–63 that are in cpuFirst: the per-event check without a lookup
 	lastSweep int64
 	rules     map[[2]string]string
+	lastRule  [stageCount]stageRule // stages.go: rule
 	qualified map[[2]string]string
 
 	stageSlab []StageSpan // backing store of output jobs' Stages (stages.go: stageBuf)
@@ -128,6 +130,7 @@ const (
 	earlyDeps      = 4096 // jobs with dependencies announced before their queue event
 	streamsKept    = 4096
 	maxDepsPerJob  = 64
+	maxIDsPerJob   = 2    // identities of a job without a fence key (idKey): old scheduler ids, msm, xe
 	maxQueuedPerIO = 16   // jobs one ioctl can queue that we bracket
 	maxRingStats   = 1024 // distinct rings counted in Stats.Rings, the rest under "other"
 	maxCachedRules = 4096
@@ -151,10 +154,7 @@ func New(cfg Config, out func(*Job)) *Assembler {
 		timeout:   int64(cfg.JobTimeout),
 		window:    int64(cfg.ReorderWindow),
 		out:       out,
-		byKey:     map[uint64]*job{},
-		byPtr:     map[uint64]*job{},
 		byID:      map[idKey]*job{},
-		byHW:      map[uint64]*job{},
 		waiters:   map[uint64][]*job{},
 		threads:   map[uint32]*thread{},
 		rings:     map[ringKey]*ring{},
@@ -263,8 +263,13 @@ func (a *Assembler) advance(bound int64) {
 
 // process applies one event, in (time, CPU) order.
 func (a *Assembler) process(e *event.Event) {
-	if _, ok := a.cpuFirst[e.CPU]; !ok {
-		a.cpuFirst[e.CPU] = e.Time
+	if c := uint32(e.CPU); c >= 64 || a.cpuSeen&(1<<c) == 0 {
+		if _, ok := a.cpuFirst[e.CPU]; !ok {
+			a.cpuFirst[e.CPU] = e.Time
+		}
+		if c < 64 {
+			a.cpuSeen |= 1 << c
+		}
 	}
 	switch e.Kind {
 	case event.IoctlEnter:
@@ -326,14 +331,15 @@ func (a *Assembler) cpuEdge() int64 {
 
 // reset forgets everything about the input just flushed.
 func (a *Assembler) reset() {
-	clear(a.byKey)
-	clear(a.byPtr)
+	a.byKey.reset()
+	a.byPtr.reset()
 	clear(a.byID)
-	clear(a.byHW)
+	a.byHW.reset()
 	clear(a.waiters)
 	clear(a.threads)
 	clear(a.rings)
 	clear(a.cpuFirst)
+	a.cpuSeen = 0
 	a.signals.reset()
 	a.owners.reset()
 	a.early.reset()

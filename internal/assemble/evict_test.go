@@ -154,18 +154,18 @@ func TestBoundedMemory(t *testing.T) {
 			batch = batch[:0]
 		}
 		a := c.a
-		if len(a.byKey) > 1000+a.held.n || len(a.byHW) > 1000+a.held.n || len(a.waiters) > 1000+a.held.n ||
+		if a.byKey.len() > 1000+a.held.n || a.byHW.len() > 1000+a.held.n || len(a.waiters) > 1000+a.held.n ||
 			a.pending.n > 1000 || len(a.threads) > 5001 || a.signals.len() > recentFences ||
 			a.owners.len() > recentFences || a.early.len() > earlyDeps || a.buf.len() > 1e5 {
 			t.Fatalf("unbounded at %d: keys %d hw %d waiters %d pending %d threads %d signals %d owners %d held %d",
-				i, len(a.byKey), len(a.byHW), len(a.waiters), a.pending.n, len(a.threads), a.signals.len(),
+				i, a.byKey.len(), a.byHW.len(), len(a.waiters), a.pending.n, len(a.threads), a.signals.len(),
 				a.owners.len(), a.held.n)
 		}
 	}
 	c.a.Consume(batch)
 	c.a.Flush()
 	a := c.a
-	if len(a.byKey)+len(a.byPtr)+len(a.byID)+len(a.byHW)+len(a.waiters)+len(a.threads)+len(a.rings)+
+	if a.byKey.len()+a.byPtr.len()+len(a.byID)+a.byHW.len()+len(a.waiters)+len(a.threads)+len(a.rings)+
 		a.pending.n+a.held.n+a.buf.len()+a.signals.len()+a.owners.len()+a.early.len() != 0 {
 		t.Errorf("state left after Flush")
 	}

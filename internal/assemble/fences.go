@@ -50,13 +50,13 @@ func (a *Assembler) fenceSignaled(e *event.Event) {
 	k := key32(e.Fence)
 	hook := hookOf(e)
 	matched := false
-	if j := a.byHW[k]; j != nil && j.open() {
+	if j := a.byHW.get(k); j != nil && j.open() {
 		j.set(PointHWDone, e.Time, prioHWSignal, Measured, hook)
 		a.touch(j, e.Time)
 		matched = true
 	}
 	sched := isSchedFence(e.Driver)
-	if j := a.byKey[k]; j != nil && j.open() {
+	if j := a.byKey.get(k); j != nil && j.open() {
 		switch {
 		case j.fam == famSched && sched:
 			j.seen |= seenDone
@@ -71,7 +71,7 @@ func (a *Assembler) fenceSignaled(e *event.Event) {
 		}
 	}
 	if sched {
-		if j := a.byKey[finishedOfScheduled(k)]; j != nil && j.open() && j.fam == famSched {
+		if j := a.byKey.get(finishedOfScheduled(k)); j != nil && j.open() && j.fam == famSched {
 			j.set(PointEmitted, e.Time, prioTeScheduled, Measured, a.qualify(hook, "scheduled"))
 			if th := a.threads[e.TID]; th != nil && th.run == j {
 				th.runOpen = false
@@ -91,9 +91,7 @@ func (a *Assembler) fenceSignaled(e *event.Event) {
 // signal records that fence k signalled at t and resolves the dependencies waiting on
 // it. It reports whether any job was waiting.
 func (a *Assembler) signal(k uint64, t int64, hook string) bool {
-	if _, seen := a.signals.get(k); !seen { // a fence signals once; keep the first report of it
-		a.signals.put(k, signalRec{t, hook})
-	}
+	a.signals.putFirst(k, signalRec{t, hook}) // a fence signals once; keep the first report of it
 	ws, ok := a.waiters[k]
 	if !ok {
 		return false
@@ -171,12 +169,12 @@ func (a *Assembler) unwait(k uint64, j *job) {
 // owner finds the job a fence belongs to (its finished, scheduled or hardware fence),
 // for span links: pending and held jobs first, then recently output ones.
 func (a *Assembler) owner(k uint64, self *job) (event.FenceKey, bool) {
-	for _, o := range [...]*job{a.byKey[k], a.byHW[k]} {
+	for _, o := range [...]*job{a.byKey.get(k), a.byHW.get(k)} {
 		if o != nil && o != self && o.hasKey {
 			return o.out.Finished, true
 		}
 	}
-	if o := a.byKey[finishedOfScheduled(k)]; o != nil && o != self && o.fam == famSched {
+	if o := a.byKey.get(finishedOfScheduled(k)); o != nil && o != self && o.fam == famSched {
 		return o.out.Finished, true
 	}
 	return a.owners.get(k)

@@ -109,12 +109,13 @@ var StageBounds = [stageCount][2]Point{
 }
 
 // StageSpan is a stage with known bounds. Source is Measured only when both bounds are.
+// (The one-byte fields are last: 40 bytes, not 48, for every stage of every job.)
 type StageSpan struct {
-	Stage      Stage
 	Start, End int64
-	Src        Provenance
 	// Rule names the hooks or inference rules of the two bounds ("drm_sched_job_run→dma_fence_signaled").
-	Rule string
+	Rule  string
+	Stage Stage
+	Src   Provenance
 }
 
 // Outcome is how a job ended.
@@ -162,9 +163,6 @@ type Job struct {
 
 	Start, End int64 // job span bounds: earliest known point → finished (or last known point)
 
-	Outcome Outcome
-	Reason  string // why a job is Incomplete or Evicted, human-readable
-
 	// Dependencies the job waited on, and which of them were other jobs we saw.
 	Deps []Dependency
 
@@ -173,6 +171,9 @@ type Job struct {
 	TraceID [16]byte
 	SpanID  [8]byte
 	CtxTier uint8
+
+	Outcome Outcome // after CtxTier: the two bytes share one word
+	Reason  string  // why a job is Incomplete or Evicted, human-readable
 
 	// Tenant attribution, set by the enrich stage (live source only; replayed captures come
 	// from another machine and stay without). Resource is the submitting process's

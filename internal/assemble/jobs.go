@@ -12,7 +12,11 @@
 // index entry ends at the job's done.
 package assemble
 
-import "github.com/ghostdriver/ghostdriver/internal/event"
+import (
+	"slices"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
 
 type jobState uint8
 
@@ -44,9 +48,8 @@ type job struct {
 	prev      *job
 	next      *job
 
-	ids     [2]idKey
-	waiting int32 // dependencies not yet signalled (≤ maxDepsPerJob)
-	nids    uint8
+	ids     []idKey // at most maxIDsPerJob; nil for the jobs keyed by their fence (most)
+	waiting int32   // dependencies not yet signalled (≤ maxDepsPerJob)
 
 	fam         family
 	state       jobState
@@ -137,11 +140,11 @@ func (a *Assembler) touch(j *job, t int64) {
 func (a *Assembler) setKey(j *job, k event.FenceKey, wide bool) {
 	p := key32(k)
 	if !j.hasKey {
-		if o := a.byKey[p]; o != nil && o != j && o.open() {
+		if o := a.byKey.get(p); o != nil && o != j && o.open() {
 			return // another live job owns it: keep both intact
 		}
 		j.key, j.hasKey = p, true
-		a.byKey[p] = j
+		a.byKey.put(p, j)
 		j.out.Finished, j.out.FinishedWide = k, wide
 		return
 	}
@@ -153,19 +156,19 @@ func (a *Assembler) setKey(j *job, k event.FenceKey, wide bool) {
 func (a *Assembler) setPtr(j *job, ptr uint64) {
 	if j.ptr == 0 && j.state == statePending {
 		j.ptr = ptr
-		a.byPtr[ptr] = j
+		a.byPtr.put(ptr, j)
 	}
 }
 
 func (a *Assembler) addID(j *job, id idKey) {
-	for i := 0; i < int(j.nids); i++ {
-		if j.ids[i] == id {
-			return
-		}
+	if slices.Contains(j.ids, id) {
+		return
 	}
-	if int(j.nids) < len(j.ids) {
-		j.ids[j.nids] = id
-		j.nids++
+	if len(j.ids) < maxIDsPerJob {
+		if j.ids == nil {
+			j.ids = make([]idKey, 0, maxIDsPerJob)
+		}
+		j.ids = append(j.ids, id)
 	}
 	a.byID[id] = j
 }
@@ -173,12 +176,12 @@ func (a *Assembler) addID(j *job, id idKey) {
 // linkHW records the job's hardware fence.
 func (a *Assembler) linkHW(j *job, k event.FenceKey, driver string) {
 	p := key32(k)
-	if j.hasHW && j.hw != p && a.byHW[j.hw] == j {
-		delete(a.byHW, j.hw)
+	if j.hasHW && j.hw != p {
+		a.byHW.delIf(j.hw, j)
 	}
 	j.hw, j.hasHW = p, true
 	j.out.HWFence = k
-	a.byHW[p] = j
+	a.byHW.put(p, j)
 	if driver != "" && !schedFenceDrivers[driver] {
 		j.out.Driver = driver
 	}
@@ -229,8 +232,8 @@ func (a *Assembler) finish(j *job) {
 	}
 	a.pending.remove(j)
 	j.state = stateHeld
-	if j.ptr != 0 && a.byPtr[j.ptr] == j {
-		delete(a.byPtr, j.ptr) // the kernel may reuse the pointer from now on
+	if j.ptr != 0 {
+		a.byPtr.delIf(j.ptr, j) // the kernel may reuse the pointer from now on
 	}
 	a.ringDone(j)
 	j.releaseAt = j.out.Points[PointFinished].Time + a.window
@@ -254,19 +257,19 @@ func (a *Assembler) close(j *job, cause evictCause, outcome Outcome, reason stri
 
 // drop removes every index entry of j.
 func (a *Assembler) drop(j *job) {
-	if j.hasKey && a.byKey[j.key] == j {
-		delete(a.byKey, j.key)
+	if j.hasKey {
+		a.byKey.delIf(j.key, j)
 	}
-	if j.ptr != 0 && a.byPtr[j.ptr] == j {
-		delete(a.byPtr, j.ptr)
+	if j.ptr != 0 {
+		a.byPtr.delIf(j.ptr, j)
 	}
-	for i := 0; i < int(j.nids); i++ {
-		if a.byID[j.ids[i]] == j {
-			delete(a.byID, j.ids[i])
+	for _, id := range j.ids {
+		if a.byID[id] == j {
+			delete(a.byID, id)
 		}
 	}
-	if j.hasHW && a.byHW[j.hw] == j {
-		delete(a.byHW, j.hw)
+	if j.hasHW {
+		a.byHW.delIf(j.hw, j)
 	}
 	if j.waiting > 0 {
 		for i := range j.out.Deps {

@@ -1,5 +1,6 @@
-// Correlation keys (DESIGN.md "Correlation keys") and the bounded lookaside tables that
-// remember fences after their job has left the pending table.
+// Correlation keys (DESIGN.md "Correlation keys"). The tables indexed by them are in
+// jobindex.go (jobs) and fifo.go (the bounded lookaside tables that remember fences after
+// their job has left the pending table).
 //
 // Every fence is looked up by its 32-bit truncation, packed into one uint64: dma_fence
 // tracepoints print 32-bit context and seqno while 6.17+ scheduler events print 64-bit
@@ -42,69 +43,4 @@ type idKey struct {
 	ns    namespace
 	scope string
 	id    uint64
-}
-
-// fifoMap is a map with a fixed capacity that forgets its oldest insertions first. The
-// assembler uses it for facts that outlive a job but must not grow without bound:
-// recent fence signals, owners of recently output jobs' fences, dependencies announced
-// before their job was queued.
-type fifoMap[V any] struct {
-	m    map[uint64]fifoEntry[V]
-	ring []fifoSlot // insertion order; grows to capacity, then wraps
-	cap  int
-	next int
-	seq  uint64
-}
-
-type fifoEntry[V any] struct {
-	v   V
-	seq uint64
-}
-
-type fifoSlot struct {
-	key uint64
-	seq uint64
-}
-
-// newFIFOMap returns an empty table of the given capacity. Nothing is allocated up
-// front: the table grows with what it holds (an assembler that sees few fences does
-// not pay for 8192 of them).
-func newFIFOMap[V any](capacity int) *fifoMap[V] {
-	return &fifoMap[V]{m: make(map[uint64]fifoEntry[V]), cap: max(capacity, 1)}
-}
-
-// put inserts or replaces k. A replaced key keeps its place in the eviction order.
-func (f *fifoMap[V]) put(k uint64, v V) {
-	if e, ok := f.m[k]; ok {
-		e.v = v
-		f.m[k] = e
-		return
-	}
-	f.seq++
-	if len(f.ring) < f.cap {
-		f.ring = append(f.ring, fifoSlot{key: k, seq: f.seq})
-	} else {
-		old := f.ring[f.next]
-		if e, ok := f.m[old.key]; ok && e.seq == old.seq {
-			delete(f.m, old.key)
-		}
-		f.ring[f.next] = fifoSlot{key: k, seq: f.seq}
-		f.next = (f.next + 1) % f.cap
-	}
-	f.m[k] = fifoEntry[V]{v: v, seq: f.seq}
-}
-
-func (f *fifoMap[V]) get(k uint64) (V, bool) {
-	e, ok := f.m[k]
-	return e.v, ok
-}
-
-func (f *fifoMap[V]) remove(k uint64) { delete(f.m, k) }
-
-func (f *fifoMap[V]) len() int { return len(f.m) }
-
-func (f *fifoMap[V]) reset() {
-	clear(f.m)
-	f.ring = f.ring[:0]
-	f.next = 0
 }

@@ -53,7 +53,7 @@ func (a *Assembler) i915Event(e *event.Event, r *role) {
 		a.orphan(e)
 		return
 	}
-	j := a.byKey[key32(e.Fence)]
+	j := a.byKey.get(key32(e.Fence))
 	if j != nil && (!j.open() || j.fam != famI915) {
 		j = nil
 	}
@@ -166,8 +166,8 @@ func (a *Assembler) xeJobEvent(e *event.Event, r *role) {
 }
 
 func hasNS(j *job, ns namespace) bool {
-	for i := 0; i < int(j.nids); i++ {
-		if j.ids[i].ns == ns {
+	for _, id := range j.ids {
+		if id.ns == ns {
 			return true
 		}
 	}
@@ -177,12 +177,11 @@ func hasNS(j *job, ns namespace) bool {
 // mergeXe folds a standalone xe job into the drm_sched job its thread queued next.
 func (a *Assembler) mergeXe(x, j *job) {
 	ids := x.ids
-	n := int(x.nids)
 	hw, hasHW := x.out.HWFence, x.hasHW
 	deps := x.out.Deps
 	a.discard(x)
-	for i := 0; i < n; i++ {
-		a.addID(j, ids[i])
+	for _, id := range ids {
+		a.addID(j, id)
 	}
 	for _, d := range deps {
 		a.addDep(j, d.Fence, d.Signaled, hookDepSignal)
@@ -200,7 +199,7 @@ func (a *Assembler) mergeXe(x, j *job) {
 func (a *Assembler) xeHWSignal(e *event.Event) {
 	j := a.byID[xeID(e)]
 	if (j == nil || !j.open()) && !e.Fence.IsZero() {
-		j = a.byHW[key32(e.Fence)]
+		j = a.byHW.get(key32(e.Fence))
 	}
 	if j == nil || !j.open() {
 		if e.Fence.IsZero() || !a.signal(key32(e.Fence), e.Time, hookOf(e)) {

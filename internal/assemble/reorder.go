@@ -8,62 +8,79 @@
 // The buffer is kept sorted on insertion: events arrive almost sorted, so an
 // out-of-order one moves only a short distance. Ties keep their arrival order within a
 // CPU (a CPU's own events are never reordered by the kernel) and are ordered by CPU
-// across CPUs, so any interleaving of per-CPU streams yields the same sequence.
+// across CPUs, so any interleaving of per-CPU streams yields the same sequence. It is a
+// ring: releasing an event moves no other, so an in-order event is copied once, when it
+// arrives (a released slot keeps its event's strings until the ring comes round: at most
+// a ring's worth).
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"
 
 type reorder struct {
-	buf  []event.Event
-	head int // buf[:head] has been released
+	buf  []event.Event // ring; len is a power of two, or 0
+	head int           // the earliest buffered event
+	n    int           // buffered events
 }
+
+// minReorder is the ring's first size.
+const minReorder = 256
 
 // before reports whether a sorts strictly before b.
 func before(a, b *event.Event) bool {
 	return a.Time < b.Time || a.Time == b.Time && a.CPU < b.CPU
 }
 
-func (r *reorder) len() int { return len(r.buf) - r.head }
+func (r *reorder) len() int { return r.n }
+
+// at is the i-th buffered event in order.
+func (r *reorder) at(i int) *event.Event { return &r.buf[(r.head+i)&(len(r.buf)-1)] }
 
 // push copies e into the buffer at its sorted place, after every event it does not sort
 // before (so equal keys keep arrival order).
 func (r *reorder) push(e *event.Event) {
-	n := len(r.buf)
-	if n == r.head || !before(e, &r.buf[n-1]) {
-		r.buf = append(r.buf, *e)
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	n := r.n
+	r.n++
+	if n == 0 || !before(e, r.at(n-1)) {
+		*r.at(n) = *e
 		return
 	}
-	lo, hi := r.head, n-1 // buf[hi] sorts after e; find the first such index
+	lo, hi := 0, n-1 // at(hi) sorts after e; find the first such index
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if before(e, &r.buf[m]) {
+		if before(e, r.at(m)) {
 			hi = m
 		} else {
 			lo = m + 1
 		}
 	}
-	r.buf = append(r.buf, event.Event{})
-	copy(r.buf[lo+1:], r.buf[lo:n])
-	r.buf[lo] = *e
+	for i := n; i > lo; i-- {
+		*r.at(i) = *r.at(i - 1)
+	}
+	*r.at(lo) = *e
+}
+
+// grow doubles the ring, unwrapping it.
+func (r *reorder) grow() {
+	buf := make([]event.Event, max(minReorder, 2*len(r.buf)))
+	for i := 0; i < r.n; i++ {
+		buf[i] = *r.at(i)
+	}
+	r.buf, r.head = buf, 0
 }
 
 // release hands every buffered event with Time ≤ bound to fn, in order.
 func (r *reorder) release(bound int64, fn func(*event.Event)) {
-	i := r.head
-	for i < len(r.buf) && r.buf[i].Time <= bound {
-		fn(&r.buf[i])
-		i++
-	}
-	r.head = i
-	switch {
-	case r.head == len(r.buf):
-		clear(r.buf) // drop the strings the events hold
-		r.buf = r.buf[:0]
-		r.head = 0
-	case r.head >= 1024 && 2*r.head >= len(r.buf):
-		n := copy(r.buf, r.buf[r.head:])
-		clear(r.buf[n:])
-		r.buf = r.buf[:n]
-		r.head = 0
+	mask := len(r.buf) - 1
+	for r.n > 0 {
+		e := &r.buf[r.head]
+		if e.Time > bound {
+			return
+		}
+		r.head = (r.head + 1) & mask
+		r.n--
+		fn(e)
 	}
 }

@@ -19,9 +19,9 @@ import "github.com/ghostdriver/ghostdriver/internal/event"
 func (a *Assembler) schedJob(e *event.Event) *job {
 	switch {
 	case !e.Fence.IsZero():
-		return a.byKey[key32(e.Fence)]
+		return a.byKey.get(key32(e.Fence))
 	case e.FencePtr != 0:
-		j := a.byPtr[e.FencePtr]
+		j := a.byPtr.get(e.FencePtr)
 		if j != nil && e.JobID != 0 && j.out.JobID != 0 && j.out.JobID != e.JobID {
 			a.abandon(j, reasonPtrReused)
 			return nil
@@ -156,9 +156,9 @@ func (a *Assembler) jobDone(e *event.Event) {
 	var j *job
 	switch {
 	case !e.Fence.IsZero():
-		j = a.byKey[key32(e.Fence)]
+		j = a.byKey.get(key32(e.Fence))
 	case e.FencePtr != 0:
-		j = a.byPtr[e.FencePtr]
+		j = a.byPtr.get(e.FencePtr)
 	}
 	hook := hookOf(e)
 	if j == nil || !j.open() {
@@ -203,7 +203,7 @@ func (a *Assembler) jobDependency(e *event.Event) {
 	var j *job
 	switch {
 	case !e.Fence.IsZero():
-		j = a.byKey[key32(e.Fence)]
+		j = a.byKey.get(key32(e.Fence))
 	case e.JobID != 0 && e.Ring != "":
 		j = a.byID[idKey{ns: nsSched, scope: e.Ring, id: e.JobID}]
 	}

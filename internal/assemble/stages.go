@@ -82,7 +82,7 @@ func (a *Assembler) tile(j *job) {
 			src = Measured
 		}
 		j.out.Stages = append(j.out.Stages, StageSpan{
-			Stage: s, Start: start.Time, End: end.Time, Src: src, Rule: a.rule(start.Hook, end.Hook),
+			Stage: s, Start: start.Time, End: end.Time, Src: src, Rule: a.rule(s, start.Hook, end.Hook),
 		})
 	}
 
@@ -141,15 +141,25 @@ func (a *Assembler) resolveDeps(j *job) {
 	p[PointDepsResolved] = b
 }
 
-// rule returns "start→end", cached (the set of hook pairs is small).
-func (a *Assembler) rule(start, end string) string {
+// rule returns "start→end", cached (the set of hook pairs is small). Each stage first
+// checks the pair it saw last: jobs of one capture mostly repeat it, and comparing two
+// strings costs less than hashing them.
+func (a *Assembler) rule(st Stage, start, end string) string {
+	last := &a.lastRule[st]
+	if last.rule != "" && last.start == start && last.end == end {
+		return last.rule
+	}
 	k := [2]string{start, end}
-	if s, ok := a.rules[k]; ok {
-		return s
+	s, ok := a.rules[k]
+	if !ok {
+		s = start + "→" + end
+		if len(a.rules) < maxCachedRules {
+			a.rules[k] = s
+		}
 	}
-	s := start + "→" + end
-	if len(a.rules) < maxCachedRules {
-		a.rules[k] = s
-	}
+	*last = stageRule{start, end, s}
 	return s
 }
+
+// stageRule is a stage's last rule, with the hooks it joins.
+type stageRule struct{ start, end, rule string }

@@ -95,8 +95,8 @@ func NewSpanBuilder(clock event.Clock, opts ...SpanOption) *SpanBuilder {
 		cfg:      cfg,
 		traces:   ptrace.NewTraces(),
 		tenants:  make(map[uint32]*tenant),
-		emitted:  newRecent[event.FenceKey, spanRef](cfg.linkMemory),
-		exeNames: newRecent[uint32, string](maxRememberedProcesses),
+		emitted:  newRecent[event.FenceKey, spanRef](cfg.linkMemory, hashFence),
+		exeNames: newRecent[uint32, string](maxRememberedProcesses, hashPID),
 	}
 }
 
@@ -181,7 +181,7 @@ func (b *SpanBuilder) interval(start, end int64) (pcommon.Timestamp, pcommon.Tim
 // putJobAttributes sets the attributes of a gpu.job span. Values that are unknown (zero
 // or empty) are left out rather than written as zero.
 func putJobAttributes(a pcommon.Map, j *assemble.Job) {
-	a.EnsureCapacity(18)
+	a.EnsureCapacity(jobAttributeCount(j))
 	if j.Driver != "" {
 		a.PutStr(metadata.AttrDriver, j.Driver)
 	}
@@ -220,4 +220,23 @@ func putJobAttributes(a pcommon.Map, j *assemble.Job) {
 	}
 	a.PutStr(metadata.AttrContextTier, ctxTierName(j.CtxTier))
 	putAttrs(a, j.Attrs)
+}
+
+// jobAttributeCount is how many attributes putJobAttributes sets (at most: the tenant's
+// may replace some), so that the map is allocated once at its size.
+func jobAttributeCount(j *assemble.Job) int {
+	n := 2 + len(j.Attrs) // outcome, context tier
+	for _, set := range [...]bool{j.Driver != "", j.Device != "", j.Ring != "", j.JobID != 0, j.ClientID != 0,
+		j.PID != 0, j.TID != 0, j.Comm != "", len(j.Deps) > 0} {
+		if set {
+			n++
+		}
+	}
+	if !j.Finished.IsZero() {
+		n += 2
+	}
+	if !j.HWFence.IsZero() {
+		n += 2
+	}
+	return n
 }

@@ -452,7 +452,8 @@ func TestContextTierNames(t *testing.T) {
 }
 
 func TestRecentEvictsOldest(t *testing.T) {
-	r := newRecent[int, int](3)
+	hash := func(k int) uint64 { return uint64(k) }
+	r := newRecent[int, int](3, hash)
 	for i := 1; i <= 5; i++ {
 		r.put(i, i*10)
 	}
@@ -465,9 +466,25 @@ func TestRecentEvictsOldest(t *testing.T) {
 	if v, _ := r.get(5); v != 51 || r.len() != 3 {
 		t.Errorf("value %d len %d", v, r.len())
 	}
-	zero := newRecent[int, int](0)
+	zero := newRecent[int, int](0, hash)
 	zero.put(1, 1)
 	if zero.len() != 0 {
 		t.Error("zero-capacity map stored an entry")
+	}
+}
+
+// Keys whose index probes collide (here: all of them) are still found, and eviction
+// keeps exactly the newest capacity keys.
+func TestRecentCollidingKeys(t *testing.T) {
+	const capacity = 50
+	r := newRecent[int, int](capacity, func(k int) uint64 { return uint64(k % 3) })
+	for i := 0; i < 1000; i++ {
+		r.put(i, -i)
+		for k := max(0, i-2*capacity); k <= i; k++ {
+			v, ok := r.get(k)
+			if want := k > i-capacity; ok != want || (ok && v != -k) {
+				t.Fatalf("after put %d: key %d = %d %v, want present=%v", i, k, v, ok, want)
+			}
+		}
 	}
 }

@@ -83,6 +83,10 @@ type Decoder struct {
 	formatHits []uint64 // per template id
 	caps       [maxCaptures]capture
 	h          header
+	task       taskColumns // line.go
+
+	recentSpecs [recentSlots]recentSpec // recent.go
+	recentStrs  [recentSlots]string
 }
 
 // NewDecoder returns a Decoder with empty counts.
@@ -107,7 +111,7 @@ func (d *Decoder) Decode(line []byte, lineNo int, ev *event.Event) bool {
 		return false
 	}
 	h := &d.h
-	reason, noTS := split(line, h)
+	reason, noTS := d.task.split(line, h)
 	if noTS {
 		d.nonEvent(line, lineNo)
 		return false
@@ -116,7 +120,7 @@ func (d *Decoder) Decode(line []byte, lineNo int, ev *event.Event) bool {
 		d.malformed(lineNo, reason, line)
 		return false
 	}
-	s, ok := specs[string(h.name)]
+	s, ok := d.lookupSpec(h.name)
 	if !ok {
 		d.countUnknown(h.name)
 		return false
@@ -270,8 +274,9 @@ func (d *Decoder) CountMalformed(lineNo int, reason string) {
 	}
 }
 
-// intern returns b as a string, the same string for the same bytes while the table has room.
-func (d *Decoder) intern(b []byte) string {
+// internSlow is intern's table: b as a string, the same string for the same bytes while
+// the table has room.
+func (d *Decoder) internSlow(b []byte) string {
 	if s, ok := d.strs[string(b)]; ok {
 		return s
 	}

@@ -1,8 +1,10 @@
-// FuzzDecode: any bytes in, a counted outcome out, never a panic. Seeds: the committed
+// FuzzDecode: any bytes in, a counted outcome out, never a panic, and the same outcome
+// from a decoder that has seen the line before. Seeds: the committed
 // corpus in testdata/fuzz/FuzzDecode plus the rendered format lines.
 package ftrace
 
 import (
+	"reflect"
 	"testing"
 	"unicode/utf8"
 
@@ -39,6 +41,11 @@ func FuzzDecode(f *testing.F) {
 			if !utf8.ValidString(str) {
 				t.Fatalf("%q: invalid UTF-8 %q in the event", line, str)
 			}
+		}
+		// The decoder now remembers the line (recent.go): decoding it again changes nothing.
+		var again event.Event
+		if ok2 := d.Decode(line, 2, &again); ok2 != ok || ok && !reflect.DeepEqual(again, e) {
+			t.Fatalf("%q: again %v %+v, first %v %+v", line, ok2, again, ok, e)
 		}
 	})
 }

@@ -10,6 +10,10 @@
 // The timestamp — the first "digits.digits: " preceded by a blank — anchors the split,
 // so comms with blanks, dashes, colons and brackets ("Web Content-123", "umr:cs0-6498")
 // need no special case.
+//
+// Lines come in runs from one task (a submit ioctl and its fences, a worker's run), whose
+// columns before the timestamp repeat byte for byte: the task columns of the last line
+// are kept (taskColumns) and reused when the next line starts with the same bytes.
 package ftrace
 
 import "bytes"
@@ -38,10 +42,31 @@ const (
 	reasonTooLong     = "line too long"
 )
 
+// taskColumns are the parsed columns before the timestamp of the last line split.
+type taskColumns struct {
+	prefix []byte // the bytes before the timestamp; empty when not valid
+	tid    uint32
+	tgid   uint32
+	cpu    int32
+	commAt int // where the comm starts in prefix; it ends at the dash before the tid
+	commTo int
+}
+
 // split parses line into h. It returns "" or the reason the line is malformed;
 // noTS is true when no timestamp was found at all (a header line, perhaps).
-func split(line []byte, h *header) (reason string, noTS bool) {
-	tsStart, colon := findTimestamp(line)
+//
+// When line starts with tc's prefix, its timestamp search starts after it: no colon
+// inside those bytes was a timestamp's in the last line, and whether one is depends only
+// on the bytes before it and the byte after (the timestamp's first digit, or the blank
+// ending the prefix). The result is the same as a search from the start.
+func (tc *taskColumns) split(line []byte, h *header) (reason string, noTS bool) {
+	n := len(tc.prefix)
+	same := n > 0 && len(line) > n && string(line[:n]) == string(tc.prefix)
+	from := 3
+	if same {
+		from = max(from, n)
+	}
+	tsStart, colon := findTimestamp(line, from)
 	if colon < 0 {
 		return reasonNoTimestamp, true
 	}
@@ -50,8 +75,16 @@ func split(line []byte, h *header) (reason string, noTS bool) {
 		return reasonBadTime, false
 	}
 	h.ts = ts
-	if !splitTask(line[:tsStart], h) {
-		return reasonNoTask, false
+	if same && tsStart == n {
+		h.tid, h.tgid, h.cpu, h.comm = tc.tid, tc.tgid, tc.cpu, line[tc.commAt:tc.commTo]
+	} else {
+		commAt, ok := splitTask(line[:tsStart], h)
+		if !ok {
+			tc.prefix = tc.prefix[:0]
+			return reasonNoTask, false
+		}
+		tc.prefix = append(tc.prefix[:0], line[:tsStart]...)
+		tc.tid, tc.tgid, tc.cpu, tc.commAt, tc.commTo = h.tid, h.tgid, h.cpu, commAt, commAt+len(h.comm)
 	}
 	// name, then ':' (events), '(' (tracefs syscall entry) or " -> " (syscall exit).
 	i := colon + 1
@@ -97,14 +130,20 @@ func isNameByte(c byte) bool {
 	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
 
-// findTimestamp returns the start of "secs.frac" and the index of its ':' (-1 if none).
-func findTimestamp(line []byte) (start, colon int) {
+// findTimestamp returns the start of "secs.frac" and the index of its ':' (-1 if none),
+// looking for the colon from index from (≥ 3) on.
+func findTimestamp(line []byte, from int) (start, colon int) {
 	limit := len(line)
 	if limit > tsSearchLimit {
 		limit = tsSearchLimit
 	}
-	for i := 3; i < limit; i++ {
-		if line[i] != ':' || (i+1 < len(line) && line[i+1] != ' ' && line[i+1] != '\t') {
+	for i := from; i < limit; i++ {
+		c := bytes.IndexByte(line[i:limit], ':')
+		if c < 0 {
+			break
+		}
+		i += c
+		if i+1 < len(line) && line[i+1] != ' ' && line[i+1] != '\t' {
 			continue
 		}
 		j := i - 1
@@ -156,8 +195,9 @@ func parseTime(b []byte) (int64, bool) {
 }
 
 // splitTask parses the columns before the timestamp: "comm-tid", then an optional
-// "(tgid)", an optional "[cpu]", and optional flags/latency columns after the CPU.
-func splitTask(b []byte, h *header) bool {
+// "(tgid)", an optional "[cpu]", and optional flags/latency columns after the CPU. It
+// returns where the comm starts in b.
+func splitTask(b []byte, h *header) (commAt int, ok bool) {
 	b = trimBlankRight(b)
 	h.cpu, h.tgid = -1, 0
 	// The CPU column is the last "[digits]" token; whatever follows it is flags.
@@ -168,7 +208,7 @@ func splitTask(b []byte, h *header) bool {
 	if n := len(b); n > 0 && b[n-1] == ')' {
 		open := bytes.LastIndexByte(b, '(')
 		if open < 0 {
-			return false
+			return 0, false
 		}
 		if tgid, ok := parseUint32(trimBlankRight(trimBlankLeft(b[open+1 : n-1]))); ok {
 			h.tgid = tgid
@@ -177,15 +217,15 @@ func splitTask(b []byte, h *header) bool {
 	}
 	dash := bytes.LastIndexByte(b, '-')
 	if dash < 0 {
-		return false
+		return 0, false
 	}
 	tid, ok := parseUint32(b[dash+1:])
 	if !ok {
-		return false
+		return 0, false
 	}
 	h.tid = tid
 	h.comm = trimBlankLeft(b[:dash])
-	return true
+	return dash - len(h.comm), true
 }
 
 // lastCPU finds the last "[digits]" token in b, returning where its '[' is.

@@ -141,18 +141,24 @@ type run struct {
 	sink    event.Sink
 	start   time.Time
 	batch   []event.Event
-	ev      event.Event
 	started bool  // the first event has been seen
 	first   int64 // its capture time
 	latest  int64 // the latest capture time delivered
 	lines   int
 }
 
-// line decodes one line and delivers or paces as needed.
+// line decodes one line and delivers or paces as needed. The event is decoded in place,
+// into the batch's next slot: an Event is a few hundred bytes, not worth a second copy.
 func (r *run) line(line []byte, lineNo int) error {
+	n := len(r.batch)
+	r.batch = r.batch[:n+1] // flush keeps len < cap
+	ev := &r.batch[n]
 	r.s.mu.Lock()
-	ok := r.s.dec.Decode(line, lineNo, &r.ev)
+	ok := r.s.dec.Decode(line, lineNo, ev)
 	r.s.mu.Unlock()
+	if !ok {
+		r.batch = r.batch[:n]
+	}
 	if r.lines++; r.lines%ctxCheckLines == 0 {
 		if err := r.ctx.Err(); err != nil {
 			return err
@@ -161,7 +167,7 @@ func (r *run) line(line []byte, lineNo int) error {
 	if !ok {
 		return nil
 	}
-	t := r.ev.Time
+	t := ev.Time
 	if !r.started {
 		r.started, r.first = true, t
 		if !r.s.cfg.epochSet() {
@@ -171,15 +177,18 @@ func (r *run) line(line []byte, lineNo int) error {
 	if sp := r.s.cfg.Speed; sp > 0 {
 		due := r.start.Add(time.Duration(float64(t-r.first) / sp))
 		if wait := time.Until(due); wait > pacingSlack {
+			// the event is due later: deliver what came before it, wait, then keep it
+			cur := *ev
+			r.batch = r.batch[:n]
 			if err := r.flush(); err != nil {
 				return err
 			}
 			if err := sleep(r.ctx, wait); err != nil {
 				return err
 			}
+			r.batch = append(r.batch, cur)
 		}
 	}
-	r.batch = append(r.batch, r.ev)
 	if len(r.batch) == cap(r.batch) {
 		return r.flush()
 	}
@@ -196,8 +205,7 @@ func (r *run) flush() error {
 		}
 		r.sink.Consume(r.batch)
 		r.sink.Watermark(r.latest)
-		clear(r.batch) // drop string references held by the delivered events
-		r.batch = r.batch[:0]
+		r.batch = r.batch[:0] // the slots are decoded over: no need to clear them
 	}
 	return r.ctx.Err()
 }

@@ -81,12 +81,21 @@ struct {
 	__uint(max_entries, 4 << 20); /* overridden by Config.RingBufferBytes */
 } cuda_events SEC(".maps");
 
+/* [0]: ring-buffer reserve failures; [1]: stale frames (calls whose return was missed). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
 } cuda_lost SEC(".maps");
+
+static __always_inline void stale_frame(void)
+{
+	__u32 one = 1;
+	__u64 *n = bpf_map_lookup_elem(&cuda_lost, &one);
+	if (n)
+		*n += 1;
+}
 
 /* Never wake the reader per event; see ghostdriver.h for the numbers. */
 const volatile __u64 wakeup_bytes = 1 << 20;
@@ -111,6 +120,7 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 
 struct frame {
 	__u64 start;
+	__u64 sp; /* the stack pointer at entry: where the return address is */
 	__u64 cookie;
 	__u64 stream;
 	__u64 bytes;
@@ -126,6 +136,7 @@ struct frame {
 struct thread_stack {
 	__u32 depth; /* frames in use, may exceed MAX_DEPTH (untimed calls) */
 	__u32 _pad;
+	__u64 last_ret_sp; /* stack pointer of the last paired return since the last entry */
 	struct frame f[MAX_DEPTH];
 };
 
@@ -193,10 +204,31 @@ int cuda_enter(struct pt_regs *ctx)
 			return 0;
 	}
 	__u32 d = ts->depth;
+	/* Frames whose call already returned unseen are stale. A call entered at a
+	 * shallower stack position than a recorded entry cannot be nested in it; one at
+	 * the same position can (a tail call), unless a call returned at that position
+	 * since the last entry (a tail call's outer frame returns with its inner one).
+	 * Missed returns happen when an entry program is attached before its return
+	 * program (a hook added while the process runs), or when a call unwinds without
+	 * returning (longjmp, exceptions). Without this a stale frame would make every
+	 * later call of the thread "nested". */
+	__u64 sp = ctx->sp;
+	if (d <= MAX_DEPTH) {
+#pragma unroll
+		for (int i = MAX_DEPTH - 1; i >= 0; i--) {
+			if ((__u32)i == d - 1 && d > 0 &&
+			    (sp > ts->f[i].sp || (sp == ts->f[i].sp && ts->last_ret_sp == sp + 8))) {
+				d--;
+				stale_frame();
+			}
+		}
+	}
+	ts->last_ret_sp = 0;
 	ts->depth = d + 1;
 	if (d >= MAX_DEPTH)
 		return 0;
 	struct frame *f = &ts->f[d & (MAX_DEPTH - 1)];
+	f->sp = sp;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	f->cookie = cookie;
 	f->flags = 0;
@@ -253,7 +285,28 @@ int cuda_return(struct pt_regs *ctx)
 	struct thread_stack *ts = bpf_map_lookup_elem(&cuda_threads, &id);
 	if (!ts || ts->depth == 0)
 		return 0; /* entered before we attached */
-	__u32 d = ts->depth - 1;
+	__u32 d = ts->depth;
+	if (d <= MAX_DEPTH) {
+		/* Pair by stack position: after `ret` the stack pointer is the entry's + 8
+		 * (a tail call's frames share one return: inner first, then outer). Frames
+		 * deeper than this return are stale (their returns were missed); a return that
+		 * matches no frame is one whose entry we did not see (the return program is
+		 * attached first, or the call began before we attached). */
+		__u64 sp = ctx->sp;
+#pragma unroll
+		for (int i = MAX_DEPTH - 1; i >= 0; i--) {
+			if ((__u32)i == d - 1 && d > 0 && ts->f[i].sp + 8 < sp) {
+				d--;
+				stale_frame();
+			}
+		}
+		if (d == 0 || ts->f[(d - 1) & (MAX_DEPTH - 1)].sp + 8 != sp) {
+			ts->depth = d;
+			return 0;
+		}
+		ts->last_ret_sp = sp;
+	}
+	d--;
 	ts->depth = d;
 	struct cuda_record *r;
 	if (d >= MAX_DEPTH) {

@@ -90,10 +90,11 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	var sum cudaSummary
 	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt())}
 	var enricher pipeline.CUDAEnricher
+	var enr *enrich.Enricher
 	if !*noTenant {
 		// The receiver's enrich stage: processes read at their first CUDA call, their
 		// OTEP 4947 recipes pushed into the source's kernel table, TRACEPARENT as fallback.
-		enr := enrich.New(enrich.Config{}, tenant.NewResolver(tenant.DefaultConfig()), src, log)
+		enr = enrich.New(enrich.Config{}, tenant.NewResolver(tenant.DefaultConfig()), src, log)
 		defer enr.Close()
 		enricher = enrich.CUDA{Enricher: enr}
 		opts = append(opts, cudaspans.WithResourceFunc(enrich.CUDA{Enricher: enr}.Resource))
@@ -155,6 +156,11 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	}
 	if !*quiet {
 		sum.print(stdout, runner.Stats(), src.Stats(), time.Since(start))
+		if enr != nil {
+			es := enr.Stats()
+			fmt.Fprintf(stdout, "processes read: %d (slowest %v); %d lookups answered before their process was read\n",
+				es.Loads, es.SlowestLoad.Round(time.Microsecond), es.WaitedOut)
+		}
 		if *output != "" {
 			fmt.Fprintf(stdout, "spans written: %d to %s\n", spansWritten, *output)
 		}
@@ -237,8 +243,8 @@ func (c *cudaSummary) print(w io.Writer, st pipeline.CUDAStats, src cuda.Stats, 
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "application context: otep4947 %d, obi %d, traceparent %d, none %d submissions; %d calls carried an in-kernel context; %d recipes pushed\n",
 		c.tiers[1], c.tiers[2], c.tiers[3], c.tiers[0], src.WithContext, src.Recipes)
-	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks, %d records lost, %d malformed\n",
-		src.Calls, src.Libraries, src.EntryPointHooks, src.Lost, src.Malformed)
+	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks, %d records lost, %d malformed, %d returns missed\n",
+		src.Calls, src.Libraries, src.EntryPointHooks, src.Lost, src.Malformed, src.StaleFrames)
 	if st.DroppedSubmissions > 0 || st.ExportErrors > 0 {
 		fmt.Fprintf(w, "spans dropped (buffer full): %d, export errors: %d\n", st.DroppedSubmissions, st.ExportErrors)
 	}

@@ -60,12 +60,14 @@ type cudaBPFObiTraceCtx struct {
 }
 
 type cudaBPFThreadStack struct {
-	_     structs.HostLayout
-	Depth uint32
-	Pad   uint32
-	F     [4]struct {
+	_         structs.HostLayout
+	Depth     uint32
+	Pad       uint32
+	LastRetSp uint64
+	F         [4]struct {
 		_       structs.HostLayout
 		Start   uint64
+		Sp      uint64
 		Cookie  uint64
 		Stream  uint64
 		Bytes   uint64

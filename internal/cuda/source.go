@@ -151,9 +151,12 @@ type Stats struct {
 	Libraries          int
 	Malformed          uint64
 	Lost               uint64 // ring buffer reserve failures (kernel side)
-	Recipes            uint64 // processes pushed into the kernel's thread-context table
-	ProcessesGone      uint64 // exec/exit records of those processes
-	WithContext        uint64 // top-level calls that carried an in-kernel application context
+	// StaleFrames counts calls whose return the kernel never saw (a frame dropped by
+	// stack position: hook attached mid-call, longjmp or an exception through it).
+	StaleFrames   uint64
+	Recipes       uint64 // processes pushed into the kernel's thread-context table
+	ProcessesGone uint64 // exec/exit records of those processes
+	WithContext   uint64 // top-level calls that carried an in-kernel application context
 }
 
 // cookieEntryPoint marks uprobes attached at a learned entry point (not in BPF's
@@ -417,13 +420,16 @@ func (s *Source) hooked() {
 // attachPair attaches the entry and return programs at a symbol or a file offset.
 func (s *Source) attachPair(ex *link.Executable, sym string, addr uint64, c uint64) error {
 	opts := &link.UprobeOptions{Address: addr, Cookie: c}
-	up, err := ex.Uprobe(sym, s.enter, opts)
+	// Return first: a call that enters between the two attachments then has a return
+	// without an entry (the return program ignores it) rather than an entry without a
+	// return (a stale frame, dropped later by stack position but counted).
+	ret, err := ex.Uretprobe(sym, s.ret, opts)
 	if err != nil {
 		return err
 	}
-	ret, err := ex.Uretprobe(sym, s.ret, opts)
+	up, err := ex.Uprobe(sym, s.enter, opts)
 	if err != nil {
-		up.Close()
+		ret.Close()
 		return err
 	}
 	s.mu.Lock()
@@ -672,6 +678,11 @@ func (s *Source) Stats() Stats {
 		if err := s.coll.Maps["cuda_lost"].Lookup(uint32(0), &perCPU); err == nil {
 			for _, v := range perCPU {
 				st.Lost += v
+			}
+		}
+		if err := s.coll.Maps["cuda_lost"].Lookup(uint32(1), &perCPU); err == nil {
+			for _, v := range perCPU {
+				st.StaleFrames += v
 			}
 		}
 	}

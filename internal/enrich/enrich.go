@@ -97,8 +97,12 @@ func KernelTiers(tiers []string) []string {
 type Config struct {
 	// Tiers in lookup order (DefaultTiers when nil; empty: no application context at all).
 	Tiers []string
-	// Wait bounds how long Enrich waits for a process whose first read is still running
-	// (default 20ms). Only jobs of a process never seen at a submit ioctl can wait.
+	// Wait bounds how long the source's goroutine waits, in total per process, for a
+	// process whose first read is still running (default 20ms): the first job (or CUDA
+	// submission) of a process may wait that long; once the budget is spent, the
+	// process's jobs go on without attribution until the read lands (counted in
+	// WaitedOut). A read can take long (a process mapping hundreds of large libraries),
+	// and a per-job wait would then stall the source and overrun its ring buffer.
 	Wait time.Duration
 	// Linger keeps an exited process's snapshot for jobs still in flight (default 30s).
 	Linger time.Duration
@@ -130,12 +134,15 @@ func (c Config) withDefaults() Config {
 
 // Stats counts what the enricher did.
 type Stats struct {
-	Loads      uint64 // process reads by the worker
-	Gone       uint64 // processes that exited before they could be read
-	Dropped    uint64 // first sights not queued (queue full)
-	WaitedOut  uint64 // jobs emitted without attribution because their process was still loading
-	Recipes    uint64 // OTEP 4947 recipes pushed into the kernel
-	KernelErrs uint64 // failed pushes into the kernel table
+	Loads     uint64 // process reads by the worker
+	Gone      uint64 // processes that exited before they could be read
+	Dropped   uint64 // first sights not queued (queue full)
+	WaitedOut uint64 // lookups answered without attribution because their process was still loading
+	// SlowestLoad is the longest process read (the OTEP 4947 search of every mapped
+	// module included): until it lands, the process's jobs carry no thread context.
+	SlowestLoad time.Duration
+	Recipes     uint64 // OTEP 4947 recipes pushed into the kernel
+	KernelErrs  uint64 // failed pushes into the kernel table
 }
 
 // Kernel is the live source's table of resolved processes (probe.Live implements it):
@@ -168,6 +175,7 @@ type proc struct {
 	p        *tenant.Process
 	resource []appctx.Attribute
 	loadedAt time.Time
+	waitEnd  time.Time // end of the wait budget for the first read, set at the first wait
 	queued   bool      // a (re)load is queued or running
 	goneAt   time.Time // exit seen; zero while alive
 }
@@ -332,13 +340,16 @@ func (e *Enricher) worker() {
 
 // load reads pid and publishes the result.
 func (e *Enricher) load(pid uint32) {
+	t0 := time.Now()
 	tp, err := e.res.Process(pid)
 	if err == nil && e.kernel != nil {
 		e.push(pid, tp)
 	}
+	took := time.Since(t0)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.st.Loads++
+	e.st.SlowestLoad = max(e.st.SlowestLoad, took)
 	p, ok := e.procs[pid]
 	if !ok {
 		return
@@ -395,7 +406,8 @@ func (e *Enricher) Enrich(j *assemble.Job) {
 
 // Lookup returns what is known of pid (nil, nil when nothing): its tenant snapshot and
 // resource attributes. A process whose first read is still running is waited for at
-// most Config.Wait; one never seen is queued and waited for the same.
+// most what is left of its Config.Wait budget; one never seen is queued and waited for
+// the same.
 func (e *Enricher) Lookup(pid uint32) (*tenant.Process, []appctx.Attribute) {
 	if pid == 0 {
 		return nil, nil
@@ -407,15 +419,35 @@ func (e *Enricher) Lookup(pid uint32) (*tenant.Process, []appctx.Attribute) {
 	select {
 	case <-p.ready:
 	default:
-		t := time.NewTimer(e.cfg.Wait)
-		select {
-		case <-p.ready:
-		case <-t.C:
+		e.mu.Lock()
+		now := time.Now() // the budget is real time, like the timer below (e.now may be a test's clock)
+		if p.waitEnd.IsZero() {
+			p.waitEnd = now.Add(e.cfg.Wait)
+		}
+		left := p.waitEnd.Sub(now)
+		e.mu.Unlock()
+		ready := false
+		if left > 0 {
+			t := time.NewTimer(left)
+			select {
+			case <-p.ready:
+				ready = true
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		if !ready {
+			select {
+			case <-p.ready:
+				ready = true
+			default:
+			}
+		}
+		if !ready {
 			e.mu.Lock()
 			e.st.WaitedOut++
 			e.mu.Unlock()
 		}
-		t.Stop()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

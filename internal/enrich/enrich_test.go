@@ -222,6 +222,38 @@ func TestEnrichNeverWaitsLong(t *testing.T) {
 	}
 }
 
+// The wait is a budget per process, not per job: a read that takes long (a process
+// mapping hundreds of large libraries) must not stall every job of that process.
+func TestEnrichWaitBudgetIsPerProcess(t *testing.T) {
+	const wait = 100 * time.Millisecond
+	e := newEnricher(t, Config{Wait: wait}, nil)
+	e.mu.Lock()
+	e.procs[4242425] = &proc{ready: make(chan struct{}), queued: true} // a load that never ends
+	e.mu.Unlock()
+	start := time.Now()
+	for range 20 {
+		e.Enrich(&assemble.Job{PID: 4242425})
+	}
+	d := time.Since(start)
+	if d < wait*9/10 || d > 10*wait {
+		t.Errorf("20 jobs of a process still loading took %v; want about one budget of %v in all", d, wait)
+	}
+	if got := e.Stats().WaitedOut; got != 20 {
+		t.Errorf("WaitedOut = %d, want 20", got)
+	}
+	// When the read lands, jobs get the process at once.
+	e.mu.Lock()
+	p := e.procs[4242425]
+	p.p, p.resource, p.queued = &tenant.Process{PID: 4242425}, []appctx.Attribute{appctx.String("service.name", "late")}, false
+	close(p.ready)
+	e.mu.Unlock()
+	j := &assemble.Job{PID: 4242425}
+	e.Enrich(j)
+	if lookup(j.Resource, "service.name") != "late" {
+		t.Errorf("resource after the read landed: %v", j.Resource)
+	}
+}
+
 // Cost of a first sight on this host (the worker's work, off the hot path).
 func BenchmarkFirstSight(b *testing.B) {
 	cmd := exec.Command("sleep", "30")

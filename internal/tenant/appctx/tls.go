@@ -97,23 +97,26 @@ func InspectTLS(f *elf.File, symbol string) (TLSModule, error) {
 	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
 		return m, fmt.Errorf("%w (machine %v)", ErrUnsupportedArch, f.Machine)
 	}
+	// A module without a TLS segment defines no TLS symbol: most of a large process's
+	// modules are ruled out here, before any symbol table is read.
+	hasTLS := false
+	for _, p := range f.Progs {
+		hasTLS = hasTLS || p.Type == elf.PT_TLS
+	}
+	if !hasTLS {
+		return m, ErrNoTLSSymbol
+	}
 	symIndex := -1 // index in .dynsym, counting the null symbol as 0
-	if syms, err := f.DynamicSymbols(); err == nil {
-		for i, s := range syms {
-			if s.Name == symbol && elf.ST_TYPE(s.Info) == elf.STT_TLS && s.Section != elf.SHN_UNDEF {
-				symIndex, m.Table, m.Value, m.Size = i+1, ".dynsym", s.Value, s.Size
-				break
-			}
-		}
+	if i, v, size, err := findTLSSymbol(f, elf.SHT_DYNSYM, symbol); err != nil {
+		return m, err
+	} else if i > 0 {
+		symIndex, m.Table, m.Value, m.Size = i, ".dynsym", v, size
 	}
 	if m.Table == "" {
-		if syms, err := f.Symbols(); err == nil {
-			for _, s := range syms {
-				if s.Name == symbol && elf.ST_TYPE(s.Info) == elf.STT_TLS && s.Section != elf.SHN_UNDEF {
-					m.Table, m.Value, m.Size = ".symtab", s.Value, s.Size
-					break
-				}
-			}
+		if i, v, size, err := findTLSSymbol(f, elf.SHT_SYMTAB, symbol); err != nil {
+			return m, err
+		} else if i > 0 {
+			m.Table, m.Value, m.Size = ".symtab", v, size
 		}
 	}
 	if m.Table == "" {
@@ -145,6 +148,55 @@ func InspectTLS(f *elf.File, symbol string) (TLSModule, error) {
 	}
 	m.Relocs = relocs
 	return m, nil
+}
+
+// findTLSSymbol returns the index, value and size of the defined STT_TLS symbol named
+// symbol in f's first section of type typ (index 0: not there). It streams the table
+// and reads a name only for defined TLS symbols (a handful per module), so a library
+// with hundreds of thousands of symbols costs one sequential read and no allocation
+// per symbol — debug/elf's Symbols would build them all.
+func findTLSSymbol(f *elf.File, typ elf.SectionType, symbol string) (int, uint64, uint64, error) {
+	var sec *elf.Section
+	for _, s := range f.Sections {
+		if s.Type == typ {
+			sec = s
+			break
+		}
+	}
+	if sec == nil || int(sec.Link) >= len(f.Sections) {
+		return 0, 0, 0, nil
+	}
+	const symSize = 24 // Elf64_Sym
+	if sec.Size%symSize != 0 {
+		return 0, 0, 0, fmt.Errorf("section %s: odd size %d", sec.Name, sec.Size)
+	}
+	strtab := f.Sections[sec.Link]
+	want := append([]byte(symbol), 0)
+	name := make([]byte, len(want))
+	r := io.NewSectionReader(sec, 0, int64(sec.Size))
+	buf := make([]byte, 2730*symSize) // 64 KiB of whole entries
+	for i := 0; ; {
+		n, err := io.ReadFull(r, buf)
+		if n%symSize != 0 || (err != nil && err != io.EOF && err != io.ErrUnexpectedEOF) {
+			return 0, 0, 0, fmt.Errorf("section %s: short read: %v", sec.Name, err)
+		}
+		for e := buf[:n]; len(e) >= symSize; e, i = e[symSize:], i+1 {
+			info, shndx := e[4], binary.LittleEndian.Uint16(e[6:8])
+			if i == 0 || elf.ST_TYPE(info) != elf.STT_TLS || elf.SectionIndex(shndx) == elf.SHN_UNDEF {
+				continue
+			}
+			off := int64(binary.LittleEndian.Uint32(e[0:4]))
+			if uint64(off) >= strtab.Size {
+				continue
+			}
+			if m, _ := strtab.ReadAt(name, off); m == len(want) && string(name) == string(want) {
+				return i, binary.LittleEndian.Uint64(e[8:16]), binary.LittleEndian.Uint64(e[16:24]), nil
+			}
+		}
+		if err != nil {
+			return 0, 0, 0, nil
+		}
+	}
 }
 
 // tlsRelocs scans the SHT_RELA sections that relocate against .dynsym.

@@ -2,9 +2,24 @@
 name, submissions by scope/outcome, sync children per submission, launch counts, Xid events,
 id uniqueness. VALIDATION.md ("CUDA spans through the CLI").
 
-  spans_check.py SPANS.json [METRICS.json]
+  spans_check.py SPANS.json [METRICS.json] [--workload WL.json] [--traceparent SPAN_HEX]
+
+--workload (workload.py's OUT, run with --ctx): per measured iteration, the submissions
+parented to the span the thread published in that iteration, their trace id, context tier,
+launch count, and their cuda.sync duration against the workload's host-timed sync.
+--traceparent: submissions parented to the TRACEPARENT span the process was started with.
 """
-import collections, json, sys
+import collections, json, statistics, sys
+
+def flag(name):
+    if name not in sys.argv:
+        return None
+    i = sys.argv.index(name)
+    v = sys.argv[i + 1]
+    del sys.argv[i:i + 2]
+    return v
+
+workload_path, traceparent_span = flag("--workload"), flag("--traceparent")
 
 def attrs(kvs):
     out = {}
@@ -59,4 +74,41 @@ if len(sys.argv) > 2:
                 elif "histogram" in metric:
                     m[metric["name"]] = [(attrs(dp.get("attributes")), dp.get("count")) for dp in metric["histogram"]["dataPoints"]]
     out["final_metrics"] = m
+tiers = collections.Counter(s["_a"].get("ghostdriver.context.tier", "none") for s in subs.values())
+out["submissions_by_context_tier"] = dict(tiers)
+if traceparent_span:
+    under = [s for s in subs.values() if s.get("parentSpanId") == traceparent_span]
+    out["traceparent"] = {"submissions_parented": len(under),
+                          "tiers": dict(collections.Counter(s["_a"].get("ghostdriver.context.tier") for s in under))}
+if workload_path:
+    wl = json.load(open(workload_path))
+    by_parent = collections.defaultdict(list)
+    for s in subs.values():
+        by_parent[s.get("parentSpanId")].append(s)
+    sync_of = {s["parentSpanId"]: s for s in spans if s["name"] == "cuda.sync"}
+    one, trace_ok, tier_ok, launches, ratios, diffs = 0, 0, 0, collections.Counter(), [], []
+    for it in wl["syncs"]:
+        got = by_parent.get(it["span_id"], [])
+        if len(got) != 1:
+            continue
+        one += 1
+        sub = got[0]
+        trace_ok += sub["traceId"] == wl["trace_id"]
+        tier_ok += sub["_a"].get("ghostdriver.context.tier") == "otep4947"
+        launches[int(sub["_a"].get("ghostdriver.cuda.launch_count", 0))] += 1
+        sy = sync_of.get(sub["spanId"])
+        if sy:
+            traced = int(sy["endTimeUnixNano"]) - int(sy["startTimeUnixNano"])
+            ratios.append(traced / it["host_sync_ns"])
+            diffs.append((it["host_sync_ns"] - traced) / 1e3)
+    diffs.sort()
+    out["linking"] = {
+        "iterations": len(wl["syncs"]), "iterations_with_exactly_one_submission": one,
+        "with_the_workload_trace_id": trace_ok, "tier_otep4947": tier_ok,
+        "launches_per_iteration": dict(launches), "sum_launches_matched": sum(k * v for k, v in launches.items()),
+        "submissions_under_warmup_spans": sum(len(v) for k, v in by_parent.items() if k and k.startswith("ff")),
+        "submissions_without_parent": len(by_parent.get("", [])) + len(by_parent.get(None, [])),
+        "sync_traced_over_host_median": statistics.median(ratios) if ratios else None,
+        "host_minus_traced_us_median_p99_min": [statistics.median(diffs), diffs[int(len(diffs) * 0.99) - 1], diffs[0]] if diffs else None,
+    }
 print(json.dumps(out, indent=1))

@@ -6,11 +6,25 @@ current stream between two CUDA events, then synchronises with one of three call
 cudaStreamSynchronize, event.synchronize -> cudaEventSynchronize), timing the sync call on
 the host (perf_counter_ns) and the batch on the GPU (event elapsed time).
 
-  workload.py OUT.json [--iters N] [--k K] [--profile]
+  workload.py OUT.json [--iters N] [--k K] [--profile] [--ctx LIBOTELCTX]
 --profile counts kernels with torch.profiler (CUPTI) instead of timing: the independent
 launch count. Warm-up iterations run first and are excluded from every number.
+--ctx loads otelctx.c's library and publishes an OTEP 4947 thread context whose span is
+new in every iteration (recorded in OUT as span_id): what an instrumented application
+does around each step. The library is loaded before torch, so it exists at the
+process's first CUDA call, when ghostdriver resolves the process's recipe.
 """
-import json, os, sys, time
+import ctypes, json, os, sys, time
+
+otelctx = None
+TRACE_ID = bytes.fromhex("4bf92f3577b34da6a3ce929d0e0e4736")
+if "--ctx" in sys.argv:
+    otelctx = ctypes.CDLL(sys.argv[sys.argv.index("--ctx") + 1])
+
+def span_of(i, warm):
+    """The application span of iteration i: 8 bytes, warm-up ones marked 0xff."""
+    return bytes([0xff if warm else 0x5a, 0, 0, 0]) + i.to_bytes(4, "big")
+
 import torch
 
 out = sys.argv[1]
@@ -26,7 +40,9 @@ y = torch.empty(n, n, device=dev)
 s = torch.cuda.current_stream()
 SYNCS = ["device", "stream", "event"]
 
-def one(i, rec):
+def one(i, rec, warm=False):
+    if otelctx is not None:
+        otelctx.otelctx_set(TRACE_ID, span_of(i, warm))
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     start.record()
@@ -45,13 +61,15 @@ def one(i, rec):
     t1 = time.perf_counter_ns()
     if rec is not None:
         rec.append({"i": i, "sync": kind, "host_sync_ns": t1 - t0, "gpu_batch_ms": start.elapsed_time(end),
-                    "t0_mono_ns": t0, "t1_mono_ns": t1})
+                    "t0_mono_ns": t0, "t1_mono_ns": t1,
+                    "span_id": span_of(i, warm).hex() if otelctx is not None else None})
 
 for i in range(9):  # warm-up: cuBLAS handles, kernels loaded, caching allocator filled
-    one(i, None)
+    one(i, None, warm=True)
 torch.cuda.synchronize()
 
-res = {"pid": os.getpid(), "iters": iters, "k": K, "n": n, "torch": torch.__version__, "cuda": torch.version.cuda}
+res = {"pid": os.getpid(), "iters": iters, "k": K, "n": n, "torch": torch.__version__, "cuda": torch.version.cuda,
+       "trace_id": TRACE_ID.hex() if otelctx is not None else None}
 if profile:
     from torch.profiler import profile as prof, ProfilerActivity
     with prof(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:

@@ -107,7 +107,7 @@ func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt())}
+	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt()), cudaspans.WithLossFunc(cudaLoss(src))}
 	var enricher pipeline.CUDAEnricher
 	closeAll := src.Close
 	if cfg.Tenant.Enabled {
@@ -131,7 +131,7 @@ func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.
 		err := runner.Run(ctx)
 		st := runner.Stats()
 		fields := []zap.Field{zap.Uint64("submissions", st.Submissions), zap.Uint64("xids", st.Xids),
-			zap.Uint64("records_lost", src.Stats().Lost)}
+			zap.Uint64("records_lost", src.Stats().Lost), zap.Uint64("returns_missed", src.Stats().StaleFrames)}
 		if err != nil {
 			log.Error("ghostdriver CUDA source stopped with an error", append(fields, zap.Error(err))...)
 			componentstatus.ReportStatus(host, componentstatus.NewPermanentErrorEvent(err))
@@ -166,4 +166,12 @@ func openLive(cfg *Config, log *zap.Logger) (event.Source, pipeline.Enricher, fu
 // liveSpanOptions salts span ids with the boot id: fence keys repeat across boots.
 func liveSpanOptions() []emit.SpanOption {
 	return []emit.SpanOption{emit.WithIDSalt(probe.BootSalt())}
+}
+
+// cudaLoss reports the CUDA source's lost calls for ghostdriver.cuda.lost_calls.
+func cudaLoss(src *cuda.Source) cudaspans.LossFunc {
+	return func() (uint64, uint64) {
+		st := src.Stats()
+		return st.Lost, st.StaleFrames
+	}
 }

@@ -88,7 +88,10 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var sum cudaSummary
-	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt())}
+	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt()), cudaspans.WithLossFunc(func() (uint64, uint64) {
+		st := src.Stats()
+		return st.Lost, st.StaleFrames
+	})}
 	var enricher pipeline.CUDAEnricher
 	var enr *enrich.Enricher
 	if !*noTenant {

@@ -666,27 +666,32 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 // Stats returns what the source counted so far.
 func (s *Source) Stats() Stats {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	st := s.stats
 	st.ByAPI = make(map[string]uint64, len(s.stats.ByAPI))
 	for k, v := range s.stats.ByAPI {
 		st.ByAPI[k] = v
 	}
-	closed := s.closed
-	s.mu.Unlock()
-	if !closed {
-		var perCPU []uint64
-		if err := s.coll.Maps["cuda_lost"].Lookup(uint32(0), &perCPU); err == nil {
-			for _, v := range perCPU {
-				st.Lost += v
-			}
-		}
-		if err := s.coll.Maps["cuda_lost"].Lookup(uint32(1), &perCPU); err == nil {
-			for _, v := range perCPU {
-				st.StaleFrames += v
-			}
-		}
+	if !s.closed {
+		st.Lost, st.StaleFrames = s.kernelCounts()
 	}
 	return st
+}
+
+// kernelCounts sums the kernel's per-CPU loss counters (under s.mu, before Close).
+func (s *Source) kernelCounts() (lost, stale uint64) {
+	var perCPU []uint64
+	if err := s.coll.Maps["cuda_lost"].Lookup(uint32(0), &perCPU); err == nil {
+		for _, v := range perCPU {
+			lost += v
+		}
+	}
+	if err := s.coll.Maps["cuda_lost"].Lookup(uint32(1), &perCPU); err == nil {
+		for _, v := range perCPU {
+			stale += v
+		}
+	}
+	return lost, stale
 }
 
 // Close detaches every hook and releases the ring buffer; a concurrent Run returns nil.
@@ -697,6 +702,9 @@ func (s *Source) Close() error {
 		return nil
 	}
 	s.closed = true
+	// The last values stay readable after the maps are gone (cumulative metrics must
+	// not fall back to zero at the final collection).
+	s.stats.Lost, s.stats.StaleFrames = s.kernelCounts()
 	links := s.links
 	s.links = nil
 	s.mu.Unlock()

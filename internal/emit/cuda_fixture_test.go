@@ -89,7 +89,8 @@ func cudaFixtureOutputs() (ptrace.Traces, pmetric.Metrics) {
 	b := cudaspans.NewBuilder(testClock, cudaspans.WithHostName("gpu-node-7"))
 	cfg := metadata.DefaultMetricsConfig()
 	cfg.Dimensions = metadata.AllowedDimensions
-	r := cudaspans.NewRecorder(cfg, t0, cudaspans.WithHostName("gpu-node-7"))
+	r := cudaspans.NewRecorder(cfg, t0, cudaspans.WithHostName("gpu-node-7"),
+		cudaspans.WithLossFunc(func() (uint64, uint64) { return 3, 1 }))
 	for _, s := range cudaSubmissions() {
 		b.Append(s)
 		r.Record(s)

@@ -40,6 +40,7 @@ type MetricsConfig struct {
 	GhostdriverCUDASyncWait           MetricConfig `mapstructure:"ghostdriver.cuda.sync.wait"`
 	GhostdriverCUDALaunches           MetricConfig `mapstructure:"ghostdriver.cuda.launches"`
 	GhostdriverNvidiaXid              MetricConfig `mapstructure:"ghostdriver.nvidia.xid"`
+	GhostdriverCUDALostCalls          MetricConfig `mapstructure:"ghostdriver.cuda.lost_calls"`
 
 	// Dimensions adds tenant attributes to the job metrics (those whose descriptor has
 	// Dimensions set). Each must be in AllowedDimensions: the list is reviewed one key at
@@ -82,6 +83,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverCUDASyncWait:           on,
 		GhostdriverCUDALaunches:           on,
 		GhostdriverNvidiaXid:              on,
+		GhostdriverCUDALostCalls:          on,
 	}
 }
 
@@ -124,6 +126,8 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverCUDALaunches
 	case MetricNvidiaXid:
 		return &c.GhostdriverNvidiaXid
+	case MetricCUDALostCalls:
+		return &c.GhostdriverCUDALostCalls
 	}
 	return nil
 }

@@ -65,4 +65,15 @@ const (
 	MetricCUDASyncWait           = "ghostdriver.cuda.sync.wait"
 	MetricCUDALaunches           = "ghostdriver.cuda.launches"
 	MetricNvidiaXid              = "ghostdriver.nvidia.xid"
+	MetricCUDALostCalls          = "ghostdriver.cuda.lost_calls"
+)
+
+// ghostdriver.cuda.lost_calls: why a call never became a record.
+const (
+	AttrCUDALossReason = "ghostdriver.cuda.loss.reason"
+	// CUDALossRingBuffer: the ring buffer was full when the call returned.
+	CUDALossRingBuffer = "ring_buffer"
+	// CUDALossMissedReturn: the call's return was never seen (its entry frame was dropped
+	// by stack position: a hook attached mid-call, longjmp or an exception through it).
+	CUDALossMissedReturn = "missed_return"
 )

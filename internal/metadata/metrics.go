@@ -248,6 +248,16 @@ var Metrics = []MetricDesc{
 		Monotonic:   true,
 		Attributes:  []string{AttrNvidiaXidCode},
 	},
+	{
+		Name: MetricCUDALostCalls,
+		Description: "CUDA API calls the source saw enter but could not record, by reason " +
+			"(ring_buffer: the ring buffer was full; missed_return: the return was never seen).",
+		Unit:       "{call}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
+		Attributes: []string{AttrCUDALossReason},
+	},
 }
 
 // Desc returns the descriptor of the named metric.

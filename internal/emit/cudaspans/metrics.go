@@ -181,6 +181,14 @@ func (r *Recorder) Collect(now time.Time) pmetric.Metrics {
 			for _, c := range codes {
 				r.sumPoint(dps, r.xids[c], ts).Attributes().PutInt(metadata.AttrNvidiaXidCode, int64(c))
 			}
+		case metadata.MetricCUDALostCalls:
+			if r.cfg.loss == nil {
+				continue
+			}
+			ring, missed := r.cfg.loss()
+			dps := d.AppendTo(sm.Metrics()).Sum().DataPoints()
+			r.sumPoint(dps, ring, ts).Attributes().PutStr(metadata.AttrCUDALossReason, metadata.CUDALossRingBuffer)
+			r.sumPoint(dps, missed, ts).Attributes().PutStr(metadata.AttrCUDALossReason, metadata.CUDALossMissedReturn)
 		}
 	}
 	sm.Metrics().RemoveIf(func(m pmetric.Metric) bool {

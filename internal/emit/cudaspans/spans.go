@@ -35,7 +35,15 @@ type config struct {
 	hostName     string
 	scopeVersion string
 	resource     ResourceFunc
+	loss         LossFunc
 }
+
+// LossFunc reports the source's lost calls, cumulative: those the ring buffer had no room
+// for and those whose return was never seen (ghostdriver.cuda.lost_calls).
+type LossFunc func() (ringBuffer, missedReturn uint64)
+
+// WithLossFunc makes the Recorder report the source's lost calls.
+func WithLossFunc(f LossFunc) Option { return func(c *config) { c.loss = f } }
 
 // WithIDSalt mixes a per-boot value into every id (the receiver passes the boot id's).
 func WithIDSalt(salt uint64) Option { return func(c *config) { c.salt = salt } }

@@ -219,3 +219,31 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("xids %d", dp.IntValue())
 	}
 }
+
+// The source's lost calls are reported by reason, zero included, and only when the
+// recorder has a source to ask.
+func TestRecorderLostCalls(t *testing.T) {
+	lostCalls := func(r *Recorder) map[string]int64 {
+		ms := r.Collect(time.Unix(10, 0)).ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := 0; i < ms.Len(); i++ {
+			if m := ms.At(i); m.Name() == metadata.MetricCUDALostCalls {
+				out := map[string]int64{}
+				for j := 0; j < m.Sum().DataPoints().Len(); j++ {
+					dp := m.Sum().DataPoints().At(j)
+					reason, _ := dp.Attributes().Get(metadata.AttrCUDALossReason)
+					out[reason.Str()] = dp.IntValue()
+				}
+				return out
+			}
+		}
+		return nil
+	}
+	if got := lostCalls(NewRecorder(metadata.DefaultMetricsConfig(), time.Unix(0, 0))); got != nil {
+		t.Errorf("without a source: %v", got)
+	}
+	r := NewRecorder(metadata.DefaultMetricsConfig(), time.Unix(0, 0), WithLossFunc(func() (uint64, uint64) { return 7, 0 }))
+	want := map[string]int64{metadata.CUDALossRingBuffer: 7, metadata.CUDALossMissedReturn: 0}
+	if got := lostCalls(r); len(got) != 2 || got[metadata.CUDALossRingBuffer] != 7 || got[metadata.CUDALossMissedReturn] != 0 {
+		t.Errorf("lost calls %v, want %v", got, want)
+	}
+}

@@ -55,7 +55,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 type goneSink struct {
 	*Assembler
 	pid  atomic.Uint32
-	comm string // when set, keep the calls of the first process with this comm instead
 	keep []Call
 	mu   sync.Mutex
 	gone map[uint32]bool // pid → exec
@@ -64,9 +63,6 @@ type goneSink struct {
 func (g *goneSink) Calls(batch []Call) {
 	g.keep = g.keep[:0]
 	for _, c := range batch {
-		if g.comm != "" && c.Comm == g.comm {
-			g.pid.CompareAndSwap(0, c.PID)
-		}
 		if c.PID == g.pid.Load() {
 			g.keep = append(g.keep, c)
 		}
@@ -314,10 +310,13 @@ func TestStubHooksAddedUnderLoad(t *testing.T) {
 	cmd := exec.Command(app, fmt.Sprint(iters), "flood", fmt.Sprint(per))
 	var out strings.Builder
 	cmd.Stdout = &out
-	// The pid is known only once the process runs: gate the sink by the workload's comm
-	// instead, then pin it to the first pid seen with it.
-	sink.comm = "app"
-	if err := cmd.Run(); err != nil {
+	stdin, _ := cmd.StdinPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sink.pid.Store(uint32(cmd.Process.Pid)) // before its first call: other tests' stub apps run too
+	io.WriteString(stdin, "go\n")
+	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	// Every runtime call is counted (and more: the nested driver calls) once read.

@@ -77,11 +77,15 @@ static void *worker(void *arg)
 	return 0;
 }
 
-/* "flood": no handshakes, one thread, iters x {per cudaLaunchKernel; one stream sync}:
- * the driver's hidden entry point is hot while its hooks are being attached. */
+/* "flood": one thread, iters x {per cudaLaunchKernel; one stream sync}, started by a line
+ * on stdin and with no pause after the first CUDA call: the driver's hidden entry point
+ * is hot while its hooks are being attached. */
 static int flood(int per)
 {
 	dim3 g = {4, 1, 1}, b = {128, 1, 1};
+	char line[64];
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
 	cudaFree(0);
 	for (int i = 0; i < iters; i++) {
 		for (int k = 0; k < per; k++)

@@ -8,11 +8,11 @@
  *    the fd's device major before anything is reserved.
  * Exit records are emitted only for threads whose entry matched (inflight map).
  *
- * Filter-miss path (every non-DRM ioctl of the host pays it): when the configured
- * majors are exactly the DRM default, an ioctl whose type byte is not DRM's ('d',
- * _IOC_TYPE(cmd) == DRM_IOCTL_BASE) cannot be a DRM ioctl, so the entry returns after
- * one shift and compare; with other majors (the filter pointed at non-DRM devices)
- * every ioctl goes through fd_is_drm. The exit side looks the tid up in `inflight` only
+ * Filter-miss path (every non-DRM ioctl of the host pays it): when the loader knows the
+ * ioctl type bytes of every configured major (DRM: DRM_IOCTL_BASE 'd'; NVIDIA's
+ * frontend 'F' and 'm', UVM 0), an ioctl of any other type cannot be followed, so the
+ * entry returns after a shift, a load and a bit test; with other majors (the filter
+ * pointed at devices of unknown types) every ioctl goes through fd_is_drm. The exit side looks the tid up in `inflight` only
  * while some followed ioctl is in flight at all (inflight_n, one plain load): a helper
  * call costs as much here as the hash lookup did, so the miss path makes none.
  *
@@ -41,13 +41,24 @@ char __license[] SEC("license") = "Dual MIT/GPL";
 const volatile __u32 drm_majors[MAX_MAJORS] = {226};
 const volatile __u32 n_drm_majors = 1;
 /*
- * _IOC_TYPE every followed ioctl must have, 0 = any. The loader sets DRM_IOCTL_BASE
- * ('d') only when drm_majors is exactly {226}: the filter can be pointed at other
- * devices (tests: major 1, TCGETS is type 'T').
+ * The _IOC_TYPE bytes a followed ioctl may have, as a 256-bit set; cmd_gate = 0 lets
+ * every type through. The loader turns the gate on only when it knows the types of
+ * every major in drm_majors (DRM: DRM_IOCTL_BASE 'd'; NVIDIA: 'F', 'm', and 0 for UVM):
+ * the filter can be pointed at other devices (tests: major 1, TCGETS is type 'T').
  */
-const volatile __u32 cmd_type_gate = 0;
+const volatile __u32 cmd_gate = 0;
+const volatile __u64 cmd_types[4] = {};
 
 #define IOC_TYPE(cmd) (((cmd) >> 8) & 0xff)
+
+/* Whether cmd's type can be a followed ioctl: a shift, a load and a bit test. */
+static __always_inline bool cmd_type_followed(__u32 cmd)
+{
+	if (!cmd_gate)
+		return true;
+	__u32 t = IOC_TYPE(cmd);
+	return (cmd_types[(t >> 6) & 3] >> (t & 63)) & 1;
+}
 
 struct ioctl_args {
 	__s32 fd;
@@ -157,7 +168,7 @@ int BPF_PROG(rawtp_sched_process_exit)
 
 static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 {
-	if (cmd_type_gate && IOC_TYPE(cmd) != cmd_type_gate)
+	if (!cmd_type_followed(cmd))
 		return;
 	if (!fd_is_drm(fd))
 		return;
@@ -235,7 +246,7 @@ int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long id)
 	if (id != NR_IOCTL)
 		return 0;
 	__u32 cmd = (__u32)BPF_CORE_READ(regs, si);
-	if (cmd_type_gate && IOC_TYPE(cmd) != cmd_type_gate)
+	if (!cmd_type_followed(cmd))
 		return 0; /* before the other two reads (ioctl_enter checks it again) */
 	int fd = (int)BPF_CORE_READ(regs, di);
 	__u64 arg = BPF_CORE_READ(regs, dx);

@@ -139,9 +139,11 @@ type LiveConfig struct {
 //	    follow_entry_points: true
 //	    xid: true
 type CUDAConfig struct {
-	// Enabled turns the CUDA source on (default false). It also adds the NVIDIA character
-	// devices' majors (from <tenant.proc_root>/devices) to the DRM source's ioctl filter:
-	// NVIDIA ioctls (resource-manager allocations, UVM faults) then count as ioctl events in
+	// Enabled turns the CUDA source on (default false). It also adds the majors of the
+	// NVIDIA devices CUDA work goes through (the frontend, 195, and nvidia-uvm, from
+	// <tenant.proc_root>/devices) to the DRM source's ioctl filter, with their ioctl types
+	// ('F', 'm'; 0), so the kernel still drops other ioctls by type alone: NVIDIA ioctls
+	// (resource-manager allocations, UVM faults) then count as ioctl events in
 	// ghostdriver.decoder.events and give the tenant enricher first sight of a process;
 	// they are not submissions and never make gpu.job spans.
 	Enabled bool `mapstructure:"enabled"`

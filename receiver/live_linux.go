@@ -47,25 +47,25 @@ func probeConfig(cfg *Config) probe.Config {
 	c.PollInterval = l.PollInterval
 	c.IRQNames = l.IRQNames
 	if l.CUDA.Enabled {
-		c.DRMMajors = withNvidiaMajors(c.DRMMajors, cfg.Tenant.ProcRoot)
+		c.DRMMajors, c.IoctlTypes = withNvidiaMajors(c.DRMMajors, cfg.Tenant.ProcRoot)
 	}
 	return c
 }
 
-// maxFilteredMajors is what the syscall hooks can filter (probe: maxMajors).
-const maxFilteredMajors = 16
-
-// withNvidiaMajors adds the NVIDIA character devices' majors (nvidia-frontend 195,
-// nvidia-uvm, nvidia-caps, …) read from <procRoot>/devices to the ioctl filter. Their
-// ioctls become ioctl events (counted, seen by the enricher), never jobs: NVIDIA work is
-// submitted from user space, which the CUDA source traces.
-func withNvidiaMajors(majors []uint32, procRoot string) []uint32 {
+// withNvidiaMajors adds the majors of the NVIDIA character devices CUDA work goes through
+// (the frontend, 195, and nvidia-uvm), read from <procRoot>/devices, to the ioctl filter,
+// with their ioctl types. Their ioctls become ioctl events (counted, seen by the
+// enricher), never jobs: NVIDIA work is submitted from user space, which the CUDA source
+// traces. Other NVIDIA devices (nvidia-caps, nvswitch, nvlink) are left out: no CUDA work
+// passes through their ioctls, and a major of unknown ioctl types would turn the kernel's
+// type gate off, making every ioctl on the host pay the file lookup.
+func withNvidiaMajors(majors []uint32, procRoot string) ([]uint32, map[uint32][]uint8) {
 	if procRoot == "" {
 		procRoot = "/proc"
 	}
 	b, err := os.ReadFile(filepath.Join(procRoot, "devices"))
 	if err != nil {
-		return majors
+		return majors, nil
 	}
 	nv := cuda.NvidiaMajors(string(b))
 	names := make([]string, 0, len(nv))
@@ -74,12 +74,26 @@ func withNvidiaMajors(majors []uint32, procRoot string) []uint32 {
 	}
 	sort.Strings(names) // deterministic order when the cap cuts the list
 	out := append([]uint32(nil), majors...)
+	types := map[uint32][]uint8{}
 	for _, name := range names {
-		if m := nv[name]; !slices.Contains(out, m) && len(out) < maxFilteredMajors {
+		t, known := cuda.NvidiaIoctlTypes(name)
+		m := nv[name]
+		if !known {
+			continue
+		}
+		if !slices.Contains(out, m) {
+			if len(out) >= maxDRMMajors {
+				continue
+			}
 			out = append(out, m)
 		}
+		for _, b := range t {
+			if !slices.Contains(types[m], b) {
+				types[m] = append(types[m], b)
+			}
+		}
 	}
-	return out
+	return out, types
 }
 
 // openCUDA opens the CUDA source and returns the function that runs it through a

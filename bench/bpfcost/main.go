@@ -71,7 +71,7 @@ func cmdCost(args []string) error {
 	rounds := fs.Int("rounds", 5, "interleaved rounds (floor, gd-<major>..., floor, ...)")
 	ioctls := fs.Int("ioctls", 1_000_000, "ioctl(TCGETS) on /dev/null per round and condition (0: none)")
 	execs := fs.Int("execs", 200, "fork+exec of /bin/true per round and condition (sched_process_exec/exit)")
-	majors := fs.String("majors", "226,1", "ghostdriver conditions: --drm-major per condition (226 = filter miss on this host, 1 = /dev/null's major: filter hit)")
+	majors := fs.String("majors", "226,1", "ghostdriver conditions: the device majors per condition, several joined by '+' (226 = filter miss on this host, 1 = /dev/null's major: filter hit, 226+195+238 = with NVIDIA's majors, 226+241 = with a major of unknown ioctl types)")
 	workload := fs.String("workload", "", "shell command run per round and condition instead of the ioctl/exec loops (guest: the vgpu app)")
 	units := fs.Float64("units", 0, "work units per workload run (e.g. jobs) for the per-unit sum; default: ioctls")
 	out := fs.String("out", "", "TSV output (default stdout)")
@@ -198,13 +198,23 @@ func runCondition(cond string, hooks []string, work func() (float64, error)) ([]
 			progs, links, names = append(progs, p), append(links, l), append(names, h)
 		}
 	case strings.HasPrefix(cond, "gd-"):
-		m, err := strconv.ParseUint(strings.TrimPrefix(cond, "gd-"), 10, 32)
-		if err != nil {
-			return nil, 0, err
-		}
+		// gd-226, or several majors joined by '+': gd-226+195+238 is the receiver's filter
+		// with live.cuda on an NVIDIA host (ioctl types known: the type gate stays on),
+		// gd-226+241 one with a major of unknown types (nvidia-caps: the gate is off).
 		before := programIDs()
 		cfg := probe.DefaultConfig()
-		cfg.DRMMajors = []uint32{uint32(m)}
+		cfg.DRMMajors = nil
+		cfg.IoctlTypes = map[uint32][]uint8{}
+		for _, f := range strings.Split(strings.TrimPrefix(cond, "gd-"), "+") {
+			m, err := strconv.ParseUint(f, 10, 32)
+			if err != nil {
+				return nil, 0, err
+			}
+			cfg.DRMMajors = append(cfg.DRMMajors, uint32(m))
+			if t, ok := nvidiaTypes[uint32(m)]; ok {
+				cfg.IoctlTypes[uint32(m)] = t
+			}
+		}
 		l, rep, err := probe.Open(cfg, nil)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%v\n%s", err, rep.String())
@@ -477,3 +487,7 @@ func selfCPU() time.Duration {
 }
 
 func uintptrOf(t *unix.Termios) uintptr { return uintptr(unsafe.Pointer(t)) }
+
+// nvidiaTypes are the ioctl types the receiver gives NVIDIA's frontend (195) and
+// nvidia-uvm (238 on the validation host) majors (cuda.NvidiaIoctlTypes).
+var nvidiaTypes = map[uint32][]uint8{195: {'F', 'm'}, 238: {0}}

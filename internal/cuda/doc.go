@@ -80,5 +80,6 @@
 // process's nvidia-caps device files (/dev/nvidia-caps/nvidia-cap*, major from
 // /proc/devices "nvidia-caps", see NvidiaMajors). NVIDIA ioctls (majors 195 and
 // nvidia-uvm's) are seen by the DRM source's syscall hooks when their majors are added
-// to probe.Config.DRMMajors; they are context (RM allocs, UVM faults), not submissions.
+// to probe.Config.DRMMajors (with NvidiaIoctlTypes, so that the kernel's ioctl type gate
+// stays on); they are context (RM allocs, UVM faults), not submissions.
 package cuda

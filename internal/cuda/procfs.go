@@ -153,3 +153,19 @@ func NvidiaMajors(procDevices string) map[string]uint32 {
 	}
 	return out
 }
+
+// NvidiaIoctlTypes returns the _IOC_TYPE bytes of the ioctls of the NVIDIA character
+// device registered under name in /proc/devices, for the DRM source's ioctl type gate.
+// Only the devices CUDA work goes through are known: the frontend (major 195: nvidiactl
+// and nvidia<N>, NV_IOCTL_MAGIC 'F'; nvidia-modeset, NVKMS 'm') and nvidia-uvm (its
+// ioctls are plain numbers: UVM_INITIALIZE 0x30000001 and UVM_IOCTL_BASE(i) = i, type 0).
+// Others (nvidia-caps, nvidia-nvswitch, nvidia-nvlink, …) report false.
+func NvidiaIoctlTypes(name string) ([]uint8, bool) {
+	switch name {
+	case "nvidia", "nvidiactl", "nvidia-frontend":
+		return []uint8{'F', 'm'}, true
+	case "nvidia-uvm":
+		return []uint8{0}, true
+	}
+	return nil, false
+}

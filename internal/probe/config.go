@@ -13,6 +13,11 @@ type Config struct {
 	// DRMMajors are the character-device majors whose ioctls are submits (DRM: 226).
 	// The syscall hooks filter on them in the kernel, before anything is reserved.
 	DRMMajors []uint32
+	// IoctlTypes are the _IOC_TYPE bytes of the ioctls followed on each major (226, DRM:
+	// 'd', built in). When every major of DRMMajors has its types here, an ioctl of
+	// another type is dropped before its file is looked at — the filter-miss path every
+	// ioctl of the host pays; otherwise every ioctl's fd is checked.
+	IoctlTypes map[uint32][]uint8
 	// BOValidationFuncs are kernel functions whose fentry/fexit bound bo_validation (t1).
 	BOValidationFuncs []string
 	// RunJobFuncs are drivers' drm_sched run_job callbacks (fexit: te, hardware fence).

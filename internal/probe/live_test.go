@@ -301,22 +301,35 @@ func TestIoctlFilterMiss(t *testing.T) {
 	}
 }
 
-// The cmd type gate (on by default, for major 226 and 'd' only) run on this host's
-// devices: the filter pointed at /dev/null's major with the gate set to TCGETS's type
-// ('T') follows entry and exit (the exit reads cmd back from the saved registers); the
-// gate set to DRM's type drops the same ioctls although their device matches.
+// The ioctl type gate (on by default: major 226, type 'd') run on this host's devices:
+// the filter pointed at /dev/null's major with TCGETS's type ('T') in the set follows
+// entry and exit (the exit reads cmd back from the saved registers), also as one type of
+// several; a set without it drops the same ioctls although their device matches.
 func TestIoctlCmdTypeGate(t *testing.T) {
 	requireRoot(t)
-	if cmdTypeGate([]uint32{226}) != 'd' || cmdTypeGate([]uint32{1}) != 0 || cmdTypeGate([]uint32{226, 1}) != 0 {
-		t.Fatal("the gate must be on for exactly the DRM default major")
+	bit := func(set [4]uint64, c uint8) bool { return set[c>>6]>>(c&63)&1 == 1 }
+	if g, set := ioctlGate([]uint32{226}, nil); g != 1 || !bit(set, 'd') || bit(set, 'T') {
+		t.Fatal("the gate must be on for the DRM default major, with type 'd' alone")
 	}
-	defer func(f func([]uint32) uint32) { cmdTypeGateFor = f }(cmdTypeGateFor)
+	if g, _ := ioctlGate([]uint32{1}, nil); g != 0 {
+		t.Fatal("a major of unknown types must turn the gate off")
+	}
+	if g, _ := ioctlGate([]uint32{226, 1}, nil); g != 0 {
+		t.Fatal("one major of unknown types among known ones must turn the gate off")
+	}
+	nv := map[uint32][]uint8{195: {'F', 'm'}, 238: {0}}
+	if g, set := ioctlGate([]uint32{226, 195, 238}, nv); g != 1 || !bit(set, 'd') || !bit(set, 'F') || !bit(set, 'm') || !bit(set, 0) || bit(set, 'T') {
+		t.Fatalf("DRM + NVIDIA: gate %d set %x", g, set)
+	}
+	defer func(f func([]uint32, map[uint32][]uint8) (uint32, [4]uint64)) { ioctlGateFor = f }(ioctlGateFor)
 	const n = 5
 	for _, c := range []struct {
-		gate   uint32
+		types  []uint8
 		follow bool
-	}{{'T', true}, {'d', false}} {
-		cmdTypeGateFor = func([]uint32) uint32 { return c.gate }
+	}{{[]uint8{'T'}, true}, {[]uint8{'d', 'F', 'T', 0}, true}, {[]uint8{'d'}, false}, {[]uint8{'d', 'F', 'm', 0}, false}} {
+		ioctlGateFor = func(majors []uint32, _ map[uint32][]uint8) (uint32, [4]uint64) {
+			return ioctlGate(majors, map[uint32][]uint8{1: c.types})
+		}
 		cfg := DefaultConfig()
 		cfg.DRMMajors = []uint32{1}
 		l, rep, err := Open(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
@@ -355,7 +368,7 @@ func TestIoctlCmdTypeGate(t *testing.T) {
 		stop()
 		l.Close()
 		if enters != want || exits != want {
-			t.Errorf("gate %q: %d enters, %d exits, want %d each", rune(c.gate), enters, exits, want)
+			t.Errorf("types %q: %d enters, %d exits, want %d each", c.types, enters, exits, want)
 		}
 	}
 }

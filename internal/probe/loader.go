@@ -154,7 +154,11 @@ func (ld *loader) family(name string) (*family, error) {
 		if err := spec.Variables["n_drm_majors"].Set(uint32(len(ld.cfg.DRMMajors))); err != nil {
 			return nil, err
 		}
-		if err := spec.Variables["cmd_type_gate"].Set(cmdTypeGateFor(ld.cfg.DRMMajors)); err != nil {
+		gate, types := ioctlGateFor(ld.cfg.DRMMajors, ld.cfg.IoctlTypes)
+		if err := spec.Variables["cmd_gate"].Set(gate); err != nil {
+			return nil, err
+		}
+		if err := spec.Variables["cmd_types"].Set(types); err != nil {
 			return nil, err
 		}
 		order, err := ld.cfg.ctxOrder()
@@ -196,19 +200,33 @@ const (
 	drmIoctlBase = 'd'
 )
 
-// cmdTypeGate is syscalls.c's cmd_type_gate: when the filter follows exactly the DRM
-// major, an ioctl of any other type is dropped before its fd is looked at (and its exit
-// without a map lookup). Pointed at other majors, the filter keeps every type.
-func cmdTypeGate(majors []uint32) uint32 {
-	if len(majors) == 1 && majors[0] == drmMajor {
-		return drmIoctlBase
+// ioctlGate is syscalls.c's cmd_gate and cmd_types: when the types of every followed
+// major are known (DRM's built in, others from Config.IoctlTypes), an ioctl of any other
+// type is dropped before its fd is looked at (and its exit without a map lookup). With
+// a major of unknown types the filter keeps every type (gate 0).
+func ioctlGate(majors []uint32, known map[uint32][]uint8) (uint32, [4]uint64) {
+	var set [4]uint64
+	if len(majors) == 0 {
+		return 0, set
 	}
-	return 0
+	for _, m := range majors {
+		types, ok := known[m]
+		if m == drmMajor && !ok {
+			types, ok = []uint8{drmIoctlBase}, true
+		}
+		if !ok || len(types) == 0 {
+			return 0, [4]uint64{}
+		}
+		for _, t := range types {
+			set[t>>6] |= 1 << (t & 63)
+		}
+	}
+	return 1, set
 }
 
-// cmdTypeGateFor is cmdTypeGate; tests replace it to run the gated path on a device
-// this host has (/dev/null, TCGETS = type 'T').
-var cmdTypeGateFor = cmdTypeGate
+// ioctlGateFor is ioctlGate; tests replace it to run the gated path on a device this
+// host has (/dev/null, TCGETS = type 'T').
+var ioctlGateFor = ioctlGate
 
 // obiMapName is OBI's map, and the name of our placeholder of the same shape.
 const obiMapName = "traces_ctx_v1"

@@ -57,7 +57,8 @@ const (
 	syscallsProgTpSysExitIoctl        = "tp_sys_exit_ioctl"
 	syscallsProgTpbtfSchedProcessExec = "tpbtf_sched_process_exec"
 	syscallsProgTpbtfSchedProcessExit = "tpbtf_sched_process_exit"
-	syscallsVarCmdTypeGate            = "cmd_type_gate"
+	syscallsVarCmdGate                = "cmd_gate"
+	syscallsVarCmdTypes               = "cmd_types"
 	syscallsVarCtxOrder               = "ctx_order"
 	syscallsVarDrmMajors              = "drm_majors"
 	syscallsVarInflightN              = "inflight_n"
@@ -136,7 +137,8 @@ type syscallsMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsVariableSpecs struct {
-	CmdTypeGate       *ebpf.VariableSpec `ebpf:"cmd_type_gate"`
+	CmdGate           *ebpf.VariableSpec `ebpf:"cmd_gate"`
+	CmdTypes          *ebpf.VariableSpec `ebpf:"cmd_types"`
 	CtxOrder          *ebpf.VariableSpec `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.VariableSpec `ebpf:"drm_majors"`
 	InflightN         *ebpf.VariableSpec `ebpf:"inflight_n"`
@@ -187,7 +189,8 @@ func (m *syscallsMaps) Close() error {
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsVariables struct {
-	CmdTypeGate       *ebpf.Variable `ebpf:"cmd_type_gate"`
+	CmdGate           *ebpf.Variable `ebpf:"cmd_gate"`
+	CmdTypes          *ebpf.Variable `ebpf:"cmd_types"`
 	CtxOrder          *ebpf.Variable `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.Variable `ebpf:"drm_majors"`
 	InflightN         *ebpf.Variable `ebpf:"inflight_n"`

@@ -12,13 +12,13 @@
 // ioctls of its threads carry their thread context. Enrich runs for each finished job and
 // only reads what the worker produced. A job is normally finished long after its first
 // ioctl, so the process is resolved by then; when it is not (a job whose ioctl was not
-// seen), Enrich queues it and waits at most Config.Wait, then emits the job without
-// tenant attributes rather than stall the source.
+// seen), Enrich queues it and waits at most Config.Wait — once per process, not per job —
+// then emits the job without tenant attributes rather than stall the source.
 //
 // Cost of a first sight (worker, off the hot path): tenant reads /proc/<pid>/{stat,comm,
 // exe,cgroup,environ,maps}, the fdinfo of its DRM fds, at most 64 KiB of OTEL_CTX memory,
-// and, for OTEP 4947, the dynamic symbol table of each mapped executable file (cached per
-// file across processes). Measured on this host: see internal/enrich's benchmark.
+// and, for OTEP 4947, the symbol tables of each mapped executable file that has a TLS
+// segment, streamed (cached per file across processes). Measured on this host: see internal/enrich's benchmark.
 //
 // Staleness. A process is re-read after tenant.Config.Refresh (stale-while-revalidate:
 // jobs keep the previous snapshot meanwhile). The kernel reports exec and exit of every

@@ -121,7 +121,7 @@ func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt()), cudaspans.WithLossFunc(cudaLoss(src))}
+	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt()), cudaspans.WithLossFunc(src.Losses)}
 	var enricher pipeline.CUDAEnricher
 	closeAll := src.Close
 	if cfg.Tenant.Enabled {
@@ -180,12 +180,4 @@ func openLive(cfg *Config, log *zap.Logger) (event.Source, pipeline.Enricher, fu
 // liveSpanOptions salts span ids with the boot id: fence keys repeat across boots.
 func liveSpanOptions() []emit.SpanOption {
 	return []emit.SpanOption{emit.WithIDSalt(probe.BootSalt())}
-}
-
-// cudaLoss reports the CUDA source's lost calls for ghostdriver.cuda.lost_calls.
-func cudaLoss(src *cuda.Source) cudaspans.LossFunc {
-	return func() (uint64, uint64) {
-		st := src.Stats()
-		return st.Lost, st.StaleFrames
-	}
 }

@@ -88,10 +88,7 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var sum cudaSummary
-	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt()), cudaspans.WithLossFunc(func() (uint64, uint64) {
-		st := src.Stats()
-		return st.Lost, st.StaleFrames
-	})}
+	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt()), cudaspans.WithLossFunc(src.Losses)}
 	var enricher pipeline.CUDAEnricher
 	var enr *enrich.Enricher
 	if !*noTenant {

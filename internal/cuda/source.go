@@ -678,6 +678,17 @@ func (s *Source) Stats() Stats {
 	return st
 }
 
+// Losses returns the calls lost so far: ring-buffer reserve failures and missed returns
+// (Stats' Lost and StaleFrames, without copying the rest).
+func (s *Source) Losses() (ringBuffer, missedReturn uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.stats.Lost, s.stats.StaleFrames
+	}
+	return s.kernelCounts()
+}
+
 // kernelCounts sums the kernel's per-CPU loss counters (under s.mu, before Close).
 func (s *Source) kernelCounts() (lost, stale uint64) {
 	var perCPU []uint64

@@ -49,6 +49,19 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// runSource runs src into sink on its own goroutine; stop cancels it and waits.
+func runSource(t *testing.T, src *Source, sink Sink) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := src.Run(ctx, sink); err != nil {
+			t.Error(err)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 // goneSink is the assembler, fed only the workload's calls (other tests' workloads may
 // run at the same time, and the uprobes are system-wide), plus a record of the process
 // lifecycle reports.
@@ -106,15 +119,7 @@ func TestStubEntryPointTable(t *testing.T) {
 	var subs []*Submission
 	asm := NewAssembler(AssemblerConfig{}, func(s *Submission) { subs = append(subs, s) })
 	sink := &goneSink{Assembler: asm, gone: map[uint32]bool{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := src.Run(ctx, sink); err != nil {
-			t.Error(err)
-		}
-	}()
+	stop := runSource(t, src, sink)
 
 	cmd := exec.Command(app, "50")
 	stdin, _ := cmd.StdinPipe()
@@ -152,8 +157,7 @@ func TestStubEntryPointTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the workload's exit reported", func() bool { return sink.exited(pid) })
-	cancel()
-	wg.Wait()
+	stop()
 	asm.Flush()
 
 	st := src.Stats()
@@ -287,7 +291,7 @@ func TestStubEntryPointTable(t *testing.T) {
 // stays top level: none is counted as nested in a call that already returned.
 func TestStubHooksAddedUnderLoad(t *testing.T) {
 	needRootAndGCC(t)
-	const iters, per = 40, 200
+	const per = 200
 	dir := t.TempDir()
 	app := buildStubs(t, dir)
 	src, _, err := Open(Config{RescanInterval: -1, ExtraLibraries: []string{
@@ -298,16 +302,8 @@ func TestStubHooksAddedUnderLoad(t *testing.T) {
 	defer src.Close()
 	asm := NewAssembler(AssemblerConfig{}, func(*Submission) {})
 	sink := &goneSink{Assembler: asm, gone: map[uint32]bool{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := src.Run(ctx, sink); err != nil {
-			t.Error(err)
-		}
-	}()
-	cmd := exec.Command(app, fmt.Sprint(iters), "flood", fmt.Sprint(per))
+	stop := runSource(t, src, sink)
+	cmd := exec.Command(app, "40", "flood", fmt.Sprint(per))
 	var out strings.Builder
 	cmd.Stdout = &out
 	stdin, _ := cmd.StdinPipe()
@@ -316,36 +312,55 @@ func TestStubHooksAddedUnderLoad(t *testing.T) {
 	}
 	sink.pid.Store(uint32(cmd.Process.Pid)) // before its first call: other tests' stub apps run too
 	io.WriteString(stdin, "go\n")
+	// The loop runs 40 times and then until told to stop: long enough, however slow the
+	// host, for the hooks learnt from its cuGetProcAddress returns to be attached while it
+	// runs, and for thousands of calls to go through them afterwards.
+	// Polled gently: the workload's thread must keep the CPU while the hooks go in.
+	var hooked uint64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		st := src.Stats()
+		if hooked == 0 && st.EntryPointHooks >= 1 {
+			hooked = st.Calls
+		}
+		if hooked > 0 && st.Calls >= hooked+20*(per+1) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("entry points hooked while the workload runs: %d hooks, %d calls after them", st.EntryPointHooks, st.Calls-hooked)
+		}
+	}
+	io.WriteString(stdin, "stop\n")
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
+	var n, table, export, syncs int
+	if _, err := fmt.Sscanf(strings.TrimSpace(out.String()), "counts iterations=%d table_launch=%d export_launch=%d stream_sync=%d",
+		&n, &table, &export, &syncs); err != nil {
+		t.Fatalf("workload said %q: %v", out.String(), err)
+	}
 	// Every runtime call is counted (and more: the nested driver calls) once read.
-	waitFor(t, "the workload's calls read", func() bool { return src.Stats().Calls >= iters*(per+1)+1 })
+	waitFor(t, "the workload's calls read", func() bool { return src.Stats().Calls >= uint64(n*(per+1)+1) })
 	for last := uint64(0); last != src.Stats().Calls; time.Sleep(100 * time.Millisecond) {
 		last = src.Stats().Calls
 	}
-	cancel()
-	wg.Wait()
+	stop()
 	asm.Flush()
 	st := src.Stats()
 	t.Logf("ground truth: %s; source: entry-point hooks %d, returns missed %d, lost %d; top-level launches %d, nested %d",
 		strings.TrimSpace(out.String()), st.EntryPointHooks, st.StaleFrames, st.Lost, asm.Counts[ClassLaunch], asm.NestedCounts[ClassLaunch])
-	if want := fmt.Sprintf("counts table_launch=%d export_launch=0 stream_sync=%d", iters*per, iters); strings.TrimSpace(out.String()) != want {
-		t.Fatalf("the stubs counted %q, want %q", out.String(), want)
+	if table != n*per || export != 0 || syncs != n {
+		t.Fatalf("the stubs counted %q, want %d table launches, 0 export launches, %d syncs", out.String(), n*per, n)
 	}
 	if st.Lost != 0 {
 		t.Fatalf("%d records lost: the counts below would not be exact", st.Lost)
 	}
-	if st.EntryPointHooks < 1 {
-		t.Fatalf("no entry point learnt: the test did not exercise hooks added under load")
+	if got := asm.Counts[ClassLaunch]; got != uint64(n*per) {
+		t.Errorf("top-level launches = %d, want %d (every cudaLaunchKernel)", got, n*per)
 	}
-	if got := asm.Counts[ClassLaunch]; got != iters*per {
-		t.Errorf("top-level launches = %d, want %d (every cudaLaunchKernel)", got, iters*per)
+	if got := asm.NestedCounts[ClassLaunch]; got > uint64(n*per) {
+		t.Errorf("nested launches = %d, more than the %d runtime launches they are nested in", got, n*per)
 	}
-	if got := asm.NestedCounts[ClassLaunch]; got > iters*per {
-		t.Errorf("nested launches = %d, more than the %d runtime launches they are nested in", got, iters*per)
-	}
-	if got := asm.Counts[ClassSync]; got != iters {
-		t.Errorf("top-level syncs = %d, want %d", got, iters)
+	if got := asm.Counts[ClassSync]; got != uint64(n) {
+		t.Errorf("top-level syncs = %d, want %d", got, n)
 	}
 }

@@ -77,23 +77,40 @@ static void *worker(void *arg)
 	return 0;
 }
 
-/* "flood": one thread, iters x {per cudaLaunchKernel; one stream sync}, started by a line
- * on stdin and with no pause after the first CUDA call: the driver's hidden entry point
- * is hot while its hooks are being attached. */
+/* "flood": one thread repeats {per cudaLaunchKernel; one stream sync} from the line "go"
+ * on stdin, at least iters times and until the next line, with no pause after its first
+ * CUDA call: the driver's hidden entry point is hot while its hooks are being attached. */
+static volatile int flood_stop;
+
+static void *flood_stopper(void *arg)
+{
+	char line[64];
+	(void)arg;
+	if (!fgets(line, sizeof(line), stdin))
+		return 0;
+	__atomic_store_n(&flood_stop, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static int flood(int per)
 {
 	dim3 g = {4, 1, 1}, b = {128, 1, 1};
 	char line[64];
+	pthread_t stopper;
+	setvbuf(stdout, 0, _IONBF, 0);
 	if (!fgets(line, sizeof(line), stdin))
 		return 1;
+	pthread_create(&stopper, 0, flood_stopper, 0);
 	cudaFree(0);
-	for (int i = 0; i < iters; i++) {
+	long n = 0;
+	for (; n < iters || !__atomic_load_n(&flood_stop, __ATOMIC_ACQUIRE); n++) {
 		for (int k = 0; k < per; k++)
 			cudaLaunchKernel((void *)(uintptr_t)(0xf000 + k % 3), g, b, 0, 0, (void *)0x5000);
 		cudaStreamSynchronize((void *)0x5000);
 	}
-	printf("counts table_launch=%ld export_launch=%ld stream_sync=%ld\n", stub_counts[0], stub_counts[1],
-	       stub_counts[2]);
+	pthread_join(stopper, 0);
+	printf("counts iterations=%ld table_launch=%ld export_launch=%ld stream_sync=%ld\n", n, stub_counts[0],
+	       stub_counts[1], stub_counts[2]);
 	return 0;
 }
 

@@ -121,9 +121,14 @@ func TestCUDAStubSpans(t *testing.T) {
 		t.Skip("needs gcc to build the stub CUDA libraries")
 	}
 	const threads, iters = 2, 50
-	app := buildCUDAStubs(t, t.TempDir())
+	dir := t.TempDir()
+	app := buildCUDAStubs(t, dir)
 
-	src, rep, err := cuda.Open(cuda.Config{RescanInterval: 20 * time.Millisecond}, nil)
+	// Only this test's stub files are hooked (discovery from /proc/*/maps is internal/cuda's
+	// test): uprobes are system-wide per file, and another package's stub workload running
+	// at the same time (internal/cuda's flood) would otherwise share this source's ring.
+	src, rep, err := cuda.Open(cuda.Config{RescanInterval: -1, ExtraLibraries: []string{
+		filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libcudart.so.12")}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ type Entry struct {
 	Stage  string `json:"stage"` // uprobe, entry_point, xid
 	Hook   string `json:"hook"`
 	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason"` // empty when attached
 }
 
 // Report is the CUDA source's capability report.

@@ -19,6 +19,9 @@ import (
 // unknownService is service.name when nothing better is known (OTel SDK convention).
 const unknownService = "unknown_service"
 
+// maxPresizedSpans caps the capacity a tenant's span slice starts with (8 bytes each).
+const maxPresizedSpans = 1 << 16
+
 // tenant is one process's ResourceSpans in the current batch.
 type tenant struct {
 	res   pcommon.Map
@@ -38,6 +41,9 @@ func (b *SpanBuilder) tenantOf(j *assemble.Job) *tenant {
 		ss.Scope().SetName(metadata.ScopeName)
 		ss.Scope().SetVersion(b.cfg.scopeVersion)
 		t = &tenant{res: rs.Resource().Attributes(), spans: ss.Spans()}
+		if n := b.sizes[j.PID]; n > 0 {
+			t.spans.EnsureCapacity(n)
+		}
 		b.fillResource(t, j)
 		b.tenants[j.PID] = t
 		return t

@@ -72,6 +72,9 @@ type SpanBuilder struct {
 	traces  ptrace.Traces
 	tenants map[uint32]*tenant // by PID (0: submitter's process unknown), this batch
 	jobs    int
+	// sizes is each tenant's span count in the previous batch: its span slice starts at
+	// that capacity, so a steady stream does not regrow (and copy) it batch after batch.
+	sizes map[uint32]int
 
 	emitted  *recent[event.FenceKey, spanRef] // finished fence → ids, across batches
 	exeNames *recent[uint32, string]          // PID → executable name, across batches
@@ -95,6 +98,7 @@ func NewSpanBuilder(clock event.Clock, opts ...SpanOption) *SpanBuilder {
 		cfg:      cfg,
 		traces:   ptrace.NewTraces(),
 		tenants:  make(map[uint32]*tenant),
+		sizes:    make(map[uint32]int),
 		emitted:  newRecent[event.FenceKey, spanRef](cfg.linkMemory, hashFence),
 		exeNames: newRecent[uint32, string](maxRememberedProcesses, hashPID),
 	}
@@ -108,6 +112,10 @@ func (b *SpanBuilder) Len() int { return b.jobs }
 func (b *SpanBuilder) Take() ptrace.Traces {
 	td := b.traces
 	b.traces = ptrace.NewTraces()
+	clear(b.sizes)
+	for pid, t := range b.tenants {
+		b.sizes[pid] = min(t.spans.Len(), maxPresizedSpans)
+	}
 	clear(b.tenants)
 	b.jobs = 0
 	return td
@@ -116,7 +124,7 @@ func (b *SpanBuilder) Take() ptrace.Traces {
 // Append renders job j: its span, its stage children and its links.
 func (b *SpanBuilder) Append(j *assemble.Job) {
 	traceID, spanID, parentID := jobIDs(b.cfg.salt, j)
-	spans := b.tenantOf(j).spans // grows by append: EnsureCapacity(len+n) per job would copy the slice every time
+	spans := b.tenantOf(j).spans // presized from the previous batch, then grows by append
 
 	sp := spans.AppendEmpty()
 	sp.SetTraceID(traceID)

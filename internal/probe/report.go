@@ -18,7 +18,7 @@ type Entry struct {
 	Stage  string `json:"stage"`
 	Hook   string `json:"hook"`
 	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason"` // empty when attached
 }
 
 // Report is the capability report: what each stage is hooked with, or why not.

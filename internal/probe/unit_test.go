@@ -127,6 +127,13 @@ func TestReportRendering(t *testing.T) {
 		list[1]["hook"] != "tp_btf/drm_sched_job_run" || list[1]["reason"] != "tracepoint not present" {
 		t.Fatalf("json: %s", b)
 	}
+	for _, e := range list { // the documented shape: every entry has all four keys
+		for _, k := range []string{"stage", "hook", "status", "reason"} {
+			if _, ok := e[k]; !ok {
+				t.Fatalf("entry without %q: %s", k, b)
+			}
+		}
+	}
 	text := r.String()
 	if !strings.Contains(text, "STAGE") || !strings.Contains(text, "tp_btf/drm_sched_job_run") {
 		t.Fatalf("table:\n%s", text)

@@ -7,7 +7,7 @@ DIST := build/otelcol-ghostdriver/otelcol-ghostdriver
 CAPTURE ?= testdata/captures/gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz
 RUN_FOR ?=
 
-.PHONY: all build cli dist run test test-unit test-dist test-fuzz test-jaeger test-vgpu generate bench vet clean
+.PHONY: all build cli dist run test test-unit test-dist test-fuzz test-jaeger test-vgpu generate check-generate bench vet clean
 
 all: build
 
@@ -64,7 +64,12 @@ test-vgpu: cli
 
 # Regenerate the committed bpf2go output (needs clang-14).
 generate:
-	$(GO) generate ./internal/probe/...
+	$(GO) generate ./internal/probe/... ./internal/cuda/...
+
+# The committed bpf2go output (.o + Go types) must be what the C sources compile to.
+check-generate: generate
+	git diff --exit-code --stat -- 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*' || \
+		{ echo "bpf2go output is stale: run make generate and commit it"; exit 1; }
 
 bench:
 	scripts/bench.sh

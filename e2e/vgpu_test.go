@@ -20,8 +20,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// Tolerances for hardware start/end, justified by testdata/vgpu/README.md ("Clock
-// agreement"): under TCG the tracepoint timestamps and the driver's ktime_get_ns() taken
+// Tolerances for hardware start/end, tabled and justified in testdata/vgpu/README.md
+// ("Timer noise and clock agreement"): under TCG the tracepoint timestamps and the driver's ktime_get_ns() taken
 // at the same point differ by p50 1–19 µs and typically ≤ 1 ms on a loaded host. The two
 // are separate instructions, so when the host deschedules QEMU's vCPU thread between them
 // (seen: 11.7 ms once, host load average 6.6) one bound of one job is off by the stall:

@@ -283,3 +283,60 @@ func TestTestRunSchedJobBothGenerations(t *testing.T) {
 		})
 	}
 }
+
+// The IRQ bodies: a GPU interrupt (its number in gpu_irqs, filled from /proc/interrupts at
+// Start) gives a record with the number and, on exit, the handler's result; any other
+// interrupt gives nothing. No GPU IRQ line exists on the CI host or in the rig's guests, so
+// this is where the data path runs in CI.
+func TestTestRunIRQ(t *testing.T) {
+	requireRoot(t)
+	cfg, _ := DefaultConfig().withDefaults()
+	ld := newLoader(cfg, zap.NewNop())
+	if err := ld.loadCommon(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ld.objs.close() })
+	fam, err := ld.family(famIRQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gpuIRQ, otherIRQ = 7, 8
+	if err := fam.maps["gpu_irqs"].Update(int32(gpuIRQ), uint32(0), ebpf.UpdateAny); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	run := func(prog string, args ...uint64) (event.Event, bool) {
+		t.Helper()
+		p, err := ld.loadProgram(fam, prog, rung{})
+		if err != nil {
+			t.Fatalf("load %s: %v", prog, err)
+		}
+		defer p.Close()
+		if _, err := p.Run(&ebpf.RunOptions{Context: args}); err != nil {
+			t.Fatalf("test run %s: %v", prog, err)
+		}
+		rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
+		rec, err := rd.Read()
+		if err != nil {
+			return event.Event{}, false
+		}
+		var ev event.Event
+		if err := (&decoder{}).decode(rec.RawSample, &ev); err != nil {
+			t.Fatal(err)
+		}
+		return ev, true
+	}
+	if ev, ok := run("rawtp_irq_handler_entry", gpuIRQ, 0); !ok || ev.Kind != event.IRQEntry || ev.IRQ != gpuIRQ || ev.Time == 0 {
+		t.Fatalf("GPU irq entry: got %+v (record: %v)", ev, ok)
+	}
+	if ev, ok := run("rawtp_irq_handler_exit", gpuIRQ, 0, 1); !ok || ev.Kind != event.IRQExit || ev.IRQ != gpuIRQ || ev.Ret != 1 {
+		t.Fatalf("GPU irq exit: got %+v (record: %v)", ev, ok)
+	}
+	if ev, ok := run("rawtp_irq_handler_entry", otherIRQ, 0); ok {
+		t.Fatalf("a non-GPU interrupt made a record: %+v", ev)
+	}
+}

@@ -59,16 +59,32 @@ func (s *Summary) Add(j *assemble.Job) {
 	d[assemble.NumStages] = append(d[assemble.NumStages], j.End-j.Start)
 }
 
-// reasonClass drops the per-job detail of a reason (anything after " (") so the table
-// groups like reasons.
+// reasonClass drops the per-job detail of a reason — every parenthesised part — so the
+// table groups like reasons; the parts of a compound reason ("a (…); b (…)") stay, so
+// "a; b" is not counted as "a".
 func reasonClass(r string) string {
-	if i := strings.Index(r, " ("); i > 0 {
-		return r[:i]
-	}
 	if r == "" {
 		return "unspecified"
 	}
-	return r
+	if !strings.Contains(r, " (") {
+		return r
+	}
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(r); i++ {
+		switch {
+		case depth == 0 && r[i] == ' ' && i+1 < len(r) && r[i+1] == '(':
+			depth = 1
+			i++
+		case depth > 0 && r[i] == '(':
+			depth++
+		case depth > 0 && r[i] == ')':
+			depth--
+		case depth == 0:
+			b.WriteByte(r[i])
+		}
+	}
+	return b.String()
 }
 
 // Write prints the summary table, then outcomes, then the source's counters.

@@ -49,3 +49,17 @@ func TestWriteGroupsByRingAndCountsOutcomes(t *testing.T) {
 		}
 	}
 }
+
+func TestReasonClassKeepsCompoundReasonsApart(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                             "unspecified",
+		"not run when the input ended": "not run when the input ended",
+		"not run when the input ended (at the start of the input, before every CPU had recorded an event: its events on other CPUs may be missing)":                                                                  "not run when the input ended",
+		"no queue event: none seen on its submission stream (a kernel-internal job, or queued before the capture)":                                                                                                   "no queue event: none seen on its submission stream",
+		"no queue event: none seen on its submission stream (a kernel-internal job, or queued before the capture); not finished when the input ended (at the start of the input (nested), before every CPU had run)": "no queue event: none seen on its submission stream; not finished when the input ended",
+	} {
+		if got := reasonClass(in); got != want {
+			t.Errorf("reasonClass(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

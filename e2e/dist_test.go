@@ -1,7 +1,9 @@
 // End-to-end test of the ocb-built distribution: the collector binary replays the bundled
 // real capture; its file exporter must hold exactly the jobs the pipeline assembles, with
 // stage children, and a Prometheus scrape of its prometheus exporter must parse and carry
-// the stage histograms. `make test-dist` builds the binary and sets GHOSTDRIVER_DIST.
+// the stage histograms. Its `validate` subcommand accepts the configs in deploy/ (the
+// DaemonSet's embedded agent config, the gateway's). `make test-dist` builds the binary
+// and sets GHOSTDRIVER_DIST.
 package e2e
 
 import (
@@ -24,6 +26,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
@@ -252,4 +255,131 @@ func names(f map[string]*dto.MetricFamily) string {
 		n = append(n, k)
 	}
 	return strings.Join(n, " ")
+}
+
+// k8sObject is the part of a Kubernetes manifest the deploy check reads.
+type k8sObject struct {
+	Kind     string                `yaml:"kind"`
+	Metadata struct{ Name string } `yaml:"metadata"`
+	Data     map[string]string     `yaml:"data"`
+	Spec     struct {
+		Template struct {
+			Spec struct {
+				Containers []struct {
+					Name string   `yaml:"name"`
+					Args []string `yaml:"args"`
+					Env  []struct {
+						Name  string `yaml:"name"`
+						Value string `yaml:"value"`
+					} `yaml:"env"`
+					VolumeMounts []struct {
+						Name      string `yaml:"name"`
+						MountPath string `yaml:"mountPath"`
+					} `yaml:"volumeMounts"`
+				} `yaml:"containers"`
+				Volumes []struct {
+					Name      string `yaml:"name"`
+					ConfigMap struct {
+						Name string `yaml:"name"`
+					} `yaml:"configMap"`
+				} `yaml:"volumes"`
+			} `yaml:"spec"`
+		} `yaml:"template"`
+	} `yaml:"spec"`
+}
+
+// daemonSetConfig returns the collector config the DaemonSet runs: the ConfigMap entry
+// behind the container's --config path, and the container's environment (a valueFrom
+// entry gets a placeholder: validate only needs ${env:…} to resolve).
+func daemonSetConfig(t *testing.T, path string) (cfg string, env []string) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var objs []k8sObject
+	for dec := yaml.NewDecoder(f); ; {
+		var o k8sObject
+		if err := dec.Decode(&o); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		objs = append(objs, o)
+	}
+	configMaps := map[string]map[string]string{}
+	for _, o := range objs {
+		if o.Kind == "ConfigMap" {
+			configMaps[o.Metadata.Name] = o.Data
+		}
+	}
+	for _, o := range objs {
+		if o.Kind != "DaemonSet" {
+			continue
+		}
+		pod := o.Spec.Template.Spec
+		if len(pod.Containers) != 1 {
+			t.Fatalf("DaemonSet %s: %d containers, want the collector alone", o.Metadata.Name, len(pod.Containers))
+		}
+		c := pod.Containers[0]
+		var cfgPath string
+		for _, a := range c.Args {
+			if v, ok := strings.CutPrefix(a, "--config="); ok {
+				cfgPath = v
+			}
+		}
+		if cfgPath == "" {
+			t.Fatalf("DaemonSet %s: no --config= in args %q", o.Metadata.Name, c.Args)
+		}
+		for _, e := range c.Env {
+			v := e.Value
+			if v == "" {
+				v = "placeholder-" + strings.ToLower(e.Name)
+			}
+			env = append(env, e.Name+"="+v)
+		}
+		for _, m := range c.VolumeMounts {
+			key, ok := strings.CutPrefix(cfgPath, strings.TrimSuffix(m.MountPath, "/")+"/")
+			if !ok {
+				continue
+			}
+			for _, v := range pod.Volumes {
+				if v.Name != m.Name {
+					continue
+				}
+				data, ok := configMaps[v.ConfigMap.Name]
+				if !ok {
+					t.Fatalf("--config=%s is in volume %q, which is not a ConfigMap of %s", cfgPath, v.Name, path)
+				}
+				if cfg, ok = data[key]; !ok {
+					t.Fatalf("--config=%s: ConfigMap %s has no key %q", cfgPath, v.ConfigMap.Name, key)
+				}
+				return cfg, env
+			}
+		}
+		t.Fatalf("DaemonSet %s: --config=%s is in none of its volume mounts", o.Metadata.Name, cfgPath)
+	}
+	t.Fatalf("%s: no DaemonSet", path)
+	return "", nil
+}
+
+// The configs shipped in deploy/ are valid for the distribution: every component they name
+// is in builder-config.yaml and every setting passes the components' own Validate.
+func TestDistributionValidatesDeployConfigs(t *testing.T) {
+	bin := distBinary(t)
+	agent, env := daemonSetConfig(t, filepath.Join("..", "deploy", "kubernetes", "daemonset.yaml"))
+	agentPath := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(agentPath, []byte(agent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gateway, _ := filepath.Abs(filepath.Join("..", "deploy", "gateway-config.yaml"))
+	for name, path := range map[string]string{"daemonset": agentPath, "gateway": gateway} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(bin, "validate", "--config="+path)
+			cmd.Env = append(os.Environ(), env...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s validate --config=%s: %v\n%s", filepath.Base(bin), path, err, out)
+			}
+		})
+	}
 }

@@ -336,10 +336,7 @@ type jaegerTrace struct {
 				TraceID string `json:"traceID"`
 				SpanID  string `json:"spanID"`
 			} `json:"references"`
-			Tags []struct {
-				Key   string `json:"key"`
-				Value any    `json:"value"`
-			} `json:"tags"`
+			Tags []jaegerTag `json:"tags"`
 		} `json:"spans"`
 		Processes map[string]struct {
 			ServiceName string `json:"serviceName"`
@@ -378,18 +375,37 @@ func waitTrace(t *testing.T, port int, trace [16]byte, n int) jaegerTrace {
 	}
 }
 
-// checkJoined asserts the GPU job spans of one application span in one Jaeger trace.
+// jobStages are the stage children of every job here: the real submit ioctl measures t0
+// and tx (ioctl); no buffer-object hook fires on /dev/null, so t1 falls back to the
+// synthetic queue event (bo_validation); the queue and the dependency on the previous
+// job resolve td (fence_dependency); the synthetic run and hardware fence init give te
+// (ring_emission), ts follows from it (dma_scheduling), the hardware fence signal gives
+// th (execution) and the job's done gives tf (fence_signal).
+var jobStages = []string{
+	assemble.StageIoctl.String(), assemble.StageBOValidation.String(),
+	assemble.StageFenceDependency.String(), assemble.StageRingEmission.String(),
+	assemble.StageDMAScheduling.String(), assemble.StageExecution.String(),
+	assemble.StageFenceSignal.String(),
+}
+
+// spansPerJob is a gpu.job span and its stage children.
+var spansPerJob = 1 + len(jobStages)
+
+// checkJoined asserts the GPU job spans of one application span in one Jaeger trace, and
+// the stage children of every GPU job span in that trace.
 func checkJoined(t *testing.T, jt jaegerTrace, parent [8]byte, tier string, wantJobs int, appName, gpuService string) {
 	t.Helper()
 	tr := jt.Data[0]
 	parentID := hex.EncodeToString(parent[:])
 	jobs, app, links := 0, false, 0
+	stages := map[string]map[string]int{} // gpu.job span id → stage name → count
 	for _, sp := range tr.Spans {
 		svc := tr.Processes[sp.ProcessID].ServiceName
 		switch sp.Operation {
 		case appName:
 			app = sp.SpanID == parentID
 		case emit.JobSpanName:
+			stages[sp.SpanID] = map[string]int{}
 			childOf := false
 			for _, r := range sp.References {
 				switch {
@@ -403,15 +419,47 @@ func checkJoined(t *testing.T, jt jaegerTrace, parent [8]byte, tier string, want
 				continue // a job of another thread of the same trace
 			}
 			jobs++
-			tags := map[string]string{}
-			for _, tg := range sp.Tags {
-				tags[tg.Key] = fmt.Sprint(tg.Value)
-			}
+			tags := spanTags(sp.Tags)
 			if tags[metadata.AttrContextTier] != tier {
 				t.Errorf("gpu.job %s: tier %q, want %q", sp.SpanID, tags[metadata.AttrContextTier], tier)
 			}
 			if svc != gpuService {
 				t.Errorf("gpu.job %s: service %q, want %q", sp.SpanID, svc, gpuService)
+			}
+		}
+	}
+	want := map[string]bool{}
+	for _, s := range jobStages {
+		want[s] = true
+	}
+	for _, sp := range tr.Spans {
+		if !want[sp.Operation] {
+			continue
+		}
+		job := ""
+		for _, r := range sp.References {
+			if _, ok := stages[r.SpanID]; ok && r.RefType == "CHILD_OF" {
+				job = r.SpanID
+			}
+		}
+		if job == "" {
+			t.Errorf("stage span %s %s is not a CHILD_OF any gpu.job span of the trace: %+v", sp.Operation, sp.SpanID, sp.References)
+			continue
+		}
+		stages[job][sp.Operation]++
+		src := spanTags(sp.Tags)[metadata.AttrStageSource]
+		if src != "measured" && src != "inferred" {
+			t.Errorf("stage span %s of gpu.job %s: %s = %q, want measured or inferred", sp.Operation, job, metadata.AttrStageSource, src)
+		}
+		// Both bounds of the ioctl stage are real kprobe/tracepoint hits on this host.
+		if sp.Operation == assemble.StageIoctl.String() && src != "measured" {
+			t.Errorf("ioctl stage of gpu.job %s: %s = %q, want measured", job, metadata.AttrStageSource, src)
+		}
+	}
+	for job, got := range stages {
+		for _, s := range jobStages {
+			if got[s] != 1 {
+				t.Errorf("gpu.job %s: %d %s stage children, want 1 (has %v)", job, got[s], s, got)
 			}
 		}
 	}
@@ -424,6 +472,19 @@ func checkJoined(t *testing.T, jt jaegerTrace, parent [8]byte, tier string, want
 	if links == 0 {
 		t.Error("no gpu.job span links the job it depended on")
 	}
+}
+
+type jaegerTag struct {
+	Key   string `json:"key"`
+	Value any    `json:"value"`
+}
+
+func spanTags(tags []jaegerTag) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, tg := range tags {
+		m[tg.Key] = fmt.Sprint(tg.Value)
+	}
+	return m
 }
 
 func TestLiveContextJoinsJaegerTrace(t *testing.T) {
@@ -579,10 +640,10 @@ func TestLiveContextJoinsJaegerTrace(t *testing.T) {
 		if !th.valid {
 			continue
 		}
-		jt := waitTrace(t, queryPort, th.trace, 1+5*2)
+		jt := waitTrace(t, queryPort, th.trace, 1+5*spansPerJob)
 		checkJoined(t, jt, th.span, metadata.ContextTierOTEP4947, 5, fmt.Sprintf("render-thread-%d", i), appService)
 	}
-	jt := waitTrace(t, queryPort, tp.TraceID, 1+16*2)
+	jt := waitTrace(t, queryPort, tp.TraceID, 1+16*spansPerJob)
 	checkJoined(t, jt, tp.SpanID, metadata.ContextTierTraceparent, 16, "batch-step", plainAppName)
 
 	// Prometheus: the distribution's exporter, default tenant dimension present.

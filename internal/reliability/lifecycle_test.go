@@ -35,6 +35,8 @@ func ioctlTCGETS(fd int) {
 // ignoreCollectorGlobals: goroutines the collector libraries start once per process.
 var ignoreCollectorGlobals = goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start")
 
+// lifecycleRounds is the number of rounds that Start and Shut down (cycles adds the
+// rounds without Start).
 func lifecycleRounds() int {
 	if n, err := strconv.Atoi(os.Getenv("GHOSTDRIVER_LIFECYCLE_ROUNDS")); err == nil && n > 0 {
 		return n
@@ -95,11 +97,21 @@ func TestLifecycleReplay(t *testing.T) {
 	cfg.Replay.Path = smallCapture(t)
 	cfg.FlushInterval = time.Millisecond
 	fds := openFDs(t)
-	for i := 0; i < lifecycleRounds(); i++ {
-		cycle(t, cfg, i%10 == 9, &statusHost{})
-	}
+	cycles(t, cfg, &statusHost{})
 	if now := openFDs(t); now != fds {
-		t.Errorf("file descriptors: %d before, %d after %d rounds", fds, now, lifecycleRounds())
+		t.Errorf("file descriptors: %d before, %d after %d Start/Shutdown rounds", fds, now, lifecycleRounds())
+	}
+}
+
+// cycles runs lifecycleRounds() rounds that Start and Shut down twice and, after every
+// tenth of them, one more round that Shuts down twice without Start.
+func cycles(t *testing.T, cfg *gdreceiver.Config, host component.Host) {
+	t.Helper()
+	for i := 0; i < lifecycleRounds(); i++ {
+		cycle(t, cfg, false, host)
+		if i%10 == 9 {
+			cycle(t, cfg, true, host)
+		}
 	}
 }
 
@@ -137,10 +149,9 @@ func TestLifecycleLive(t *testing.T) {
 	waitGone(t, ours)
 
 	start := time.Now()
-	for i := 0; i < lifecycleRounds(); i++ {
-		cycle(t, cfg, i%10 == 9, host)
-	}
-	t.Logf("%d live rounds in %v; one round loads %v", lifecycleRounds(), time.Since(start).Round(time.Millisecond), kinds)
+	cycles(t, cfg, host)
+	t.Logf("%d live Start/Shutdown rounds (and %d Shutdown without Start) in %v; one round loads %v",
+		lifecycleRounds(), lifecycleRounds()/10, time.Since(start).Round(time.Millisecond), kinds)
 	after := kernelObjects(t)
 	// Everything new since before must be gone (allowing other processes' objects whose
 	// names are not ours).

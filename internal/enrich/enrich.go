@@ -26,6 +26,15 @@
 // recipe never outlives its address space); exec reloads the process, exit keeps the
 // snapshot for Config.Linger so that jobs still in flight are attributed, then drops it.
 //
+// Pid reuse. An exited process's snapshot serves only what it did before its exit: a
+// job submitted at or before the exit report's time. Anything the pid does after it (a
+// submit ioctl, a job submitted later, a CUDA call, an exec) opens a new record, read
+// afresh with its own kernel row (so its thread context and its own exec and exit
+// reports), while the old one lingers beside it for its jobs in flight. Where the times
+// cannot tell (the CUDA path reports calls and exits without them), the new record's
+// first read does: no process, or the old one's start time (/proc/<pid>/stat, read
+// anyway), means a straggler of the old process, and the new record folds back into it.
+//
 // Context tiers. The kernel reads the OTEP 4947 and OBI tiers in their configured
 // relative order; TRACEPARENT is applied here. Config.Tiers decides between them: the
 // first tier in the list that has a context for the job wins.
@@ -143,6 +152,7 @@ type Stats struct {
 	SlowestLoad time.Duration
 	Recipes     uint64 // OTEP 4947 recipes pushed into the kernel
 	KernelErrs  uint64 // failed pushes into the kernel table
+	PidReuses   uint64 // pids acting again after their process exited, read as a new process
 }
 
 // Kernel is the live source's table of resolved processes (probe.Live implements it):
@@ -160,25 +170,48 @@ type Enricher struct {
 	now    func() time.Time
 	otep   bool // the OTEP 4947 tier is on: push recipes
 
-	queue chan uint32
+	queue chan *proc
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
 	mu    sync.Mutex
-	procs map[uint32]*proc
+	procs map[uint32]*proc // the process that holds each pid now
 	st    Stats
 }
 
-// proc is one process as the enricher knows it.
+// proc is one process as the enricher knows it: one holder of a pid.
 type proc struct {
+	pid      uint32
 	ready    chan struct{} // closed when the first read finished
 	p        *tenant.Process
 	resource []appctx.Attribute
 	loadedAt time.Time
 	waitEnd  time.Time // end of the wait budget for the first read, set at the first wait
 	queued   bool      // a (re)load is queued or running
-	goneAt   time.Time // exit seen; zero while alive
+	goneAt   time.Time // exit seen (wall clock, for Linger); zero while alive
+	// exitT is the source time of the exit report: jobs submitted at or before it are
+	// this process's. 0 when unknown (a report without a time, or a process that was
+	// gone at its first read).
+	exitT int64
+
+	// prev is the process that held the pid before this one: exited, lingering for its
+	// jobs in flight. nil when none (or past Linger).
+	prev *proc
+	// certain: opened for activity stamped after prev's exit, so a new process even if
+	// its first read finds none. Otherwise the first read decides (see foldBack).
+	certain bool
+	// same is prev when the first read showed this record was prev after all: lookups
+	// that took this record answer with it.
+	same *proc
+	// checkedAt: a new record's first read last found this (exited) process's start time
+	// still at the pid (a zombie, or threads that outlived the main thread). Activity
+	// within recheck of it is this process's, and costs no new read.
+	checkedAt time.Time
 }
+
+// recheck bounds how often activity after a process's exit re-reads a pid that last
+// read as the exited process itself.
+const recheck = time.Second
 
 // New starts an enricher with one background worker; Close stops it. kernel may be nil.
 func New(cfg Config, res *tenant.Resolver, kernel Kernel, log *zap.Logger) *Enricher {
@@ -188,7 +221,7 @@ func New(cfg Config, res *tenant.Resolver, kernel Kernel, log *zap.Logger) *Enri
 	}
 	e := &Enricher{
 		cfg: cfg, res: res, kernel: kernel, log: log, now: time.Now,
-		queue: make(chan uint32, cfg.QueueSize),
+		queue: make(chan *proc, cfg.QueueSize),
 		stop:  make(chan struct{}),
 		procs: map[uint32]*proc{},
 	}
@@ -225,12 +258,12 @@ func (e *Enricher) Observe(batch []event.Event) {
 		switch ev.Kind {
 		case event.IoctlEnter:
 			if ev.PID != 0 {
-				e.want(ev.PID)
+				e.want(ev.PID, ev.Time, true)
 			}
 		case event.ProcessExec:
-			e.Gone(ev.PID, true)
+			e.gone(ev.PID, true, ev.Time)
 		case event.ProcessExit:
-			e.Gone(ev.PID, false)
+			e.gone(ev.PID, false, ev.Time)
 		}
 	}
 }
@@ -239,13 +272,17 @@ func (e *Enricher) Observe(batch []event.Event) {
 // source other than the DRM one (CUDA) calls it when a process makes a traced call.
 func (e *Enricher) Sight(pid uint32) {
 	if pid != 0 {
-		e.want(pid)
+		e.want(pid, 0, true)
 	}
 }
 
 // Gone is the kernel's report that pid exec'd (reloaded at its next sight; the old
-// snapshot serves meanwhile) or exited (kept for Config.Linger, then dropped).
-func (e *Enricher) Gone(pid uint32, exec bool) {
+// snapshot serves meanwhile) or exited (kept for Config.Linger, then dropped). It has
+// no time: after it, any activity of pid is checked for a new process by start time.
+func (e *Enricher) Gone(pid uint32, exec bool) { e.gone(pid, exec, 0) }
+
+// gone is Gone at source time t (0: unknown).
+func (e *Enricher) gone(pid uint32, exec bool, t int64) {
 	e.res.Forget(pid)
 	e.mu.Lock()
 	if p, ok := e.procs[pid]; ok {
@@ -253,41 +290,79 @@ func (e *Enricher) Gone(pid uint32, exec bool) {
 		case exec:
 			p.loadedAt = time.Time{}
 		case p.goneAt.IsZero():
-			p.goneAt = e.now()
+			p.goneAt, p.exitT = e.now(), t
 		}
 	}
 	e.mu.Unlock()
 	if exec {
-		e.want(pid)
+		e.want(pid, t, true)
 	}
 }
 
-// want makes sure pid is known or queued, and refreshed when stale. It never blocks.
-func (e *Enricher) want(pid uint32) *proc {
+// want makes sure the process that holds pid is known or queued, and refreshed when
+// stale, and returns its record. t is the source time of what asks (0: unknown);
+// activity says the process itself acted (an ioctl, a CUDA call, an exec) rather than
+// a job being looked up. After the exit of the pid's holder, activity, or a job known
+// to be submitted after the exit, opens a new record. It never blocks.
+func (e *Enricher) want(pid uint32, t int64, activity bool) *proc {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p, ok := e.procs[pid]
 	if ok {
-		if !p.queued && p.goneAt.IsZero() && e.now().Sub(p.loadedAt) >= e.res.Refresh() {
-			p.queued = e.enqueue(pid)
+		switch {
+		case p.goneAt.IsZero():
+			if !p.queued && e.now().Sub(p.loadedAt) >= e.res.Refresh() {
+				p.queued = e.enqueue(p)
+			}
+		case e.afterExit(p, t, activity):
+			if n := e.successor(p, t); n != nil {
+				return n
+			}
 		}
 		return p
 	}
 	if len(e.procs) >= e.cfg.MaxProcesses {
 		e.sweep()
 	}
-	p = &proc{ready: make(chan struct{})}
-	if p.queued = e.enqueue(pid); !p.queued {
+	p = &proc{pid: pid, ready: make(chan struct{})}
+	if p.queued = e.enqueue(p); !p.queued {
 		return nil
 	}
 	e.procs[pid] = p
 	return p
 }
 
+// afterExit says whether what happens at source time t on the pid of exited process p
+// is another process's: certainly when both times are known; for activity also when
+// they are not (the first read then decides), unless a read just found p still there.
+// Runs under e.mu.
+func (e *Enricher) afterExit(p *proc, t int64, activity bool) bool {
+	known := t != 0 && p.exitT != 0
+	switch {
+	case known && t <= p.exitT:
+		return false
+	case !known && !activity:
+		return false
+	}
+	return p.checkedAt.IsZero() || e.now().Sub(p.checkedAt) >= recheck
+}
+
+// successor opens and queues the record of a new process on exited p's pid; p lingers
+// as its prev. nil when the queue is full (p serves until the next try). Runs under e.mu.
+func (e *Enricher) successor(p *proc, t int64) *proc {
+	n := &proc{pid: p.pid, ready: make(chan struct{}), prev: p, certain: t != 0 && p.exitT != 0}
+	if n.queued = e.enqueue(n); !n.queued {
+		return nil
+	}
+	p.prev = nil // one lingering predecessor is enough: pid reuse within Linger is rare
+	e.procs[p.pid] = n
+	return n
+}
+
 // enqueue runs under e.mu.
-func (e *Enricher) enqueue(pid uint32) bool {
+func (e *Enricher) enqueue(p *proc) bool {
 	select {
-	case e.queue <- pid:
+	case e.queue <- p:
 		return true
 	default:
 		e.st.Dropped++
@@ -295,19 +370,27 @@ func (e *Enricher) enqueue(pid uint32) bool {
 	}
 }
 
-// sweep drops exited processes past Linger, and when still full the least recently read
-// half. Runs under e.mu, only when the table is full.
-func (e *Enricher) sweep() {
+// expire drops exited processes past Linger (under e.mu).
+func (e *Enricher) expire() {
 	now := e.now()
 	for pid, p := range e.procs {
+		if p.prev != nil && now.Sub(p.prev.goneAt) >= e.cfg.Linger {
+			p.prev = nil
+		}
 		if !p.goneAt.IsZero() && now.Sub(p.goneAt) >= e.cfg.Linger {
 			delete(e.procs, pid)
 		}
 	}
+}
+
+// sweep drops exited processes past Linger, and when still full the least recently read
+// half. Runs under e.mu, only when the table is full.
+func (e *Enricher) sweep() {
+	e.expire()
 	if len(e.procs) < e.cfg.MaxProcesses {
 		return
 	}
-	cut := now.Add(-e.res.Refresh())
+	cut := e.now().Add(-e.res.Refresh())
 	for pid, p := range e.procs {
 		if !p.queued && p.loadedAt.Before(cut) {
 			delete(e.procs, pid)
@@ -325,36 +408,63 @@ func (e *Enricher) worker() {
 			return
 		case <-lingerTick.C:
 			e.mu.Lock()
-			now := e.now()
-			for pid, p := range e.procs {
-				if !p.goneAt.IsZero() && now.Sub(p.goneAt) >= e.cfg.Linger {
-					delete(e.procs, pid)
-				}
-			}
+			e.expire()
 			e.mu.Unlock()
-		case pid := <-e.queue:
-			e.load(pid)
+		case p := <-e.queue:
+			e.load(p)
 		}
 	}
 }
 
-// load reads pid and publishes the result.
-func (e *Enricher) load(pid uint32) {
+// load reads p's pid and publishes the result in p.
+func (e *Enricher) load(p *proc) {
+	e.mu.Lock()
+	pid := p.pid
+	if e.procs[pid] != p {
+		// Superseded (or dropped) while queued: the pid is no longer this process's,
+		// so a read now would describe another one.
+		p.queued = false
+		markReady(p)
+		e.mu.Unlock()
+		return
+	}
+	first := p.prev != nil && p.loadedAt.IsZero() // a successor's first read
+	var was *tenant.Process
+	if first {
+		was = p.prev.p
+	}
+	e.mu.Unlock()
+
 	t0 := time.Now()
+	if first {
+		e.res.Forget(pid) // a read that raced the exit may have cached the old process
+	}
 	tp, err := e.res.Process(pid)
+	took := time.Since(t0)
+
+	e.mu.Lock()
+	e.st.Loads++
+	e.st.SlowestLoad = max(e.st.SlowestLoad, took)
+	p.queued = false
+	if first {
+		stillPrev := err == nil && was != nil && tp.StartTime == was.StartTime
+		if stillPrev || errors.Is(err, tenant.ErrNoProcess) && !p.certain {
+			e.foldBack(p, stillPrev)
+			e.mu.Unlock()
+			return
+		}
+		if err == nil {
+			e.st.PidReuses++
+		}
+	}
+	e.mu.Unlock()
+
 	if err == nil && e.kernel != nil {
 		e.push(pid, tp)
 	}
-	took := time.Since(t0)
+
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.st.Loads++
-	e.st.SlowestLoad = max(e.st.SlowestLoad, took)
-	p, ok := e.procs[pid]
-	if !ok {
-		return
-	}
-	p.queued = false
 	switch {
 	case err == nil:
 		p.p, p.resource, p.loadedAt = tp, tp.ResourceAttributes(), e.now()
@@ -368,6 +478,27 @@ func (e *Enricher) load(pid uint32) {
 		e.log.Debug("reading a submitting process", zap.Uint32("pid", pid), zap.Error(err))
 		p.loadedAt = e.now()
 	}
+	markReady(p)
+}
+
+// foldBack undoes successor n whose first read found no process (activity of unknown
+// time: most likely a straggler of prev's) or prev's own start time (prev's zombie, or
+// its threads outliving the main thread, whose exit the kernel reported): the pid is
+// still prev's. No kernel row is pushed: the kernel deleted prev's at its exit report,
+// and one written now would never be. Runs under e.mu.
+func (e *Enricher) foldBack(n *proc, stillThere bool) {
+	prev := n.prev
+	n.same, n.prev, n.loadedAt = prev, nil, e.now()
+	if e.procs[n.pid] == n {
+		e.procs[n.pid] = prev
+	}
+	if stillThere {
+		prev.checkedAt = e.now()
+	}
+	markReady(n)
+}
+
+func markReady(p *proc) {
 	select {
 	case <-p.ready:
 	default:
@@ -398,21 +529,48 @@ func (e *Enricher) push(pid uint32, tp *tenant.Process) {
 // Enrich implements pipeline.Enricher: tenant attributes and the tier decision for one
 // finished job.
 func (e *Enricher) Enrich(j *assemble.Job) {
-	tp, resource := e.Lookup(j.PID)
+	tp, resource := e.lookup(j.PID, submitted(j))
 	j.Resource = resource
 	j.Attrs = e.jobAttrs(j, tp)
 	j.TraceID, j.SpanID, j.CtxTier = e.ChooseContext(j.CtxTier, j.TraceID, j.SpanID, tp)
 }
 
-// Lookup returns what is known of pid (nil, nil when nothing): its tenant snapshot and
-// resource attributes. A process whose first read is still running is waited for at
-// most what is left of its Config.Wait budget; one never seen is queued and waited for
-// the same.
+// submitted is the source time of the job's submission (0 when unknown).
+func submitted(j *assemble.Job) int64 {
+	if b := j.Points[assemble.PointIoctlEnter]; b.Known() {
+		return b.Time
+	}
+	if b := j.Points[assemble.PointQueued]; b.Known() {
+		return b.Time
+	}
+	return j.Start
+}
+
+// Lookup returns what is known of the process that holds pid now (nil, nil when
+// nothing): its tenant snapshot and resource attributes. A process whose first read is
+// still running is waited for at most what is left of its Config.Wait budget; one never
+// seen is queued and waited for the same.
 func (e *Enricher) Lookup(pid uint32) (*tenant.Process, []appctx.Attribute) {
+	return e.lookup(pid, 0)
+}
+
+// lookup is Lookup for work submitted at source time t (0: unknown): the process that
+// held pid then, the exited one while it lingers when t is at or before its exit.
+func (e *Enricher) lookup(pid uint32, t int64) (*tenant.Process, []appctx.Attribute) {
 	if pid == 0 {
 		return nil, nil
 	}
-	p := e.want(pid)
+	var p *proc
+	if t != 0 {
+		e.mu.Lock()
+		if cur := e.procs[pid]; cur != nil && cur.prev != nil && cur.prev.exitT != 0 && t <= cur.prev.exitT {
+			p = cur.prev
+		}
+		e.mu.Unlock()
+	}
+	if p == nil {
+		p = e.want(pid, t, false)
+	}
 	if p == nil {
 		return nil, nil
 	}
@@ -451,6 +609,9 @@ func (e *Enricher) Lookup(pid uint32) (*tenant.Process, []appctx.Attribute) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if p.same != nil {
+		p = p.same
+	}
 	return p.p, p.resource
 }
 

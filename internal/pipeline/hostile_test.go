@@ -225,18 +225,42 @@ func TestHostileMissing(t *testing.T) {
 }
 
 // 64-bit scheduler seqnos crossing 2^32 (dma_fence prints the 32-bit truncation; the
-// assembler joins on it): distinct jobs, all complete, none merged.
+// assembler joins on it): distinct jobs, all complete, none merged. Half the jobs end with
+// their finished fence's dma_fence_signaled (context and seqno printed as %u, so 2^32 + k
+// reads as k) instead of drm_sched_job_done: the join from the truncated key finds the
+// right 64-bit job on both sides of the wrap.
 func TestHostileSeqnoWrap(t *testing.T) {
-	o := runCapture(t, render(jobs(20, 0x7_0000_0005, 0xffff_fff6, "app", 234, base)), Config{})
-	if a := o.stats.Assembler; a.Completed != 20 || len(o.jobs) != 20 || a.Duplicates != 0 {
+	const ctx, first = 0x7_0000_0005, 0xffff_fff6
+	ls := jobs(20, ctx, first, "app", 234, base)
+	fenceEnded := map[uint64]int64{} // seqno → signal time (µs)
+	for i := range ls {
+		if i%3 != 2 || (i/3)%2 == 0 {
+			continue // a queue or run line, or an even job (keeps its done line)
+		}
+		seq := uint64(first + i/3)
+		us := ls[i].us
+		ls[i] = line{us, fmt.Sprintf("          <idle>-0       [000] d.h1.  %s: dma_fence_signaled: driver=drm_sched timeline=vgpu-ring0 context=%d seqno=%d",
+			stamp(us), uint32(ctx&0xffff_ffff), uint32(seq))}
+		fenceEnded[seq] = us
+	}
+	o := runCapture(t, render(ls), Config{})
+	if a := o.stats.Assembler; a.Completed != 20 || len(o.jobs) != 20 || a.Duplicates != 0 || len(a.Orphans) != 0 {
 		t.Fatalf("wrap: %s", o)
 	}
 	seen := map[uint64]bool{}
 	for _, j := range o.jobs {
 		seen[j.Finished.Seqno] = true
+		if j.Finished.Context != ctx {
+			t.Errorf("job %v: context not the 64-bit one", j.Finished)
+		}
+		if us, ok := fenceEnded[j.Finished.Seqno]; ok {
+			if end := j.End / 1000; end != us { // source time is ns; lines are µs
+				t.Errorf("job %v ends at %d µs, its finished fence signalled at %d µs", j.Finished, end, us)
+			}
+		}
 	}
-	if !seen[0xffff_ffff] || !seen[0x1_0000_0000] || len(seen) != 20 {
-		t.Errorf("seqnos %v", seen)
+	if !seen[0xffff_ffff] || !seen[0x1_0000_0000] || len(seen) != 20 || len(fenceEnded) != 10 {
+		t.Errorf("seqnos %v (%d ended by dma_fence)", seen, len(fenceEnded))
 	}
 }
 

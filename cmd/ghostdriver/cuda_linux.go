@@ -243,8 +243,8 @@ func (c *cudaSummary) print(w io.Writer, st pipeline.CUDAStats, src cuda.Stats, 
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "application context: otep4947 %d, obi %d, traceparent %d, none %d submissions; %d calls carried an in-kernel context; %d recipes pushed\n",
 		c.tiers[1], c.tiers[2], c.tiers[3], c.tiers[0], src.WithContext, src.Recipes)
-	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks, %d records lost, %d malformed, %d returns missed\n",
-		src.Calls, src.Libraries, src.EntryPointHooks, src.Lost, src.Malformed, src.StaleFrames)
+	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks (%d refused), %d records lost, %d malformed, %d returns missed, %d maps reads cut at their bound\n",
+		src.Calls, src.Libraries, src.EntryPointHooks, src.EntryPointsRefused, src.Lost, src.Malformed, src.StaleFrames, src.MapsTruncated)
 	if st.DroppedSubmissions > 0 || st.ExportErrors > 0 {
 		fmt.Fprintf(w, "spans dropped (buffer full): %d, export errors: %d\n", st.DroppedSubmissions, st.ExportErrors)
 	}

@@ -18,14 +18,23 @@
 // arguments are. Entry pushes a frame on a per-thread stack, return pops it and emits
 // one record per call (start, end, result, arguments, nesting depth). Library files are
 // found in /proc/*/maps (libcuda.so*, libcudart.so*, reached through /proc/<pid>/root
-// so container files work) and hooked system-wide per file (inode), plus any
-// Config.ExtraLibraries; Run rescans for new files.
+// so container files work; each maps file read within mapsBounds) and hooked
+// system-wide per file (inode), plus any Config.ExtraLibraries; Run rescans for new
+// files. A file found that way is the tenant's to replace: it is opened only as a
+// regular file, never blocking, and only if it is still the inode that was found; the
+// uprobes are attached through that descriptor.
 //
 // The entry-point table: the runtime does not call the driver's exported symbols; it
 // asks cuGetProcAddress for function pointers at initialisation. A uretprobe on
-// cuGetProcAddress(_v2) reads each returned pointer; when it points into a hooked
-// library at an offset that is not already hooked, the same programs are attached at
-// that file offset. Measured on the H200 (driver 580.159.04, cudart 13.0, PyTorch 2.11):
+// cuGetProcAddress(_v2) reads each returned pointer; when it points at the start of a
+// function (a .symtab or .dynsym function symbol, or an FDE of the .eh_frame_hdr unwind
+// table: NVIDIA's libcuda is stripped) of a hooked driver library (libcuda.so*) at an
+// offset that is not already hooked, the same programs are attached at that file
+// offset, up to maxLearntHooks per library. The process chose the pointer: any other
+// (another file, anonymous memory, inside a function, where an int3 would corrupt an
+// instruction for every process mapping the file) is refused and counted
+// (Stats.EntryPointsRefused). The driver on the H200 (580.159.04) has no .symtab: its
+// internal entry points are function starts only in its unwind table. Measured on the H200 (driver 580.159.04, cudart 13.0, PyTorch 2.11):
 // of 1323 cuGetProcAddress returns, 96 were for hooked functions; 91 returned the
 // exported symbol itself (cuLaunchKernel, cuLaunchKernelEx, cuStreamSynchronize, …) and
 // 5 returned internal code (cuCtxSynchronize, cuMemcpyPeerAsync, cuMemcpy2DAsync,

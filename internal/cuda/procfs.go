@@ -3,12 +3,17 @@ package cuda
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // Library is one CUDA library file found mapped by some process. Uprobes attach to the
@@ -44,75 +49,143 @@ type mapping struct {
 	path              string
 }
 
-func parseMaps(data []byte, keep func(path string) bool) []mapping {
-	var out []mapping
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		// start-end perms offset dev inode path
-		f := strings.Fields(sc.Text())
-		if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
-			continue
-		}
-		path := strings.Join(f[5:], " ")
-		if keep != nil && !keep(path) {
-			continue
-		}
-		lo, hi, ok := strings.Cut(f[0], "-")
-		if !ok {
-			continue
-		}
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		off, err3 := strconv.ParseUint(f[2], 16, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			continue
-		}
-		out = append(out, mapping{start: start, end: end, pgoff: off, path: path})
+// mapsBounds bound one read of a /proc/<pid>/maps file: the library scan reads every
+// process's maps every RescanInterval, and a tenant decides how many mappings its
+// processes have. Large JVMs have tens of thousands of mappings at ~100 bytes a line;
+// what lies beyond a bound is not seen, and the read counts as truncated
+// (Stats.MapsTruncated).
+type mapsBounds struct {
+	lines int
+	bytes int64
+}
+
+var defaultMapsBounds = mapsBounds{lines: appctx.MaxMappings, bytes: 32 << 20}
+
+// maxMapsLine: the kernel writes the fixed fields and a path of at most PATH_MAX (4096)
+// plus " (deleted)"; a longer line is not a kernel's and ends the read as truncated.
+const maxMapsLine = 16 << 10
+
+var (
+	// errMapsTruncated: a maps read stopped at one of its bounds.
+	errMapsTruncated = errors.New("maps file exceeds the read bounds")
+	// errNotMapped: an address is in no file mapping of the process.
+	errNotMapped = errors.New("address in no file mapping")
+)
+
+// readMaps streams a maps file line by line (without the newline) into visit until visit
+// returns false, the file ends, or a bound is reached (errMapsTruncated). Memory is one
+// line buffer whatever the file's size.
+func readMaps(path string, b mapsBounds, visit func(line []byte) bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
 	}
-	return out
+	defer f.Close()
+	r := bufio.NewReaderSize(f, maxMapsLine)
+	var size int64
+	for lines := 0; ; lines++ {
+		line, err := r.ReadSlice('\n')
+		size += int64(len(line))
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			return fmt.Errorf("%w: a line longer than %d bytes", errMapsTruncated, maxMapsLine)
+		case lines >= b.lines && len(line) > 0:
+			return fmt.Errorf("%w: more than %d lines", errMapsTruncated, b.lines)
+		case size > b.bytes:
+			return fmt.Errorf("%w: more than %d bytes", errMapsTruncated, b.bytes)
+		}
+		if len(line) > 0 && !visit(bytes.TrimSuffix(line, []byte{'\n'})) {
+			return nil
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// parseMapsLine parses a file-backed line "start-end perms offset dev inode path"; it
+// reports false for anonymous and malformed lines.
+func parseMapsLine(line []byte) (mapping, bool) {
+	f := strings.Fields(string(line))
+	if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
+		return mapping{}, false
+	}
+	lo, hi, ok := strings.Cut(f[0], "-")
+	if !ok {
+		return mapping{}, false
+	}
+	start, err1 := strconv.ParseUint(lo, 16, 64)
+	end, err2 := strconv.ParseUint(hi, 16, 64)
+	off, err3 := strconv.ParseUint(f[2], 16, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return mapping{}, false
+	}
+	return mapping{start: start, end: end, pgoff: off, path: strings.Join(f[5:], " ")}, true
 }
 
 // fileOffset translates a virtual address of process pid into (mapped path, file offset).
-func fileOffset(procRoot string, pid int, addr uint64) (string, uint64, error) {
-	data, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "maps"))
-	if err != nil {
+func fileOffset(procRoot string, pid int, addr uint64, b mapsBounds) (string, uint64, error) {
+	var (
+		found mapping
+		ok    bool
+	)
+	err := readMaps(filepath.Join(procRoot, strconv.Itoa(pid), "maps"), b, func(line []byte) bool {
+		m, file := parseMapsLine(line)
+		ok = file && m.start <= addr && addr < m.end
+		found = m
+		return !ok
+	})
+	switch {
+	case ok:
+		return found.path, addr - found.start + found.pgoff, nil
+	case err != nil:
 		return "", 0, err
 	}
-	for _, m := range parseMaps(data, nil) {
-		if m.start <= addr && addr < m.end {
-			return m.path, addr - m.start + m.pgoff, nil
-		}
-	}
-	return "", 0, fmt.Errorf("address %#x is in no file mapping of pid %d", addr, pid)
+	return "", 0, fmt.Errorf("%w: %#x in pid %d", errNotMapped, addr, pid)
 }
 
 // scanLibraries walks every process's maps and returns the CUDA library files not in
-// known (keyed by dev/inode), each once.
-func scanLibraries(procRoot string, known map[[2]uint64]bool) []Library {
+// known (keyed by dev/inode), each once, and how many maps reads stopped at a bound.
+// Files are identified with lstat: a symlink a tenant put at a mapped path is its own
+// inode (and is refused when hooked), so it cannot claim the key of the file it points
+// to.
+func scanLibraries(procRoot string, known map[[2]uint64]bool, b mapsBounds) (out []Library, truncated int) {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	seen := map[[2]uint64]bool{}
-	var out []Library
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "maps"))
-		if err != nil || !bytes.Contains(data, []byte("libcuda")) {
-			continue
+		var found []mapping
+		err = readMaps(filepath.Join(procRoot, e.Name(), "maps"), b, func(line []byte) bool {
+			if !bytes.Contains(line, []byte("libcuda")) {
+				return true
+			}
+			if m, ok := parseMapsLine(line); ok {
+				if _, lib := libraryLayer(m.path); lib {
+					found = append(found, m)
+				}
+			}
+			return true
+		})
+		if errors.Is(err, errMapsTruncated) {
+			truncated++ // what was read before the bound is still used
 		}
-		for _, m := range parseMaps(data, func(p string) bool { _, ok := libraryLayer(p); return ok }) {
+		for _, m := range found {
 			layer, _ := libraryLayer(m.path)
 			path := filepath.Join(procRoot, e.Name(), "root", m.path)
-			var st syscall.Stat_t
-			if err := syscall.Stat(path, &st); err != nil {
+			var st unix.Stat_t
+			if err := unix.Lstat(path, &st); err != nil {
 				continue
 			}
-			key := [2]uint64{uint64(st.Dev), st.Ino}
+			key := [2]uint64{st.Dev, st.Ino}
 			if known[key] || seen[key] {
 				continue
 			}
@@ -120,7 +193,7 @@ func scanLibraries(procRoot string, known map[[2]uint64]bool) []Library {
 			out = append(out, Library{Layer: layer, Path: path, Mapped: m.path, Dev: key[0], Ino: key[1], PID: pid})
 		}
 	}
-	return out
+	return out, truncated
 }
 
 // NvidiaMajors returns the character-device majors of the NVIDIA driver from

@@ -3,11 +3,14 @@ package cuda
 import (
 	"context"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
@@ -148,9 +151,16 @@ type Stats struct {
 	ProcAddress        uint64 // cuGetProcAddress returns seen
 	EntryPointHooks    uint64 // uprobes attached at addresses learned from them
 	EntryPointAtExport uint64 // learned addresses that were the exported symbol itself
-	Libraries          int
-	Malformed          uint64
-	Lost               uint64 // ring buffer reserve failures (kernel side)
+	// EntryPointsRefused counts learned addresses not hooked: outside every hooked driver
+	// library (libcuda), not the start of one of its function symbols, or over the
+	// library's maxLearntHooks. The addresses come from the process: it can return any.
+	EntryPointsRefused uint64
+	// MapsTruncated counts /proc/<pid>/maps reads that stopped at their bounds
+	// (mapsBounds): libraries or entry points beyond them are not seen.
+	MapsTruncated uint64
+	Libraries     int
+	Malformed     uint64
+	Lost          uint64 // ring buffer reserve failures (kernel side)
 	// StaleFrames counts calls whose return the kernel never saw (a frame dropped by
 	// stack position: hook attached mid-call, longjmp or an exception through it).
 	StaleFrames   uint64
@@ -163,11 +173,28 @@ type Stats struct {
 // layout: bits 13..15 are free there and only user space reads them).
 const cookieEntryPoint = 1 << 13
 
+// maxLearntHooks bounds the entry points learned per driver library file. Each is a
+// uprobe pair on a file every process of the node may map, placed at an address a
+// process handed us; the real driver needs a handful (5 of 96 hooked functions on the
+// H200, doc.go), the API table has fewer than 256 rows.
+const maxLearntHooks = 256
+
+// maxSymbolTableBytes bounds a symbol table (and its strings) read from a library file:
+// files found in tenants' maps are hostile, and a sparse file can claim any size.
+const maxSymbolTableBytes = 64 << 20
+
 // hookedLib is one library file with its attached uprobes.
 type hookedLib struct {
 	Library
 	offsets map[uint64]int // file offset → API row attached there
 	exports map[string]uint64
+	// funcs are the file offsets of the function symbols (.symtab and .dynsym) of a
+	// driver library: the only places a learned entry point may be hooked (an int3
+	// inside an instruction would corrupt every process mapping the file).
+	funcs map[uint64]bool
+	// learnt counts entry points hooked (or tried) here; capReported: the cap was hit.
+	learnt      int
+	capReported bool
 }
 
 // Source is the CUDA uprobe source.
@@ -334,8 +361,15 @@ func (s *Source) rescan() {
 		known[k] = true
 	}
 	s.mu.Unlock()
-	for _, lib := range scanLibraries(s.cfg.ProcRoot, known) {
-		s.hookLibrary(lib)
+	libs, truncated := scanLibraries(s.cfg.ProcRoot, known, defaultMapsBounds)
+	if truncated > 0 {
+		s.mu.Lock()
+		s.stats.MapsTruncated += uint64(truncated)
+		s.mu.Unlock()
+		s.log.Debug("maps files cut at their read bounds during the library scan", zap.Int("processes", truncated))
+	}
+	for _, lib := range libs {
+		s.hookLibrary(lib, false)
 	}
 }
 
@@ -351,12 +385,44 @@ func (s *Source) hookPath(path string) {
 	if !ok {
 		layer = Runtime // an application library carrying a static runtime
 	}
-	s.hookLibrary(Library{Layer: layer, Path: path, Mapped: path, Dev: st.Dev, Ino: st.Ino})
+	// The operator named this path: a symlink (libcuda.so.1 → the versioned file) is
+	// followed; it must still be a regular file.
+	s.hookLibrary(Library{Layer: layer, Path: path, Mapped: path, Dev: st.Dev, Ino: st.Ino}, true)
 }
 
+// openLibrary opens a library file as one that a tenant may have replaced since it was
+// found: regular files only, never blocking (appctx.OpenRegular), and only the file
+// whose dev/inode was found (else every uprobe would land at offsets computed for
+// another file). The uprobes are attached through the returned descriptor
+// (/proc/self/fd/N), so the path is not resolved again.
+func openLibrary(lib Library, follow bool) (*os.File, error) {
+	open := appctx.OpenRegular
+	if follow {
+		open = appctx.OpenRegularLink
+	}
+	f, err := open(lib.Path)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Dev != lib.Dev || st.Ino != lib.Ino {
+		f.Close()
+		return nil, errors.New("file replaced since it was found")
+	}
+	return f, nil
+}
+
+// fdPath names an open file for link.OpenExecutable and the kernel's uprobe attach.
+func fdPath(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.Fd())) }
+
 // hookLibrary attaches the entry/return pair at every table function the library
-// exports (both layers are tried: a static runtime can sit in any library).
-func (s *Source) hookLibrary(lib Library) {
+// exports (both layers are tried: a static runtime can sit in any library). follow:
+// the path is the operator's (ExtraLibraries), not a tenant's.
+func (s *Source) hookLibrary(lib Library, follow bool) {
 	key := [2]uint64{lib.Dev, lib.Ino}
 	s.mu.Lock()
 	if _, ok := s.libs[key]; ok || s.closed {
@@ -373,16 +439,25 @@ func (s *Source) hookLibrary(lib Library) {
 		s.mu.Unlock()
 	}()
 
-	ex, err := link.OpenExecutable(lib.Path)
+	f, err := openLibrary(lib, follow)
 	if err != nil {
 		s.addReport("uprobe", lib.Mapped, StatusUnavailable, err.Error())
 		return
 	}
-	syms, err := dynamicSymbols(lib.Path)
+	defer f.Close()
+	ex, err := link.OpenExecutable(fdPath(f))
 	if err != nil {
 		s.addReport("uprobe", lib.Mapped, StatusUnavailable, err.Error())
 		return
 	}
+	syms, funcs, err := librarySymbols(f, lib.Layer == Driver)
+	if err != nil {
+		s.addReport("uprobe", lib.Mapped, StatusUnavailable, err.Error())
+		return
+	}
+	s.mu.Lock()
+	h.funcs = funcs
+	s.mu.Unlock()
 	attached := 0
 	for id, a := range apis {
 		off, ok := syms[a.Name]
@@ -393,7 +468,8 @@ func (s *Source) hookLibrary(lib Library) {
 		if _, dup := h.offsets[off]; dup {
 			continue // an alias of a row already hooked
 		}
-		if err := s.attachPair(ex, a.Name, 0, cookie(id)); err != nil {
+		// At the offset read from this very file: the library never parses it again.
+		if err := s.attachPair(ex, a.Name, off, cookie(id)); err != nil {
 			s.addReport("uprobe", lib.Mapped+":"+a.Name, StatusUnavailable, firstLine(err.Error()))
 			continue
 		}
@@ -438,75 +514,207 @@ func (s *Source) attachPair(ex *link.Executable, sym string, addr uint64, c uint
 	return nil
 }
 
-// dynamicSymbols returns the file offsets of the library's defined dynamic functions.
-// Versioned duplicates (cuLaunchKernel@@libcuda.so.1) come back under their base name.
-func dynamicSymbols(path string) (map[string]uint64, error) {
-	f, err := elf.Open(path)
+// librarySymbols returns the file offsets of the library's defined dynamic functions
+// (versioned duplicates, cuLaunchKernel@@libcuda.so.1, come back under their base name)
+// and, with funcStarts, the set of file offsets where a function symbol of .dynsym or
+// .symtab starts, in an executable segment. The file may be a tenant's: debug/elf is not
+// hardened against hostile input (a panic becomes an error) and symbol tables are
+// bounded.
+func librarySymbols(r io.ReaderAt, funcStarts bool) (exports map[string]uint64, funcs map[uint64]bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			exports, funcs, err = nil, nil, fmt.Errorf("malformed ELF: %v", p)
+		}
+	}()
+	f, err := elf.NewFile(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	syms, err := f.DynamicSymbols()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]uint64, len(syms))
-	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
+	for _, sec := range f.Sections {
+		if sec.Type != elf.SHT_SYMTAB && sec.Type != elf.SHT_DYNSYM {
 			continue
 		}
-		off := s.Value
-		for _, p := range f.Progs {
-			if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Vaddr <= s.Value && s.Value < p.Vaddr+p.Memsz {
-				off = s.Value - p.Vaddr + p.Off
-				break
-			}
+		size := sec.Size
+		if int(sec.Link) < len(f.Sections) {
+			size += f.Sections[sec.Link].Size
 		}
-		if _, ok := out[s.Name]; !ok {
-			out[s.Name] = off
+		if size > maxSymbolTableBytes {
+			return nil, nil, fmt.Errorf("symbol table %s of %d bytes exceeds %d", sec.Name, size, maxSymbolTableBytes)
 		}
 	}
-	return out, nil
+	// fileOffset maps a function's address to its file offset, when it lies in the file
+	// part of an executable segment.
+	fileOffset := func(v uint64) (uint64, bool) {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Vaddr <= v && v < p.Vaddr+p.Filesz {
+				return v - p.Vaddr + p.Off, true
+			}
+		}
+		return 0, false
+	}
+	isFunc := func(s elf.Symbol) bool {
+		return elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && s.Section != elf.SHN_UNDEF
+	}
+	dyn, err := f.DynamicSymbols()
+	if err != nil {
+		return nil, nil, err
+	}
+	exports = make(map[string]uint64, len(dyn))
+	for _, s := range dyn {
+		if !isFunc(s) {
+			continue
+		}
+		off, ok := fileOffset(s.Value)
+		if !ok {
+			off = s.Value
+		}
+		if _, dup := exports[s.Name]; !dup {
+			exports[s.Name] = off
+		}
+	}
+	if !funcStarts {
+		return exports, nil, nil
+	}
+	all := dyn
+	if syms, err := f.Symbols(); err == nil { // a stripped library has no .symtab
+		all = append(all, syms...)
+	}
+	funcs = map[uint64]bool{}
+	for _, s := range all {
+		if off, ok := fileOffset(s.Value); ok && isFunc(s) {
+			funcs[off] = true
+		}
+	}
+	// A stripped library (NVIDIA's libcuda is) names only its exports; its unwind table
+	// still lists where every function with unwind information starts.
+	for _, v := range ehFrameStarts(f) {
+		if off, ok := fileOffset(v); ok {
+			funcs[off] = true
+		}
+	}
+	return exports, funcs, nil
+}
+
+// ehFrameStarts returns the initial locations (virtual addresses) of the FDEs listed in
+// the .eh_frame_hdr binary-search table: the start of every function that has unwind
+// information, what a stripped library still tells. Only the table encoding linkers
+// write (DW_EH_PE_datarel|DW_EH_PE_sdata4) is read; anything else yields nothing. The
+// count is bounded by the section's size.
+func ehFrameStarts(f *elf.File) []uint64 {
+	sec := f.Section(".eh_frame_hdr")
+	if sec == nil || sec.Type == elf.SHT_NOBITS || sec.Size < 12 || sec.Size > maxSymbolTableBytes {
+		return nil
+	}
+	b, err := sec.Data()
+	if err != nil || len(b) < 12 || b[0] != 1 {
+		return nil
+	}
+	const (
+		peUdata4  = 0x03
+		peSdata4  = 0x0b
+		pePcrel   = 0x10
+		peDatarel = 0x30
+	)
+	ptrEnc, countEnc, tableEnc := b[1], b[2], b[3]
+	// eh_frame_ptr: 4 bytes in the encodings linkers use (pcrel|sdata4, udata4, sdata4).
+	if ptrEnc&0x0f != peSdata4 && ptrEnc&0x0f != peUdata4 {
+		return nil
+	}
+	if countEnc != peUdata4 || tableEnc != peDatarel|peSdata4 {
+		return nil
+	}
+	n := uint64(binary.LittleEndian.Uint32(b[8:12]))
+	if n > (uint64(len(b))-12)/8 {
+		return nil
+	}
+	out := make([]uint64, 0, n)
+	for i := uint64(0); i < n; i++ {
+		rel := int32(binary.LittleEndian.Uint32(b[12+8*i:]))
+		out = append(out, uint64(int64(sec.Addr)+int64(rel)))
+	}
+	return out
 }
 
 // learnEntryPoint handles a cuGetProcAddress return: when the symbol is a hooked API and
-// the returned address is not an exported symbol we already hook, attach there.
+// the returned address is the start of a function of a hooked driver library (libcuda)
+// that is not already hooked there, attach there. The process chose the address: one
+// anywhere else (its own files, anonymous memory, the middle of an instruction of a
+// library every tenant maps) is refused and counted, as is any beyond the library's
+// maxLearntHooks.
 func (s *Source) learnEntryPoint(pid uint32, symbol string, addr uint64) {
 	id, ok := procAddressTarget(symbol)
 	if !ok || addr == 0 || s.cfg.IgnoreEntryPoints {
 		return
 	}
-	mapped, off, err := fileOffset(s.cfg.ProcRoot, int(pid), addr)
-	if err != nil {
-		s.log.Debug("entry point not in a file mapping", zap.String("symbol", symbol), zap.Error(err))
-		return
-	}
-	path := fmt.Sprintf("%s/%d/root%s", s.cfg.ProcRoot, pid, mapped)
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		return
-	}
-	key := [2]uint64{st.Dev, st.Ino}
-	s.mu.Lock()
-	h, ok := s.libs[key]
-	if !ok {
-		s.mu.Unlock()
-		layer, _ := libraryLayer(mapped)
-		s.hookLibrary(Library{Layer: layer, Path: path, Mapped: mapped, Dev: key[0], Ino: key[1], PID: int(pid)})
+	refuse := func(why string, fields ...zap.Field) {
 		s.mu.Lock()
-		h = s.libs[key]
-	}
-	if _, done := h.offsets[off]; done {
-		if h.exports[apis[id].Name] == off || h.offsets[off] == id {
-			s.stats.EntryPointAtExport++
-		}
+		s.stats.EntryPointsRefused++
 		s.mu.Unlock()
+		s.log.Debug("entry point refused", append(fields, zap.String("symbol", symbol),
+			zap.Uint32("pid", pid), zap.String("address", fmt.Sprintf("%#x", addr)), zap.String("why", why))...)
+	}
+	mapped, off, err := fileOffset(s.cfg.ProcRoot, int(pid), addr, defaultMapsBounds)
+	switch {
+	case errors.Is(err, errMapsTruncated):
+		s.mu.Lock()
+		s.stats.MapsTruncated++
+		s.mu.Unlock()
+		refuse("maps cut at its read bounds before the address", zap.Error(err))
+		return
+	case errors.Is(err, errNotMapped):
+		refuse("not in a file mapping")
+		return
+	case err != nil:
+		s.log.Debug("entry point of a process gone", zap.String("symbol", symbol), zap.Error(err))
+		return
+	}
+	f, err := appctx.OpenRegular(filepath.Join(s.cfg.ProcRoot, strconv.Itoa(int(pid)), "root", mapped))
+	if err != nil {
+		refuse("mapped file not openable as a regular file", zap.Error(err))
+		return
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		refuse("fstat", zap.Error(err))
+		return
+	}
+	s.mu.Lock()
+	h, ok := s.libs[[2]uint64{st.Dev, st.Ino}]
+	if ok && h.funcs != nil {
+		if _, done := h.offsets[off]; done {
+			if h.exports[apis[id].Name] == off || h.offsets[off] == id {
+				s.stats.EntryPointAtExport++
+			}
+			s.mu.Unlock()
+			return
+		}
+	}
+	var why string
+	switch {
+	case !ok || h.Layer != Driver || h.funcs == nil:
+		why = "not in a hooked driver library"
+	case !h.funcs[off]:
+		why = "not the start of a function symbol"
+	case h.learnt >= maxLearntHooks:
+		why = fmt.Sprintf("the library has %d learnt entry points already", maxLearntHooks)
+		if !h.capReported {
+			h.capReported = true
+			s.report.add("entry_point", h.Mapped, StatusUnavailable,
+				fmt.Sprintf("more than %d learnt entry points: the rest are refused", maxLearntHooks))
+		}
+	}
+	if why != "" {
+		s.mu.Unlock()
+		refuse(why, zap.String("file", mapped), zap.String("offset", fmt.Sprintf("%#x", off)))
 		return
 	}
 	h.offsets[off] = id
+	h.learnt++
 	s.mu.Unlock()
 
-	ex, err := link.OpenExecutable(path)
+	ex, err := link.OpenExecutable(fdPath(f))
 	if err == nil {
 		err = s.attachPair(ex, "", off, cookie(id)|cookieEntryPoint)
 	}

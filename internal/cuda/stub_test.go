@@ -162,8 +162,8 @@ func TestStubEntryPointTable(t *testing.T) {
 
 	st := src.Stats()
 	t.Logf("ground truth: %s", truth)
-	t.Logf("stats: calls=%d procaddr=%d entry_point_hooks=%d at_export=%d lost=%d by_api=%v",
-		st.Calls, st.ProcAddress, st.EntryPointHooks, st.EntryPointAtExport, st.Lost, st.ByAPI)
+	t.Logf("stats: calls=%d procaddr=%d entry_point_hooks=%d at_export=%d refused=%d maps_truncated=%d lost=%d by_api=%v",
+		st.Calls, st.ProcAddress, st.EntryPointHooks, st.EntryPointAtExport, st.EntryPointsRefused, st.MapsTruncated, st.Lost, st.ByAPI)
 	for _, e := range src.Report().Entries {
 		t.Logf("report: %-12s %-11s %s %s", e.Stage, e.Status, e.Hook, e.Reason)
 	}
@@ -353,6 +353,11 @@ func TestStubHooksAddedUnderLoad(t *testing.T) {
 	}
 	if st.Lost != 0 {
 		t.Fatalf("%d records lost: the counts below would not be exact", st.Lost)
+	}
+	// The stub's table entries are function symbols of the driver file: all accepted.
+	if st.EntryPointsRefused != 0 || st.EntryPointHooks != 2 {
+		t.Errorf("entry points: %d hooked, %d refused; want the stub's 2 hidden functions hooked, none refused",
+			st.EntryPointHooks, st.EntryPointsRefused)
 	}
 	if got := asm.Counts[ClassLaunch]; got != uint64(n*per) {
 		t.Errorf("top-level launches = %d, want %d (every cudaLaunchKernel)", got, n*per)

@@ -149,8 +149,8 @@ func main() {
 	} else {
 		os.Stdout.Write(b)
 	}
-	fmt.Fprintf(os.Stderr, "cudatrace: %s; calls=%d top-level=%v nested=%v entry_points=%d lost=%d submissions=%d\n",
-		rep.Summary(), st.Calls, counts, nested, st.EntryPointHooks, st.Lost, len(subs))
+	fmt.Fprintf(os.Stderr, "cudatrace: %s; calls=%d top-level=%v nested=%v entry_points=%d refused=%d lost=%d submissions=%d\n",
+		rep.Summary(), st.Calls, counts, nested, st.EntryPointHooks, st.EntryPointsRefused, st.Lost, len(subs))
 	if runErr != nil {
 		os.Exit(1)
 	}

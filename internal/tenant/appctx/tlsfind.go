@@ -123,14 +123,19 @@ func (f *TLSFinder) inspect(k fileKey, pidDir string, mp Mapping, symbol string)
 	return r.mod, r.err
 }
 
+// ErrNotRegular: a path a tenant controls names something other than a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
 // inspectFile opens the module through the process's root (its mount namespace), falling
-// back to map_files (works for deleted files, needs CAP_SYS_ADMIN).
+// back to map_files (works for deleted files, needs CAP_SYS_ADMIN). The tenant can put
+// anything at the mapped path by now, so only a regular file is opened (OpenRegular):
+// a FIFO there would otherwise block the enrich worker for good.
 func inspectFile(pidDir string, mp Mapping, symbol string) (TLSModule, error) {
 	p := strings.TrimSuffix(mp.Path, " (deleted)")
-	f, err := os.Open(filepath.Join(pidDir, "root", p))
+	f, err := OpenRegular(filepath.Join(pidDir, "root", p))
 	if err != nil {
 		var err2 error
-		f, err2 = os.Open(filepath.Join(pidDir, "map_files", fmt.Sprintf("%x-%x", mp.Start, mp.End)))
+		f, err2 = OpenRegularLink(filepath.Join(pidDir, "map_files", fmt.Sprintf("%x-%x", mp.Start, mp.End)))
 		if err2 != nil {
 			return TLSModule{}, errors.Join(err, err2)
 		}

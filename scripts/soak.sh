@@ -4,13 +4,15 @@
 #
 #   sudo SOAK_DURATION=11m scripts/soak.sh            # defaults: 11m, 4 load threads
 #
-# Load: LOAD_THREADS processes each calling ioctl(TCGETS) on /dev/null in a loop; the
-# live source follows major 1 (--drm-major 1), so every ioctl is an enter and an exit
-# record (≥ 100k events/s needs ≥ 50k ioctls/s; one thread does several hundred k/s).
+# Load: LOAD_THREADS processes each calling ioctl(TCGETS) in a loop on SOAK_DEV, a device
+# whose major nobody else on the machine uses (default: a node of the cpuid driver, major
+# 203, made in the output directory; /dev/null when that driver is absent); the live source
+# follows that major (--drm-major), so every ioctl is an enter and an exit record (≥ 100k
+# events/s needs ≥ 50k ioctls/s; one thread does several hundred k/s).
 # Output: RSS every SAMPLE seconds (flat = no leak), then decoded + lost events against
-# 2 × the ioctls the load issued. Other processes' ioctls on major-1 devices add a few
-# events: "unexplained" is decoded + lost − 2 × issued and must be ≥ 0 and small; a
-# negative value is loss nobody counted.
+# 2 × the ioctls the load issued. "unexplained" is decoded + lost − 2 × issued: 0 on a
+# private major (anything else is a bug: negative = loss nobody counted); on /dev/null
+# (major 1, shared with every process) other processes' ioctls make it ≥ 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +30,7 @@ fi
 if [ ! -x "$OUT/ioctlflood" ]; then
 	mkdir -p "$OUT/flood"
 	cat >"$OUT/flood/main.go" <<'EOF'
-// ioctlflood: ioctl(TCGETS) on /dev/null until SIGTERM, then prints how many it made.
+// ioctlflood DEVICE: ioctl(TCGETS) on DEVICE until SIGTERM, then prints how many it made.
 package main
 
 import (
@@ -40,7 +42,7 @@ import (
 )
 
 func main() {
-	f, err := os.Open("/dev/null")
+	f, err := os.Open(os.Args[1])
 	if err != nil {
 		panic(err)
 	}
@@ -61,8 +63,18 @@ EOF
 	(cd "$OUT/flood" && cat >go.mod <<<'module ioctlflood' && CGO_ENABLED=0 go build -o "$OUT/ioctlflood" .)
 fi
 
-echo "soak: $DURATION, $THREADS load threads, output in $OUT"
-"$BIN" live --drm-major 1 --no-tenant --duration "$DURATION" --ready-file "$OUT/ready" \
+DEV=${SOAK_DEV:-}
+if [ -z "$DEV" ]; then
+	if grep -qE '^ *203 cpu/cpuid$' /proc/devices || modprobe cpuid 2>/dev/null && grep -qE '^ *203 cpu/cpuid$' /proc/devices; then
+		DEV=$OUT/soak-cpuid0
+		[ -e "$DEV" ] || mknod "$DEV" c 203 0
+	else
+		DEV=/dev/null
+	fi
+fi
+MAJOR=$(( 0x$(stat -c %t "$DEV") ))
+echo "soak: $DURATION, $THREADS load threads on $DEV (major $MAJOR), output in $OUT"
+"$BIN" live --drm-major "$MAJOR" --no-tenant --duration "$DURATION" --ready-file "$OUT/ready" \
 	--metrics-output "$OUT/metrics.json" >"$OUT/summary.txt" 2>"$OUT/live.err" &
 live=$!
 for _ in $(seq 600); do [ -f "$OUT/ready" ] && break; sleep 0.1; done
@@ -70,7 +82,7 @@ for _ in $(seq 600); do [ -f "$OUT/ready" ] && break; sleep 0.1; done
 
 pids=()
 for i in $(seq "$THREADS"); do
-	"$OUT/ioctlflood" >"$OUT/flood.$i" &
+	"$OUT/ioctlflood" "$DEV" >"$OUT/flood.$i" &
 	pids+=($!)
 done
 
@@ -121,5 +133,6 @@ echo "duration:          $DURATION ($secs s); load ran $((secs - 5)) s on $THREA
 echo "ioctls issued:     $issued  (events expected: $((2 * issued)))"
 echo "events decoded:    $events  ($((events / secs)) /s)"
 echo "events lost:       $lost (counted by the kernel: ring buffer full)"
-echo "unexplained:       $((events + lost - 2 * issued)) (≥ 0: other processes' ioctls on major-1 devices)"
+echo "device:            $DEV (major $MAJOR)"
+echo "unexplained:       $((events + lost - 2 * issued)) (must be 0 on a private major; ≥ 0 on /dev/null: other processes' ioctls)"
 awk 'NR>1 {if (min==""||$2<min) min=$2; if ($2>max) max=$2; last=$2} END {printf "rss KiB:           min %d max %d last %d\n", min, max, last}' "$OUT/rss.txt"

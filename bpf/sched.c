@@ -7,7 +7,10 @@
  * is read where already set (run/done), the DRM client id where the kernel has it.
  *
  * Each event has a tp_btf program (preferred) and a raw_tp twin with the same body;
- * raw_tp also serves BPF_PROG_TEST_RUN in the unit tests.
+ * raw_tp also serves BPF_PROG_TEST_RUN in the unit tests. Both need CO-RE with the
+ * gpu-sched module's BTF; the last rung, a classic tracepoint, needs neither: it copies
+ * the raw trace entry (ghostdriver.h, raw_copy) and user space decodes it with the
+ * event's tracefs format, so it only has what the event prints (pointers on <= 6.16).
  */
 #include "ghostdriver.h"
 #include "drm_types.h"
@@ -148,3 +151,14 @@ JOB_EVENT(drm_sched_job_run, HOOK_DRM_SCHED_JOB_RUN)
 DONE_EVENT(drm_sched_job_done, HOOK_DRM_SCHED_JOB_DONE)
 DEP_EVENT(drm_sched_job_add_dep, HOOK_DRM_SCHED_JOB_ADD_DEP)
 DEP_EVENT(drm_sched_job_unschedulable, HOOK_DRM_SCHED_JOB_UNSCHEDULABLE)
+
+/* Classic tracepoints: the raw entry, decoded in user space from the tracefs format. */
+RAW_TRACEPOINT_COPY(gpu_scheduler, drm_sched_job, HOOK_DRM_SCHED_JOB)
+RAW_TRACEPOINT_COPY(gpu_scheduler, drm_run_job, HOOK_DRM_RUN_JOB)
+RAW_TRACEPOINT_COPY(gpu_scheduler, drm_sched_process_job, HOOK_DRM_SCHED_PROCESS_JOB)
+RAW_TRACEPOINT_COPY(gpu_scheduler, drm_sched_job_wait_dep, HOOK_DRM_SCHED_JOB_WAIT_DEP)
+RAW_TRACEPOINT_COPY(gpu_scheduler, drm_sched_job_queue, HOOK_DRM_SCHED_JOB_QUEUE)
+RAW_TRACEPOINT_COPY(gpu_scheduler, drm_sched_job_run, HOOK_DRM_SCHED_JOB_RUN)
+RAW_TRACEPOINT_COPY(gpu_scheduler, drm_sched_job_done, HOOK_DRM_SCHED_JOB_DONE)
+RAW_TRACEPOINT_COPY(gpu_scheduler, drm_sched_job_add_dep, HOOK_DRM_SCHED_JOB_ADD_DEP)
+RAW_TRACEPOINT_COPY(gpu_scheduler, drm_sched_job_unschedulable, HOOK_DRM_SCHED_JOB_UNSCHEDULABLE)

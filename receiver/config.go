@@ -120,6 +120,13 @@ type LiveConfig struct {
 	PollInterval time.Duration `mapstructure:"poll_interval"`
 	// IRQNames: names in /proc/interrupts that identify GPU interrupts.
 	IRQNames []string `mapstructure:"irq_names"`
+	// ClassicTracepoints: hook the gpu_scheduler and driver events (amdgpu, i915, xe,
+	// msm) with classic tracepoints, their last rung, even where tp_btf/raw_tp would
+	// attach. That rung needs no BTF: the raw trace entry is copied and decoded in user
+	// space with the event's tracefs format file, so it carries only what the event
+	// prints (before Linux 6.17: pointers, joined to fence keys through dma_fence events).
+	// Default false: the classic rung is used only where the others cannot attach.
+	ClassicTracepoints bool `mapstructure:"classic_tracepoints"`
 	// CUDA: the NVIDIA path (uprobes on libcuda/libcudart), off by default.
 	CUDA CUDAConfig `mapstructure:"cuda"`
 }

@@ -46,6 +46,7 @@ func probeConfig(cfg *Config) probe.Config {
 	c.RingBufferBytes = l.RingBufferSize
 	c.PollInterval = l.PollInterval
 	c.IRQNames = l.IRQNames
+	c.ClassicTracepoints = l.ClassicTracepoints
 	if l.CUDA.Enabled {
 		c.DRMMajors, c.IoctlTypes = withNvidiaMajors(c.DRMMajors, cfg.Tenant.ProcRoot)
 	}

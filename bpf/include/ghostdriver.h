@@ -179,6 +179,67 @@ static __always_inline void rec_submit(struct record *r)
 	bpf_ringbuf_submit(r, flags);
 }
 
+/*
+ * The classic-tracepoint rung of the gpu_scheduler and driver events: no CO-RE, no BTF.
+ * The program copies the first RAW_MAX bytes of the raw trace entry (the perf trace
+ * buffer the kernel filled with the event's fields, ctx) after a short header; user
+ * space reads the event's tracefs format file, renders the entry into the text the
+ * kernel would print and hands it to the text decoder (internal/probe/classic.go).
+ * A sample of this size is a raw_record; every other sample is a struct record.
+ */
+#define RAW_MAX 256
+
+struct raw_record {
+	__u64 ts;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 pid_tgid; /* tgid << 32 | tid */
+	__u32 cpu;
+	__u16 hook;	/* enum hook: which tracepoint the copy is of */
+	__u16 raw_len;	/* RAW_MAX; 0 when the entry could not be read */
+	char comm[16];
+	/*
+	 * The trace entry. Its first 8 bytes (the common fields) hold the kernel's pt_regs
+	 * pointer by the time a program runs (perf_trace_run_bpf_submit); the event's own
+	 * fields follow at the offsets of its format file.
+	 */
+	__u8 raw[RAW_MAX];
+};
+
+/*
+ * One body for every classic tracepoint of the rung. ctx is the perf trace buffer entry
+ * (PERF_MAX_TRACE_SIZE bytes, per CPU), so RAW_MAX bytes from it are always readable,
+ * whatever the entry's own size; the tail past the entry is ignored by user space.
+ */
+static __always_inline int raw_copy(__u16 hook, void *ctx)
+{
+	struct raw_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+		if (n)
+			*n += 1;
+		return 0;
+	}
+	r->ts = bpf_ktime_get_ns();
+	r->pid_tgid = bpf_get_current_pid_tgid();
+	r->cpu = bpf_get_smp_processor_id();
+	r->hook = hook;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->raw_len = bpf_probe_read_kernel(r->raw, sizeof(r->raw), (const void *)(unsigned long)ctx) ? 0 : RAW_MAX;
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(r, flags);
+	return 0;
+}
+
+/* SEC("tracepoint/<system>/<event>") program tp_<event>: the raw copy of one event. */
+#define RAW_TRACEPOINT_COPY(system, ev, hook)                                               \
+	SEC("tracepoint/" #system "/" #ev)                                                  \
+	int tp_##ev(void *ctx)                                                              \
+	{                                                                                   \
+		return raw_copy(hook, ctx);                                                 \
+	}
+
 /* Reads a dma_fence's 64-bit key through CO-RE (fence may be NULL). */
 static __always_inline void read_fence(struct dma_fence *f, __u64 *ctx, __u64 *seqno)
 {

@@ -60,6 +60,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	noTenant := fs.Bool("no-tenant", false, "do not read /proc and /sys for tenant attribution (no traceparent/OTEP 4947 context then)")
 	procRoot := fs.String("proc-root", "/proc", "the host's procfs")
 	sysRoot := fs.String("sys-root", "/sys", "the host's sysfs")
+	classic := fs.Bool("classic-tracepoints", false, "hook the gpu_scheduler and driver events with classic tracepoints decoded from their tracefs formats, even where tp_btf/raw_tp would attach")
 	pf := addPipelineFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -84,6 +85,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg.ContextTiers = enrich.KernelTiers(tierList)
 	cfg.OBIMapPath = *obiMap
+	cfg.ClassicTracepoints = *classic
 	live, report, err := probe.Open(cfg, log)
 	fmt.Fprint(stderr, report.String())
 	if err != nil {
@@ -128,10 +130,13 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	classic := fs.Bool("classic-tracepoints", false, "report what `live --classic-tracepoints` would attach")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	rep := probe.Doctor(probe.DefaultConfig(), zap.NewNop())
+	cfg := probe.DefaultConfig()
+	cfg.ClassicTracepoints = *classic
+	rep := probe.Doctor(cfg, zap.NewNop())
 	if *asJSON {
 		b, err := rep.JSON()
 		if err != nil {

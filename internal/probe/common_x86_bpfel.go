@@ -74,6 +74,17 @@ const (
 	commonHookHOOK_PROCESS_EXIT                commonHook = 81
 )
 
+type commonRawRecord struct {
+	_       structs.HostLayout
+	Ts      uint64
+	PidTgid uint64
+	Cpu     uint32
+	Hook    uint16
+	RawLen  uint16
+	Comm    [16]int8
+	Raw     [256]uint8
+}
+
 type commonRecord struct {
 	_          structs.HostLayout
 	Ts         uint64
@@ -121,13 +132,14 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	commonMapEvents       = "events"
-	commonMapLost         = "lost"
-	commonVarUnusedFlag   = "unused_flag"
-	commonVarUnusedHook   = "unused_hook"
-	commonVarUnusedRecord = "unused_record"
-	commonVarUnusedTier   = "unused_tier"
-	commonVarWakeupBytes  = "wakeup_bytes"
+	commonMapEvents          = "events"
+	commonMapLost            = "lost"
+	commonVarUnusedFlag      = "unused_flag"
+	commonVarUnusedHook      = "unused_hook"
+	commonVarUnusedRawRecord = "unused_raw_record"
+	commonVarUnusedRecord    = "unused_record"
+	commonVarUnusedTier      = "unused_tier"
+	commonVarWakeupBytes     = "wakeup_bytes"
 )
 
 // loadCommon returns the embedded CollectionSpec for common.
@@ -186,11 +198,12 @@ type commonMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type commonVariableSpecs struct {
-	UnusedFlag   *ebpf.VariableSpec `ebpf:"unused_flag"`
-	UnusedHook   *ebpf.VariableSpec `ebpf:"unused_hook"`
-	UnusedRecord *ebpf.VariableSpec `ebpf:"unused_record"`
-	UnusedTier   *ebpf.VariableSpec `ebpf:"unused_tier"`
-	WakeupBytes  *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	UnusedFlag      *ebpf.VariableSpec `ebpf:"unused_flag"`
+	UnusedHook      *ebpf.VariableSpec `ebpf:"unused_hook"`
+	UnusedRawRecord *ebpf.VariableSpec `ebpf:"unused_raw_record"`
+	UnusedRecord    *ebpf.VariableSpec `ebpf:"unused_record"`
+	UnusedTier      *ebpf.VariableSpec `ebpf:"unused_tier"`
+	WakeupBytes     *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // commonObjects contains all objects after they have been loaded into the kernel.
@@ -228,11 +241,12 @@ func (m *commonMaps) Close() error {
 //
 // It can be passed to loadCommonObjects or ebpf.CollectionSpec.LoadAndAssign.
 type commonVariables struct {
-	UnusedFlag   *ebpf.Variable `ebpf:"unused_flag"`
-	UnusedHook   *ebpf.Variable `ebpf:"unused_hook"`
-	UnusedRecord *ebpf.Variable `ebpf:"unused_record"`
-	UnusedTier   *ebpf.Variable `ebpf:"unused_tier"`
-	WakeupBytes  *ebpf.Variable `ebpf:"wakeup_bytes"`
+	UnusedFlag      *ebpf.Variable `ebpf:"unused_flag"`
+	UnusedHook      *ebpf.Variable `ebpf:"unused_hook"`
+	UnusedRawRecord *ebpf.Variable `ebpf:"unused_raw_record"`
+	UnusedRecord    *ebpf.Variable `ebpf:"unused_record"`
+	UnusedTier      *ebpf.Variable `ebpf:"unused_tier"`
+	WakeupBytes     *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // commonPrograms contains all programs after they have been loaded into the kernel.

@@ -39,6 +39,13 @@ type Config struct {
 	// OBIMapPath is where OBI pins its traces_ctx_v1 map (default DefaultOBIMapPath).
 	// When nothing is pinned there, the program looks up an empty placeholder instead.
 	OBIMapPath string
+
+	// ClassicTracepoints hooks the gpu_scheduler and driver events with their last rung,
+	// classic tracepoints decoded with the events' tracefs formats (classic.go), even
+	// where tp_btf/raw_tp would attach; the report lists the rungs skipped. That rung
+	// needs no BTF; its events carry what they print (≤6.16 scheduler events: pointers,
+	// joined to fence keys through the dma_fence hooks). Off: it is only the last resort.
+	ClassicTracepoints bool
 }
 
 // In-kernel context tiers (the names of ghostdriver.context.tier).

@@ -18,6 +18,26 @@ import (
 const (
 	driversMapEvents                     = "events"
 	driversMapLost                       = "lost"
+	driversProgTpAmdgpuCsIoctl           = "tp_amdgpu_cs_ioctl"
+	driversProgTpAmdgpuSchedRunJob       = "tp_amdgpu_sched_run_job"
+	driversProgTpI915RequestAdd          = "tp_i915_request_add"
+	driversProgTpI915RequestIn           = "tp_i915_request_in"
+	driversProgTpI915RequestOut          = "tp_i915_request_out"
+	driversProgTpI915RequestQueue        = "tp_i915_request_queue"
+	driversProgTpI915RequestRetire       = "tp_i915_request_retire"
+	driversProgTpI915RequestSubmit       = "tp_i915_request_submit"
+	driversProgTpI915RequestWaitBegin    = "tp_i915_request_wait_begin"
+	driversProgTpI915RequestWaitEnd      = "tp_i915_request_wait_end"
+	driversProgTpMsmGpuSubmit            = "tp_msm_gpu_submit"
+	driversProgTpMsmGpuSubmitFlush       = "tp_msm_gpu_submit_flush"
+	driversProgTpMsmGpuSubmitRetired     = "tp_msm_gpu_submit_retired"
+	driversProgTpXeHwFenceCreate         = "tp_xe_hw_fence_create"
+	driversProgTpXeHwFenceFree           = "tp_xe_hw_fence_free"
+	driversProgTpXeHwFenceSignal         = "tp_xe_hw_fence_signal"
+	driversProgTpXeSchedJobCreate        = "tp_xe_sched_job_create"
+	driversProgTpXeSchedJobExec          = "tp_xe_sched_job_exec"
+	driversProgTpXeSchedJobFree          = "tp_xe_sched_job_free"
+	driversProgTpXeSchedJobRun           = "tp_xe_sched_job_run"
 	driversProgTpbtfAmdgpuCsIoctl        = "tpbtf_amdgpu_cs_ioctl"
 	driversProgTpbtfAmdgpuSchedRunJob    = "tpbtf_amdgpu_sched_run_job"
 	driversProgTpbtfI915RequestAdd       = "tpbtf_i915_request_add"
@@ -83,6 +103,26 @@ type driversSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type driversProgramSpecs struct {
+	TpAmdgpuCsIoctl           *ebpf.ProgramSpec `ebpf:"tp_amdgpu_cs_ioctl"`
+	TpAmdgpuSchedRunJob       *ebpf.ProgramSpec `ebpf:"tp_amdgpu_sched_run_job"`
+	TpI915RequestAdd          *ebpf.ProgramSpec `ebpf:"tp_i915_request_add"`
+	TpI915RequestIn           *ebpf.ProgramSpec `ebpf:"tp_i915_request_in"`
+	TpI915RequestOut          *ebpf.ProgramSpec `ebpf:"tp_i915_request_out"`
+	TpI915RequestQueue        *ebpf.ProgramSpec `ebpf:"tp_i915_request_queue"`
+	TpI915RequestRetire       *ebpf.ProgramSpec `ebpf:"tp_i915_request_retire"`
+	TpI915RequestSubmit       *ebpf.ProgramSpec `ebpf:"tp_i915_request_submit"`
+	TpI915RequestWaitBegin    *ebpf.ProgramSpec `ebpf:"tp_i915_request_wait_begin"`
+	TpI915RequestWaitEnd      *ebpf.ProgramSpec `ebpf:"tp_i915_request_wait_end"`
+	TpMsmGpuSubmit            *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit"`
+	TpMsmGpuSubmitFlush       *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_flush"`
+	TpMsmGpuSubmitRetired     *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_retired"`
+	TpXeHwFenceCreate         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_create"`
+	TpXeHwFenceFree           *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_free"`
+	TpXeHwFenceSignal         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_signal"`
+	TpXeSchedJobCreate        *ebpf.ProgramSpec `ebpf:"tp_xe_sched_job_create"`
+	TpXeSchedJobExec          *ebpf.ProgramSpec `ebpf:"tp_xe_sched_job_exec"`
+	TpXeSchedJobFree          *ebpf.ProgramSpec `ebpf:"tp_xe_sched_job_free"`
+	TpXeSchedJobRun           *ebpf.ProgramSpec `ebpf:"tp_xe_sched_job_run"`
 	TpbtfAmdgpuCsIoctl        *ebpf.ProgramSpec `ebpf:"tpbtf_amdgpu_cs_ioctl"`
 	TpbtfAmdgpuSchedRunJob    *ebpf.ProgramSpec `ebpf:"tpbtf_amdgpu_sched_run_job"`
 	TpbtfI915RequestAdd       *ebpf.ProgramSpec `ebpf:"tpbtf_i915_request_add"`
@@ -162,6 +202,26 @@ type driversVariables struct {
 //
 // It can be passed to loadDriversObjects or ebpf.CollectionSpec.LoadAndAssign.
 type driversPrograms struct {
+	TpAmdgpuCsIoctl           *ebpf.Program `ebpf:"tp_amdgpu_cs_ioctl"`
+	TpAmdgpuSchedRunJob       *ebpf.Program `ebpf:"tp_amdgpu_sched_run_job"`
+	TpI915RequestAdd          *ebpf.Program `ebpf:"tp_i915_request_add"`
+	TpI915RequestIn           *ebpf.Program `ebpf:"tp_i915_request_in"`
+	TpI915RequestOut          *ebpf.Program `ebpf:"tp_i915_request_out"`
+	TpI915RequestQueue        *ebpf.Program `ebpf:"tp_i915_request_queue"`
+	TpI915RequestRetire       *ebpf.Program `ebpf:"tp_i915_request_retire"`
+	TpI915RequestSubmit       *ebpf.Program `ebpf:"tp_i915_request_submit"`
+	TpI915RequestWaitBegin    *ebpf.Program `ebpf:"tp_i915_request_wait_begin"`
+	TpI915RequestWaitEnd      *ebpf.Program `ebpf:"tp_i915_request_wait_end"`
+	TpMsmGpuSubmit            *ebpf.Program `ebpf:"tp_msm_gpu_submit"`
+	TpMsmGpuSubmitFlush       *ebpf.Program `ebpf:"tp_msm_gpu_submit_flush"`
+	TpMsmGpuSubmitRetired     *ebpf.Program `ebpf:"tp_msm_gpu_submit_retired"`
+	TpXeHwFenceCreate         *ebpf.Program `ebpf:"tp_xe_hw_fence_create"`
+	TpXeHwFenceFree           *ebpf.Program `ebpf:"tp_xe_hw_fence_free"`
+	TpXeHwFenceSignal         *ebpf.Program `ebpf:"tp_xe_hw_fence_signal"`
+	TpXeSchedJobCreate        *ebpf.Program `ebpf:"tp_xe_sched_job_create"`
+	TpXeSchedJobExec          *ebpf.Program `ebpf:"tp_xe_sched_job_exec"`
+	TpXeSchedJobFree          *ebpf.Program `ebpf:"tp_xe_sched_job_free"`
+	TpXeSchedJobRun           *ebpf.Program `ebpf:"tp_xe_sched_job_run"`
 	TpbtfAmdgpuCsIoctl        *ebpf.Program `ebpf:"tpbtf_amdgpu_cs_ioctl"`
 	TpbtfAmdgpuSchedRunJob    *ebpf.Program `ebpf:"tpbtf_amdgpu_sched_run_job"`
 	TpbtfI915RequestAdd       *ebpf.Program `ebpf:"tpbtf_i915_request_add"`
@@ -186,6 +246,26 @@ type driversPrograms struct {
 
 func (p *driversPrograms) Close() error {
 	return _DriversClose(
+		p.TpAmdgpuCsIoctl,
+		p.TpAmdgpuSchedRunJob,
+		p.TpI915RequestAdd,
+		p.TpI915RequestIn,
+		p.TpI915RequestOut,
+		p.TpI915RequestQueue,
+		p.TpI915RequestRetire,
+		p.TpI915RequestSubmit,
+		p.TpI915RequestWaitBegin,
+		p.TpI915RequestWaitEnd,
+		p.TpMsmGpuSubmit,
+		p.TpMsmGpuSubmitFlush,
+		p.TpMsmGpuSubmitRetired,
+		p.TpXeHwFenceCreate,
+		p.TpXeHwFenceFree,
+		p.TpXeHwFenceSignal,
+		p.TpXeSchedJobCreate,
+		p.TpXeSchedJobExec,
+		p.TpXeSchedJobFree,
+		p.TpXeSchedJobRun,
 		p.TpbtfAmdgpuCsIoctl,
 		p.TpbtfAmdgpuSchedRunJob,
 		p.TpbtfI915RequestAdd,

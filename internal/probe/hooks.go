@@ -102,6 +102,9 @@ type rung struct {
 	attachTo string
 	// funcID is written to the copy's func_id (funcs family).
 	funcID uint16
+	// classic: the programs copy the raw trace entry (classic.go decodes it with the
+	// event's tracefs format).
+	classic bool
 }
 
 // hookDef is one kernel event with its ladder: fentry > tp_btf > raw_tp > tracepoint.
@@ -113,6 +116,21 @@ type hookDef struct {
 }
 
 func one(family string, progs ...string) rung { return rung{family: family, progs: progs} }
+
+// rawCopy is the classic-tracepoint rung of a gpu_scheduler or driver event.
+func rawCopy(family, ev string) rung {
+	return rung{family: family, progs: []string{"tp_" + ev}, classic: true}
+}
+
+// hasClassic reports whether the ladder ends in a raw-copy rung.
+func (d hookDef) hasClassic() bool {
+	for _, r := range d.rungs {
+		if r.classic {
+			return true
+		}
+	}
+	return false
+}
 
 // hookDefs is the table of every hook the loader knows, in report order.
 func hookDefs(cfg Config) []hookDef {
@@ -145,6 +163,7 @@ func hookDefs(cfg Config) []hookDef {
 		defs = append(defs, hookDef{stage: s.stage, event: s.ev, rungs: []rung{
 			one(famSched, "tpbtf_"+s.ev),
 			one(famSched, "rawtp_"+s.ev),
+			rawCopy(famSched, s.ev),
 		}})
 	}
 	for i, f := range cfg.RunJobFuncs {
@@ -179,7 +198,10 @@ func hookDefs(cfg Config) []hookDef {
 	}
 	for _, d := range drivers {
 		for _, ev := range d.events {
-			defs = append(defs, hookDef{stage: d.stage, event: ev, rungs: []rung{one(famDrivers, "tpbtf_"+ev)}})
+			defs = append(defs, hookDef{stage: d.stage, event: ev, rungs: []rung{
+				one(famDrivers, "tpbtf_"+ev),
+				rawCopy(famDrivers, ev),
+			}})
 		}
 	}
 	for _, ev := range []string{"sched_process_exec", "sched_process_exit"} {

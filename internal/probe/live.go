@@ -71,6 +71,9 @@ func Open(cfg Config, log *zap.Logger) (*Live, Report, error) {
 		rd:   rd,
 		dec:  decoder{boFuncs: cfg.BOValidationFuncs, runFuncs: cfg.RunJobFuncs, irqNames: ld.objs.irqNames},
 	}
+	if ld.objs.classic != (classicEvents{}) {
+		l.dec.classic = newClassicDecoder(&ld.objs.classic)
+	}
 	l.stats.Unknown = map[string]uint64{}
 	for _, e := range ld.rep.Entries {
 		l.stats.Hooks = append(l.stats.Hooks, event.HookStatus{Stage: e.Stage, Hook: e.Hook, Status: e.Status, Reason: e.Reason})

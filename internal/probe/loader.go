@@ -37,6 +37,8 @@ type objects struct {
 	progs    []*ebpf.Program
 	links    []link.Link
 	irqNames map[int32]string
+	// classic are the events of attached raw-copy programs, with their formats.
+	classic classicEvents
 	// obi is OBI's pinned traces_ctx_v1 when it was found (closed with the objects; the
 	// pin itself stays: it is OBI's).
 	obi *ebpf.Map
@@ -410,11 +412,28 @@ func (ld *loader) attachAll() {
 			continue
 		}
 		targetMissing := false
+		forced := ld.cfg.ClassicTracepoints && def.hasClassic()
 		for _, r := range def.rungs {
+			if forced && !r.classic {
+				ld.skipRung(def, r, "skipped: classic tracepoints forced by configuration (classic_tracepoints)")
+				continue
+			}
 			if ld.tryRung(def, r, &targetMissing) {
 				break
 			}
 		}
+	}
+}
+
+// skipRung reports the programs of a rung that is deliberately not tried.
+func (ld *loader) skipRung(def hookDef, r rung, why string) {
+	f, err := ld.family(r.family)
+	for _, p := range r.progs {
+		hook := r.family + "/" + p
+		if err == nil && f.spec.Programs[p] != nil {
+			hook = hookName(f.spec.Programs[p], r.attachTo)
+		}
+		ld.rep.add(def.stage, hook, StatusUnavailable, why)
 	}
 }
 
@@ -427,10 +446,11 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 		return false
 	}
 	type loaded struct {
-		ps   *ebpf.ProgramSpec
-		hook string
-		prog *ebpf.Program
-		lnk  link.Link
+		ps      *ebpf.ProgramSpec
+		hook    string
+		prog    *ebpf.Program
+		lnk     link.Link
+		classic *classicEvent
 	}
 	var done []loaded
 	var failHook, failReason string
@@ -441,6 +461,17 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 			failHook, failReason = hook, why
 			break
 		}
+		var ce *classicEvent
+		if r.classic {
+			// The format decides before anything is loaded: a raw copy nobody can
+			// decode is not attached.
+			var err error
+			if ce, err = loadClassicEvent(ps.AttachTo); err != nil {
+				ld.log.Debug("hook unavailable", zap.String("stage", def.stage), zap.String("hook", hook), zap.Error(err))
+				failHook, failReason = hook, classicReason(ps.AttachTo, err)
+				break
+			}
+		}
 		prog, err := ld.loadProgram(f, name, r)
 		if err == nil {
 			var l link.Link
@@ -448,7 +479,7 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 			if err != nil {
 				prog.Close()
 			} else {
-				done = append(done, loaded{ps, hook, prog, l})
+				done = append(done, loaded{ps, hook, prog, l, ce})
 				continue
 			}
 		}
@@ -463,7 +494,14 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 		for _, d := range done {
 			ld.objs.progs = append(ld.objs.progs, d.prog)
 			ld.objs.links = append(ld.objs.links, d.lnk)
-			ld.rep.add(def.stage, d.hook, StatusAttached, "")
+			reason := ""
+			if d.classic != nil {
+				if h, ok := classicHook(def.event); ok {
+					ld.objs.classic.add(h, d.classic)
+				}
+				reason = "raw entries decoded with the tracefs format"
+			}
+			ld.rep.add(def.stage, d.hook, StatusAttached, reason)
 		}
 		return true
 	}

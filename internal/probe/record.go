@@ -24,11 +24,16 @@ type decoder struct {
 	boFuncs  []string
 	runFuncs []string
 	irqNames map[int32]string
+	// classic decodes the raw copies of the classic-tracepoint rung (nil: none attached).
+	classic *classicDecoder
 }
 
 // decode decodes one raw sample into ev. An unknown hook returns errUnknownHook with
 // ev.Name set to "hook(N)" so that the caller can count it by name.
 func (d *decoder) decode(b []byte, ev *event.Event) error {
+	if len(b) == rawRecordSize {
+		return d.decodeRaw(b, ev)
+	}
 	if len(b) < recordSize {
 		return fmt.Errorf("%w: %d bytes, want %d", errShortRecord, len(b), recordSize)
 	}
@@ -92,6 +97,9 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 		commonHookHOOK_DMA_FENCE_SIGNALED, commonHookHOOK_DMA_FENCE_WAIT_START, commonHookHOOK_DMA_FENCE_WAIT_END,
 		commonHookHOOK_DMA_FENCE_DESTROY, commonHookHOOK_DRM_SCHED_PROCESS_JOB:
 		ev.FencePtr = r.Ptr
+		if d.classic != nil && d.classic.join != nil && ev.Kind == event.FenceInit && r.Ptr != 0 && ev.FenceWide {
+			d.classic.join.fenceCreated(r.Ptr, ev.Fence)
+		}
 	case commonHookHOOK_MSM_GPU_SUBMIT, commonHookHOOK_MSM_GPU_SUBMIT_FLUSH, commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:
 		ev.Ring = strconv.FormatUint(r.Arg, 10)
 	}

@@ -18,7 +18,7 @@ type Entry struct {
 	Stage  string `json:"stage"`
 	Hook   string `json:"hook"`
 	Status string `json:"status"`
-	Reason string `json:"reason"` // empty when attached
+	Reason string `json:"reason"` // why not; for an attached hook a note, or empty
 }
 
 // Report is the capability report: what each stage is hooked with, or why not.

@@ -27,6 +27,15 @@ const (
 	schedProgRawtpDrmSchedJobUnschedulable = "rawtp_drm_sched_job_unschedulable"
 	schedProgRawtpDrmSchedJobWaitDep       = "rawtp_drm_sched_job_wait_dep"
 	schedProgRawtpDrmSchedProcessJob       = "rawtp_drm_sched_process_job"
+	schedProgTpDrmRunJob                   = "tp_drm_run_job"
+	schedProgTpDrmSchedJob                 = "tp_drm_sched_job"
+	schedProgTpDrmSchedJobAddDep           = "tp_drm_sched_job_add_dep"
+	schedProgTpDrmSchedJobDone             = "tp_drm_sched_job_done"
+	schedProgTpDrmSchedJobQueue            = "tp_drm_sched_job_queue"
+	schedProgTpDrmSchedJobRun              = "tp_drm_sched_job_run"
+	schedProgTpDrmSchedJobUnschedulable    = "tp_drm_sched_job_unschedulable"
+	schedProgTpDrmSchedJobWaitDep          = "tp_drm_sched_job_wait_dep"
+	schedProgTpDrmSchedProcessJob          = "tp_drm_sched_process_job"
 	schedProgTpbtfDrmRunJob                = "tpbtf_drm_run_job"
 	schedProgTpbtfDrmSchedJob              = "tpbtf_drm_sched_job"
 	schedProgTpbtfDrmSchedJobAddDep        = "tpbtf_drm_sched_job_add_dep"
@@ -90,6 +99,15 @@ type schedProgramSpecs struct {
 	RawtpDrmSchedJobUnschedulable *ebpf.ProgramSpec `ebpf:"rawtp_drm_sched_job_unschedulable"`
 	RawtpDrmSchedJobWaitDep       *ebpf.ProgramSpec `ebpf:"rawtp_drm_sched_job_wait_dep"`
 	RawtpDrmSchedProcessJob       *ebpf.ProgramSpec `ebpf:"rawtp_drm_sched_process_job"`
+	TpDrmRunJob                   *ebpf.ProgramSpec `ebpf:"tp_drm_run_job"`
+	TpDrmSchedJob                 *ebpf.ProgramSpec `ebpf:"tp_drm_sched_job"`
+	TpDrmSchedJobAddDep           *ebpf.ProgramSpec `ebpf:"tp_drm_sched_job_add_dep"`
+	TpDrmSchedJobDone             *ebpf.ProgramSpec `ebpf:"tp_drm_sched_job_done"`
+	TpDrmSchedJobQueue            *ebpf.ProgramSpec `ebpf:"tp_drm_sched_job_queue"`
+	TpDrmSchedJobRun              *ebpf.ProgramSpec `ebpf:"tp_drm_sched_job_run"`
+	TpDrmSchedJobUnschedulable    *ebpf.ProgramSpec `ebpf:"tp_drm_sched_job_unschedulable"`
+	TpDrmSchedJobWaitDep          *ebpf.ProgramSpec `ebpf:"tp_drm_sched_job_wait_dep"`
+	TpDrmSchedProcessJob          *ebpf.ProgramSpec `ebpf:"tp_drm_sched_process_job"`
 	TpbtfDrmRunJob                *ebpf.ProgramSpec `ebpf:"tpbtf_drm_run_job"`
 	TpbtfDrmSchedJob              *ebpf.ProgramSpec `ebpf:"tpbtf_drm_sched_job"`
 	TpbtfDrmSchedJobAddDep        *ebpf.ProgramSpec `ebpf:"tpbtf_drm_sched_job_add_dep"`
@@ -167,6 +185,15 @@ type schedPrograms struct {
 	RawtpDrmSchedJobUnschedulable *ebpf.Program `ebpf:"rawtp_drm_sched_job_unschedulable"`
 	RawtpDrmSchedJobWaitDep       *ebpf.Program `ebpf:"rawtp_drm_sched_job_wait_dep"`
 	RawtpDrmSchedProcessJob       *ebpf.Program `ebpf:"rawtp_drm_sched_process_job"`
+	TpDrmRunJob                   *ebpf.Program `ebpf:"tp_drm_run_job"`
+	TpDrmSchedJob                 *ebpf.Program `ebpf:"tp_drm_sched_job"`
+	TpDrmSchedJobAddDep           *ebpf.Program `ebpf:"tp_drm_sched_job_add_dep"`
+	TpDrmSchedJobDone             *ebpf.Program `ebpf:"tp_drm_sched_job_done"`
+	TpDrmSchedJobQueue            *ebpf.Program `ebpf:"tp_drm_sched_job_queue"`
+	TpDrmSchedJobRun              *ebpf.Program `ebpf:"tp_drm_sched_job_run"`
+	TpDrmSchedJobUnschedulable    *ebpf.Program `ebpf:"tp_drm_sched_job_unschedulable"`
+	TpDrmSchedJobWaitDep          *ebpf.Program `ebpf:"tp_drm_sched_job_wait_dep"`
+	TpDrmSchedProcessJob          *ebpf.Program `ebpf:"tp_drm_sched_process_job"`
 	TpbtfDrmRunJob                *ebpf.Program `ebpf:"tpbtf_drm_run_job"`
 	TpbtfDrmSchedJob              *ebpf.Program `ebpf:"tpbtf_drm_sched_job"`
 	TpbtfDrmSchedJobAddDep        *ebpf.Program `ebpf:"tpbtf_drm_sched_job_add_dep"`
@@ -189,6 +216,15 @@ func (p *schedPrograms) Close() error {
 		p.RawtpDrmSchedJobUnschedulable,
 		p.RawtpDrmSchedJobWaitDep,
 		p.RawtpDrmSchedProcessJob,
+		p.TpDrmRunJob,
+		p.TpDrmSchedJob,
+		p.TpDrmSchedJobAddDep,
+		p.TpDrmSchedJobDone,
+		p.TpDrmSchedJobQueue,
+		p.TpDrmSchedJobRun,
+		p.TpDrmSchedJobUnschedulable,
+		p.TpDrmSchedJobWaitDep,
+		p.TpDrmSchedProcessJob,
 		p.TpbtfDrmRunJob,
 		p.TpbtfDrmSchedJob,
 		p.TpbtfDrmSchedJobAddDep,

@@ -1,0 +1,237 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"unsafe"
+
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/ghostdriver/ghostdriver/internal/kstr"
+)
+
+// hostEvents are tracepoints every kernel has and this test can trigger; together their
+// formats print __data_loc strings, char arrays, %d and %03d.
+var hostEvents = []string{"sched_process_exec", "sched_process_fork", "sched_wakeup_new"}
+
+// A classic program is not tied to its event at load time, so the raw-copy programs of
+// the gpu_scheduler and driver events are attached here to host tracepoints (this host
+// has no DRM): the 6.17 done program to sched/sched_process_fork, the add_dep one to
+// sched_wakeup_new, every other one to sched_process_exec (so a record's hook says which
+// event it copied). Children exec /bin/true while a tracefs instance records the same
+// events; every record rendered with the event's real format file must print exactly
+// the kernel's own payload for the same event.
+func TestClassicRawCopyMatchesKernelText(t *testing.T) {
+	requireRoot(t)
+	if err := HaveTracefs(); err != nil {
+		t.Skip(err)
+	}
+	root := ""
+	for _, r := range tracefsRoots {
+		if _, err := os.Stat(filepath.Join(r, "instances")); err == nil {
+			root = r
+			break
+		}
+	}
+	if root == "" {
+		t.Skip("no tracefs instances directory")
+	}
+	cfg, err := DefaultConfig().withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := newLoader(cfg, zaptest.NewLogger(t))
+	t.Cleanup(func() { ld.objs.close() })
+	if err := ld.loadCommon(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The host events' formats, and which program copies which event.
+	printers := map[string]*tpPrinter{}
+	hostOf := func(event string) string {
+		switch event {
+		case "drm_sched_job_done":
+			return "sched_process_fork"
+		case "drm_sched_job_add_dep":
+			return "sched_wakeup_new"
+		}
+		return "sched_process_exec"
+	}
+	for _, ev := range hostEvents {
+		text, err := readFormat("sched", ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parseFormat("sched", ev, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if printers[ev], err = compilePrinter(f); err != nil {
+			t.Fatalf("%s: %v", ev, err)
+		}
+	}
+
+	wantHooks := map[commonHook]string{}
+	for _, def := range hookDefs(cfg) {
+		if !def.hasClassic() {
+			continue
+		}
+		r := def.rungs[len(def.rungs)-1]
+		f, err := ld.family(r.family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := ld.loadProgram(f, r.progs[0], r)
+		if err != nil {
+			t.Fatalf("%s: %v", r.progs[0], err)
+		}
+		t.Cleanup(func() { prog.Close() })
+		l, err := link.Tracepoint("sched", hostOf(def.event), prog, nil)
+		if err != nil {
+			t.Fatalf("%s on sched/%s: %v", r.progs[0], hostOf(def.event), err)
+		}
+		t.Cleanup(func() { l.Close() })
+		h, ok := classicHook(def.event)
+		if !ok {
+			t.Fatalf("%s has no hook", def.event)
+		}
+		wantHooks[h] = def.event
+	}
+	rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+
+	// The kernel's own text of the same events, from a tracefs instance of our own.
+	inst := filepath.Join(root, "instances", fmt.Sprintf("ghostdriver-classic-%d", os.Getpid()))
+	if err := os.Mkdir(inst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(rel, v string) {
+		if err := os.WriteFile(filepath.Join(inst, rel), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, ev := range hostEvents {
+			os.WriteFile(filepath.Join(inst, "events", "sched", ev, "enable"), []byte("0"), 0o644)
+		}
+		if err := os.Remove(inst); err != nil {
+			t.Errorf("removing the tracefs instance: %v", err)
+		}
+	})
+	for _, ev := range hostEvents {
+		write(filepath.Join("events", "sched", ev, "enable"), "1")
+	}
+	write("tracing_on", "1")
+
+	const children = 5
+	start := monoNow()
+	pids := map[int]bool{}
+	for i := 0; i < children; i++ {
+		cmd := exec.Command("/bin/true")
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		pids[cmd.Process.Pid] = true
+	}
+	time.Sleep(100 * time.Millisecond)
+	end := monoNow()
+	write("tracing_on", "0")
+	trace, err := os.ReadFile(filepath.Join(inst, "trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// One of our children's events: a pid= or child_pid= of the payload is a child's.
+	pidRE := regexp.MustCompile(`(?:^| )(?:child_)?pid=(\d+)`)
+	ours := func(payload string) bool {
+		for _, m := range pidRE.FindAllStringSubmatch(payload, -1) {
+			if n, _ := strconv.Atoi(m[1]); pids[n] {
+				return true
+			}
+		}
+		return false
+	}
+	kernel := map[string][]string{}
+	for _, line := range strings.Split(string(trace), "\n") {
+		for _, ev := range hostEvents {
+			if _, payload, ok := strings.Cut(line, " "+ev+": "); ok && ours(payload) {
+				kernel[ev] = append(kernel[ev], payload)
+			}
+		}
+	}
+	for _, ev := range hostEvents {
+		if len(kernel[ev]) < children {
+			t.Fatalf("the kernel traced %d %s events of our %d children:\n%s", len(kernel[ev]), ev, children, trace)
+		}
+	}
+
+	got := map[commonHook][]string{}
+	rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	var rec ringbuf.Record
+	for {
+		if err := rd.ReadInto(&rec); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break
+			}
+			t.Fatal(err)
+		}
+		b := rec.RawSample
+		if len(b) != rawRecordSize {
+			t.Fatalf("a %d-byte sample from a raw-copy program (want %d)", len(b), rawRecordSize)
+		}
+		var r commonRawRecord
+		copyRaw(&r, b)
+		event, ok := wantHooks[commonHook(r.Hook)]
+		if !ok || r.RawLen != uint16(rawMax) {
+			t.Fatalf("record with hook %d, raw_len %d", r.Hook, r.RawLen)
+		}
+		p := printers[hostOf(event)]
+		payload, err := p.appendPayload(nil, r.Raw[:])
+		if err != nil {
+			t.Fatalf("%s: %v", p.format.name, err)
+		}
+		if !ours(string(payload)) {
+			continue
+		}
+		if int64(r.Ts) < start || int64(r.Ts) > end {
+			t.Errorf("record time %d outside [%d, %d]", r.Ts, start, end)
+		}
+		if ev := p.format.name; ev == "sched_process_exec" {
+			// exec runs in the child: its pid, its new comm.
+			if tid := int(uint32(r.PidTgid)); !pids[tid] || int(r.PidTgid>>32) != tid || commOf(r.Comm[:]) != "true" {
+				t.Errorf("exec record: pid_tgid %#x comm %q", r.PidTgid, commOf(r.Comm[:]))
+			}
+		}
+		got[commonHook(r.Hook)] = append(got[commonHook(r.Hook)], string(payload))
+	}
+
+	for h, event := range wantHooks {
+		ev := hostOf(event)
+		g, k := slices.Sorted(slices.Values(got[h])), slices.Sorted(slices.Values(kernel[ev]))
+		if !slices.Equal(g, k) {
+			t.Errorf("program of %s on %s:\nrendered %q\nkernel   %q", event, ev, g, k)
+		}
+	}
+	t.Logf("%d programs; kernel payloads e.g. %q, %q, %q", len(wantHooks), kernel[hostEvents[0]][0], kernel[hostEvents[1]][0], kernel[hostEvents[2]][0])
+}
+
+func copyRaw(r *commonRawRecord, b []byte) {
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(r)), rawRecordSize), b)
+}
+
+func commOf(c []int8) string { return kstr.FromC(c) }

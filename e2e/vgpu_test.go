@@ -265,6 +265,13 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 				t.Errorf("job %s: %s is %s (%s), want measured", g.fence, st, attrStr(sp, "ghostdriver.stage.source"), attrStr(sp, "ghostdriver.stage.rule"))
 			}
 		}
+		// Ring emission ends where the driver handed the job to the ring: the hardware
+		// fence's dma_fence_emit (or fexit of the driver's run_job), never a fallback.
+		if re, ok := sj.stages["ring_emission"]; ok {
+			if r := attrStr(re, "ghostdriver.stage.rule"); !strings.HasSuffix(r, "→dma_fence_emit") && !strings.HasSuffix(r, "→fexit:vgpu_run_job") {
+				t.Errorf("job %s: ring_emission ends by %q, want dma_fence_emit or fexit of vgpu_run_job", g.fence, r)
+			}
+		}
 		ex, ok := sj.stages["execution"]
 		if !ok {
 			continue
@@ -443,20 +450,44 @@ func TestVirtualGPUDriverProgramsAttach(t *testing.T) {
 			loaded[f[0]] = true
 		}
 	}
+	// The events the guest kernel has (formats.txt: every format file of the GPU event
+	// systems in its tracefs): each of our driver programs for one of them must attach.
+	present := map[string]bool{}
+	if fm, err := os.ReadFile(filepath.Join(dir, "formats.txt")); err == nil {
+		for _, line := range strings.Split(string(fm), "\n") {
+			if name, ok := strings.CutPrefix(line, "name: "); ok {
+				present[strings.TrimSpace(name)] = true
+			}
+		}
+	} else {
+		t.Fatal(err)
+	}
+	isDriver := map[string]bool{"amdgpu": true, "i915": true, "xe": true, "msm": true}
 	attached, unavailable := map[string]int{}, map[string]int{}
+	attachedEv, missedEv := map[string]bool{}, map[string]string{}
 	for _, line := range strings.Split(string(log), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 3 {
 			continue
 		}
+		ev := f[1][strings.LastIndexByte(f[1], '/')+1:]
 		switch f[2] {
 		case "attached":
 			attached[f[0]]++
+			attachedEv[ev] = true
 		case "unavailable":
 			unavailable[f[0]]++
 			if len(f) < 4 {
 				t.Errorf("capability report line without a reason: %q", line)
 			}
+			if isDriver[f[0]] {
+				missedEv[ev] = line
+			}
+		}
+	}
+	for ev, line := range missedEv {
+		if present[ev] && !attachedEv[ev] {
+			t.Errorf("the guest kernel has %s (formats.txt) but no rung attached: %q", ev, line)
 		}
 	}
 	for _, d := range want {
@@ -606,6 +637,20 @@ func TestVirtualGPUAppContext(t *testing.T) {
 			}
 			if exe, _ := sj.res.Get("process.executable.name"); exe.AsString() != "vgpu_app" {
 				t.Errorf("job %s (%s): process.executable.name %q, want vgpu_app", a.fence, a.thread, exe.AsString())
+			}
+			// The tenant attributes the guest can give a root span: the device the job ran
+			// on (driver and kind from sysfs; vgpu is a platform device: no PCI address, no
+			// SR-IOV parent) and, on 6.17+ events, the DRM client id.
+			for k, want := range map[string]string{"ghostdriver.driver": "vgpu", "hw.type": "gpu", "ghostdriver.gpu.sriov_vf": "false"} {
+				if got := attrStr(s, k); got != want {
+					t.Errorf("job %s (%s): %s %q, want %q", a.fence, a.thread, k, got, want)
+				}
+			}
+			if attrStr(s, "ghostdriver.device") == "" || attrStr(s, "process.pid") == "" {
+				t.Errorf("job %s (%s): no ghostdriver.device or process.pid", a.fence, a.thread)
+			}
+			if v, _ := sj.res.Get("process.pid"); v.Int() != a.pid {
+				t.Errorf("job %s (%s): resource process.pid %d, want %d", a.fence, a.thread, v.Int(), a.pid)
 			}
 		default:
 			t.Fatalf("job %s: app.txt says ctx=%q: the app in this run predates the context workload", a.fence, a.ctx)

@@ -146,7 +146,8 @@ func openCUDA(cfg *Config, out pipeline.Outputs, log *zap.Logger) (func(context.
 		err := runner.Run(ctx)
 		st := runner.Stats()
 		fields := []zap.Field{zap.Uint64("submissions", st.Submissions), zap.Uint64("xids", st.Xids),
-			zap.Uint64("records_lost", src.Stats().Lost), zap.Uint64("returns_missed", src.Stats().StaleFrames)}
+			zap.Uint64("records_lost", src.Stats().Lost), zap.Uint64("returns_missed", src.Stats().StaleFrames),
+			zap.Uint64("entry_points_refused", src.Stats().EntryPointsRefused), zap.Uint64("maps_reads_cut", src.Stats().MapsTruncated)}
 		if err != nil {
 			log.Error("ghostdriver CUDA source stopped with an error", append(fields, zap.Error(err))...)
 			componentstatus.ReportStatus(host, componentstatus.NewPermanentErrorEvent(err))

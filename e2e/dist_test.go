@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,11 +260,21 @@ func names(f map[string]*dto.MetricFamily) string {
 
 // k8sObject is the part of a Kubernetes manifest the deploy check reads.
 type k8sObject struct {
-	Kind     string                `yaml:"kind"`
-	Metadata struct{ Name string } `yaml:"metadata"`
-	Data     map[string]string     `yaml:"data"`
-	Spec     struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
+	} `yaml:"metadata"`
+	Data map[string]string `yaml:"data"`
+	Spec struct {
+		Selector yaml.Node `yaml:"selector"` // a Service's label map, a workload's {matchLabels}
+		Ports    []struct {
+			Port int `yaml:"port"`
+		} `yaml:"ports"`
 		Template struct {
+			Metadata struct {
+				Labels map[string]string `yaml:"labels"`
+			} `yaml:"metadata"`
 			Spec struct {
 				Containers []struct {
 					Name string   `yaml:"name"`
@@ -288,25 +299,69 @@ type k8sObject struct {
 	} `yaml:"spec"`
 }
 
-// daemonSetConfig returns the collector config the DaemonSet runs: the ConfigMap entry
-// behind the container's --config path, and the container's environment (a valueFrom
-// entry gets a placeholder: validate only needs ${env:…} to resolve).
-func daemonSetConfig(t *testing.T, path string) (cfg string, env []string) {
-	f, err := os.Open(path)
+// kustomizedObjects reads deploy/kustomization.yaml as `kubectl apply -k deploy/` would
+// (resources, and configMapGenerator entries as ConfigMaps keyed by file name).
+func kustomizedObjects(t *testing.T) []k8sObject {
+	dir := filepath.Join("..", "deploy")
+	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	var k struct {
+		Resources          []string `yaml:"resources"`
+		ConfigMapGenerator []struct {
+			Name      string   `yaml:"name"`
+			Namespace string   `yaml:"namespace"`
+			Files     []string `yaml:"files"`
+		} `yaml:"configMapGenerator"`
+		GeneratorOptions struct {
+			DisableNameSuffixHash bool `yaml:"disableNameSuffixHash"`
+		} `yaml:"generatorOptions"`
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		t.Fatalf("kustomization.yaml: %v", err)
+	}
 	var objs []k8sObject
-	for dec := yaml.NewDecoder(f); ; {
+	for _, r := range k.Resources {
+		path := filepath.Join(dir, r)
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for dec := yaml.NewDecoder(f); ; {
+			var o k8sObject
+			if err := dec.Decode(&o); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			objs = append(objs, o)
+		}
+		f.Close()
+	}
+	if len(k.ConfigMapGenerator) > 0 && !k.GeneratorOptions.DisableNameSuffixHash {
+		t.Fatal("kustomization.yaml: generated ConfigMaps get a hash suffix, but the workloads mount them by name")
+	}
+	for _, g := range k.ConfigMapGenerator {
 		var o k8sObject
-		if err := dec.Decode(&o); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("%s: %v", path, err)
+		o.Kind, o.Metadata.Name, o.Metadata.Namespace, o.Data = "ConfigMap", g.Name, g.Namespace, map[string]string{}
+		for _, file := range g.Files {
+			b, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Data[filepath.Base(file)] = string(b)
 		}
 		objs = append(objs, o)
 	}
+	return objs
+}
+
+// workloadConfig returns the collector config the workload of that kind runs: the
+// ConfigMap entry behind the container's --config path, and the container's environment
+// (a valueFrom entry gets a placeholder: validate only needs ${env:…} to resolve).
+func workloadConfig(t *testing.T, objs []k8sObject, kind string) (cfg string, env []string) {
+	path := "deploy/ (kustomization)"
 	configMaps := map[string]map[string]string{}
 	for _, o := range objs {
 		if o.Kind == "ConfigMap" {
@@ -314,12 +369,12 @@ func daemonSetConfig(t *testing.T, path string) (cfg string, env []string) {
 		}
 	}
 	for _, o := range objs {
-		if o.Kind != "DaemonSet" {
+		if o.Kind != kind {
 			continue
 		}
 		pod := o.Spec.Template.Spec
 		if len(pod.Containers) != 1 {
-			t.Fatalf("DaemonSet %s: %d containers, want the collector alone", o.Metadata.Name, len(pod.Containers))
+			t.Fatalf("%s %s: %d containers, want the collector alone", kind, o.Metadata.Name, len(pod.Containers))
 		}
 		c := pod.Containers[0]
 		var cfgPath string
@@ -329,7 +384,7 @@ func daemonSetConfig(t *testing.T, path string) (cfg string, env []string) {
 			}
 		}
 		if cfgPath == "" {
-			t.Fatalf("DaemonSet %s: no --config= in args %q", o.Metadata.Name, c.Args)
+			t.Fatalf("%s %s: no --config= in args %q", kind, o.Metadata.Name, c.Args)
 		}
 		for _, e := range c.Env {
 			v := e.Value
@@ -357,9 +412,9 @@ func daemonSetConfig(t *testing.T, path string) (cfg string, env []string) {
 				return cfg, env
 			}
 		}
-		t.Fatalf("DaemonSet %s: --config=%s is in none of its volume mounts", o.Metadata.Name, cfgPath)
+		t.Fatalf("%s %s: --config=%s is in none of its volume mounts", kind, o.Metadata.Name, cfgPath)
 	}
-	t.Fatalf("%s: no DaemonSet", path)
+	t.Fatalf("%s: no %s", path, kind)
 	return "", nil
 }
 
@@ -367,19 +422,66 @@ func daemonSetConfig(t *testing.T, path string) (cfg string, env []string) {
 // is in builder-config.yaml and every setting passes the components' own Validate.
 func TestDistributionValidatesDeployConfigs(t *testing.T) {
 	bin := distBinary(t)
-	agent, env := daemonSetConfig(t, filepath.Join("..", "deploy", "kubernetes", "daemonset.yaml"))
-	agentPath := filepath.Join(t.TempDir(), "agent.yaml")
-	if err := os.WriteFile(agentPath, []byte(agent), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gateway, _ := filepath.Abs(filepath.Join("..", "deploy", "gateway-config.yaml"))
-	for name, path := range map[string]string{"daemonset": agentPath, "gateway": gateway} {
+	objs := kustomizedObjects(t)
+	dir := t.TempDir()
+	for name, kind := range map[string]string{"daemonset": "DaemonSet", "gateway": "Deployment"} {
 		t.Run(name, func(t *testing.T) {
+			cfg, env := workloadConfig(t, objs, kind)
+			path := filepath.Join(dir, name+".yaml")
+			if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			cmd := exec.Command(bin, "validate", "--config="+path)
 			cmd.Env = append(os.Environ(), env...)
 			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s validate --config=%s: %v\n%s", filepath.Base(bin), path, err, out)
+				t.Fatalf("%s validate (%s's config): %v\n%s", filepath.Base(bin), kind, err, out)
 			}
 		})
+	}
+	// The agents' OTLP endpoint is a Service of the kustomization that selects the
+	// gateway's pods on that port.
+	agent, _ := workloadConfig(t, objs, "DaemonSet")
+	var ac struct {
+		Exporters map[string]struct {
+			Endpoint string `yaml:"endpoint"`
+		} `yaml:"exporters"`
+	}
+	if err := yaml.Unmarshal([]byte(agent), &ac); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := ac.Exporters["otlp_grpc"].Endpoint
+	host, port, ok := strings.Cut(endpoint, ":")
+	svcName, ns, _ := strings.Cut(strings.TrimSuffix(host, ".svc"), ".")
+	if !ok || svcName == "" || ns == "" {
+		t.Fatalf("agent otlp_grpc endpoint %q is not <service>.<namespace>.svc:<port>", endpoint)
+	}
+	var gatewayLabels map[string]string
+	for _, o := range objs {
+		if o.Kind == "Deployment" {
+			gatewayLabels = o.Spec.Template.Metadata.Labels
+		}
+	}
+	found := false
+	for _, o := range objs {
+		if o.Kind != "Service" || o.Metadata.Name != svcName || o.Metadata.Namespace != ns {
+			continue
+		}
+		var sel map[string]string
+		if err := o.Spec.Selector.Decode(&sel); err != nil || len(sel) == 0 {
+			t.Fatalf("Service %s/%s: selector %v (%v)", ns, svcName, sel, err)
+		}
+		for k, v := range sel {
+			if gatewayLabels[k] != v {
+				t.Errorf("Service %s/%s selects %s=%s; the gateway's pods are labelled %v", ns, svcName, k, v, gatewayLabels)
+			}
+		}
+		for _, p := range o.Spec.Ports {
+			if strconv.Itoa(p.Port) == port {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no Service %s in namespace %s with port %s (the agents' endpoint %s)", svcName, ns, port, endpoint)
 	}
 }

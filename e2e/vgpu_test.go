@@ -41,6 +41,20 @@ type gtJob struct {
 	deps           []string
 }
 
+// checkJobIdentity: the job span names the process, thread and ring the driver saw.
+func checkJobIdentity(t *testing.T, g gtJob, sj *spanJob) {
+	t.Helper()
+	if sj.pid != int64(g.pid) {
+		t.Errorf("job %s: process.pid %d, the driver saw pid %d", g.fence, sj.pid, g.pid)
+	}
+	if tid, _ := sj.job.Attributes().Get("thread.id"); tid.Int() != int64(g.tid) {
+		t.Errorf("job %s: thread.id %d, the driver saw tid %d", g.fence, tid.Int(), g.tid)
+	}
+	if ring := attrStr(sj.job, "ghostdriver.ring"); ring != fmt.Sprintf("vgpu-ring%d", g.ring) {
+		t.Errorf("job %s: ring %q, want vgpu-ring%d", g.fence, ring, g.ring)
+	}
+}
+
 type spanJob struct {
 	job    ptrace.Span
 	pid    int64
@@ -233,15 +247,7 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 			continue
 		}
 		s := sj.job
-		if sj.pid != int64(g.pid) {
-			t.Errorf("job %s: process.pid %d, the driver saw pid %d", g.fence, sj.pid, g.pid)
-		}
-		if tid, _ := s.Attributes().Get("thread.id"); tid.Int() != int64(g.tid) {
-			t.Errorf("job %s: thread.id %d, the driver saw tid %d", g.fence, tid.Int(), g.tid)
-		}
-		if ring := attrStr(s, "ghostdriver.ring"); ring != fmt.Sprintf("vgpu-ring%d", g.ring) {
-			t.Errorf("job %s: ring %q, want vgpu-ring%d", g.fence, ring, g.ring)
-		}
+		checkJobIdentity(t, g, sj)
 		_, hasIoctl := sj.stages["ioctl"]
 		_, hasBO := sj.stages["bo_validation"]
 		drv := attrStr(s, "ghostdriver.driver")
@@ -823,15 +829,7 @@ func TestVirtualGPUClassicTracepoints(t *testing.T) {
 			continue
 		}
 		s := sj.job
-		if sj.pid != int64(g.pid) {
-			t.Errorf("job %s: process.pid %d, the driver saw pid %d", g.fence, sj.pid, g.pid)
-		}
-		if tid, _ := s.Attributes().Get("thread.id"); tid.Int() != int64(g.tid) {
-			t.Errorf("job %s: thread.id %d, the driver saw tid %d", g.fence, tid.Int(), g.tid)
-		}
-		if ring := attrStr(s, "ghostdriver.ring"); ring != fmt.Sprintf("vgpu-ring%d", g.ring) {
-			t.Errorf("job %s: ring %q, want vgpu-ring%d", g.fence, ring, g.ring)
-		}
+		checkJobIdentity(t, g, sj)
 		if out := attrStr(s, "ghostdriver.job.outcome"); out != "completed" {
 			t.Errorf("job %s: outcome %q (%s)", g.fence, out, s.Status().Message())
 		}

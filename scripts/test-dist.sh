@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The distribution end to end: the ocb-built collector on the bundled capture
-# (spans through the file exporter, a parsed Prometheus scrape). See e2e/dist_test.go.
+# (spans through the file exporter, a parsed Prometheus scrape; e2e/dist_test.go), its deploy
+# configs, and kill -9 of a live collector (internal/reliability/kill9_collector_test.go).
 set -euo pipefail
 : "${DIST:?}"
 GHOSTDRIVER_DIST=$(realpath "$DIST") go test -count=1 -v -run TestDistribution ./e2e/
+# kill -9 of the collector itself leaves no BPF object behind, and a restart resumes (root).
+GHOSTDRIVER_DIST=$(realpath "$DIST") go test -count=1 -v -run TestKill9CollectorLeavesNothingAttached ./internal/reliability/

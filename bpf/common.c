@@ -9,8 +9,9 @@
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
-/* Referenced so that bpf2go can emit Go types for them (-type record -type raw_record -type hook). */
+/* Referenced so that bpf2go can emit Go types for them (-type record -type raw_record -type fence_record -type hook). */
 const struct record *unused_record __attribute__((unused));
+const struct fence_record *unused_fence_record __attribute__((unused));
 const struct raw_record *unused_raw_record __attribute__((unused));
 const enum hook *unused_hook __attribute__((unused));
 const enum record_flag *unused_flag __attribute__((unused));

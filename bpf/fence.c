@@ -12,15 +12,15 @@ char __license[] SEC("license") = "Dual MIT/GPL";
 
 static __always_inline int on_fence(__u16 hook, struct dma_fence *f)
 {
-	struct record *r = rec_reserve(hook);
+	struct fence_record *r = fence_reserve(hook);
 	if (!r)
 		return 0;
 	r->ptr = (__u64)f;
 	if (f) {
 		read_fence(f, &r->fence_ctx, &r->fence_seqno);
-		r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+		r->flags = RF_FENCE_WIDE | RF_HAS_FENCE;
 	}
-	rec_submit(r);
+	fence_submit(r);
 	return 0;
 }
 
@@ -35,13 +35,13 @@ struct dma_fence_tp_args {
 
 static __always_inline int on_fence_tp(__u16 hook, struct dma_fence_tp_args *ctx)
 {
-	struct record *r = rec_reserve(hook);
+	struct fence_record *r = fence_reserve(hook);
 	if (!r)
 		return 0;
 	r->fence_ctx = ctx->context;
 	r->fence_seqno = ctx->seqno;
-	r->flags |= RF_HAS_FENCE;
-	rec_submit(r);
+	r->flags = RF_HAS_FENCE;
+	fence_submit(r);
 	return 0;
 }
 

@@ -651,7 +651,7 @@ func TestClassicJoinsPointersToFenceKeys(t *testing.T) {
 		ptr uint64
 		key event.FenceKey
 	}{{finished - 0x80, event.FenceKey{Context: key.Context - 1, Seqno: 4}}, {finished, key}} {
-		init := rawRecord(commonRecord{Hook: uint16(commonHookHOOK_DMA_FENCE_INIT), Ptr: f.ptr, FenceCtx: f.key.Context, FenceSeqno: f.key.Seqno,
+		init := fenceSample(commonFenceRecord{Hook: uint16(commonHookHOOK_DMA_FENCE_INIT), Ptr: f.ptr, FenceCtx: f.key.Context, FenceSeqno: f.key.Seqno,
 			Flags: uint8(commonRecordFlagRF_HAS_FENCE | commonRecordFlagRF_FENCE_WIDE)})
 		if err := d.decode(init, &ev); err != nil || ev.Kind != event.FenceInit {
 			t.Fatal(ev, err)

@@ -21,6 +21,19 @@ const (
 	commonCtxTierCTX_TIER_OBI      commonCtxTier = 2
 )
 
+type commonFenceRecord struct {
+	_          structs.HostLayout
+	Ts         uint64
+	PidTgid    uint64
+	FenceCtx   uint64
+	FenceSeqno uint64
+	Ptr        uint64
+	Cpu        uint32
+	Hook       uint16
+	Flags      uint8
+	Pad        uint8
+}
+
 type commonHook uint32
 
 const (
@@ -132,14 +145,15 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	commonMapEvents          = "events"
-	commonMapLost            = "lost"
-	commonVarUnusedFlag      = "unused_flag"
-	commonVarUnusedHook      = "unused_hook"
-	commonVarUnusedRawRecord = "unused_raw_record"
-	commonVarUnusedRecord    = "unused_record"
-	commonVarUnusedTier      = "unused_tier"
-	commonVarWakeupBytes     = "wakeup_bytes"
+	commonMapEvents            = "events"
+	commonMapLost              = "lost"
+	commonVarUnusedFenceRecord = "unused_fence_record"
+	commonVarUnusedFlag        = "unused_flag"
+	commonVarUnusedHook        = "unused_hook"
+	commonVarUnusedRawRecord   = "unused_raw_record"
+	commonVarUnusedRecord      = "unused_record"
+	commonVarUnusedTier        = "unused_tier"
+	commonVarWakeupBytes       = "wakeup_bytes"
 )
 
 // loadCommon returns the embedded CollectionSpec for common.
@@ -198,12 +212,13 @@ type commonMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type commonVariableSpecs struct {
-	UnusedFlag      *ebpf.VariableSpec `ebpf:"unused_flag"`
-	UnusedHook      *ebpf.VariableSpec `ebpf:"unused_hook"`
-	UnusedRawRecord *ebpf.VariableSpec `ebpf:"unused_raw_record"`
-	UnusedRecord    *ebpf.VariableSpec `ebpf:"unused_record"`
-	UnusedTier      *ebpf.VariableSpec `ebpf:"unused_tier"`
-	WakeupBytes     *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	UnusedFenceRecord *ebpf.VariableSpec `ebpf:"unused_fence_record"`
+	UnusedFlag        *ebpf.VariableSpec `ebpf:"unused_flag"`
+	UnusedHook        *ebpf.VariableSpec `ebpf:"unused_hook"`
+	UnusedRawRecord   *ebpf.VariableSpec `ebpf:"unused_raw_record"`
+	UnusedRecord      *ebpf.VariableSpec `ebpf:"unused_record"`
+	UnusedTier        *ebpf.VariableSpec `ebpf:"unused_tier"`
+	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // commonObjects contains all objects after they have been loaded into the kernel.
@@ -241,12 +256,13 @@ func (m *commonMaps) Close() error {
 //
 // It can be passed to loadCommonObjects or ebpf.CollectionSpec.LoadAndAssign.
 type commonVariables struct {
-	UnusedFlag      *ebpf.Variable `ebpf:"unused_flag"`
-	UnusedHook      *ebpf.Variable `ebpf:"unused_hook"`
-	UnusedRawRecord *ebpf.Variable `ebpf:"unused_raw_record"`
-	UnusedRecord    *ebpf.Variable `ebpf:"unused_record"`
-	UnusedTier      *ebpf.Variable `ebpf:"unused_tier"`
-	WakeupBytes     *ebpf.Variable `ebpf:"wakeup_bytes"`
+	UnusedFenceRecord *ebpf.Variable `ebpf:"unused_fence_record"`
+	UnusedFlag        *ebpf.Variable `ebpf:"unused_flag"`
+	UnusedHook        *ebpf.Variable `ebpf:"unused_hook"`
+	UnusedRawRecord   *ebpf.Variable `ebpf:"unused_raw_record"`
+	UnusedRecord      *ebpf.Variable `ebpf:"unused_record"`
+	UnusedTier        *ebpf.Variable `ebpf:"unused_tier"`
+	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // commonPrograms contains all programs after they have been loaded into the kernel.

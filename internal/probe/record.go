@@ -10,8 +10,57 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/kstr"
 )
 
-// recordSize is sizeof(struct record): every ring buffer sample has exactly this size.
+// recordSize is sizeof(struct record), the record of every hook but the dma_fence ones
+// (fenceRecordSize) and the classic-tracepoint copies (rawRecordSize); the three sizes
+// differ, so a sample's size says which it is.
 const recordSize = int(unsafe.Sizeof(commonRecord{}))
+
+// fenceRecordSize is sizeof(struct fence_record): the dma_fence hooks' compact record.
+const fenceRecordSize = int(unsafe.Sizeof(commonFenceRecord{}))
+
+// The sizes must stay distinct (and the fence record the smallest).
+const _ = uint(recordSize - fenceRecordSize - 1)
+
+// decodeFence decodes a fence_record sample (len(b) == fenceRecordSize): no comm, ring
+// or device, which no fence event needs.
+func (d *decoder) decodeFence(b []byte, ev *event.Event) error {
+	var r commonFenceRecord
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), fenceRecordSize), b)
+	info, ok := hookTable[commonHook(r.Hook)]
+	if !ok || !isFenceHook(commonHook(r.Hook)) {
+		*ev = event.Event{Name: "hook(" + strconv.Itoa(int(r.Hook)) + ")"}
+		return errUnknownHook
+	}
+	*ev = event.Event{
+		Kind:     info.kind,
+		Name:     info.name,
+		Time:     int64(r.Ts),
+		CPU:      int32(r.Cpu),
+		PID:      uint32(r.PidTgid >> 32),
+		TID:      uint32(r.PidTgid),
+		FencePtr: r.Ptr,
+	}
+	flags := commonRecordFlag(r.Flags)
+	if flags&commonRecordFlagRF_HAS_FENCE != 0 {
+		ev.Fence = event.FenceKey{Context: r.FenceCtx, Seqno: r.FenceSeqno}
+		ev.FenceWide = flags&commonRecordFlagRF_FENCE_WIDE != 0
+	}
+	if d.classic != nil && d.classic.join != nil && ev.Kind == event.FenceInit && r.Ptr != 0 && ev.FenceWide {
+		d.classic.join.fenceCreated(r.Ptr, ev.Fence)
+	}
+	return nil
+}
+
+// isFenceHook reports whether h is one of the dma_fence hooks (the fence_record's).
+func isFenceHook(h commonHook) bool {
+	switch h {
+	case commonHookHOOK_DMA_FENCE_INIT, commonHookHOOK_DMA_FENCE_EMIT, commonHookHOOK_DMA_FENCE_ENABLE_SIGNAL,
+		commonHookHOOK_DMA_FENCE_SIGNALED, commonHookHOOK_DMA_FENCE_WAIT_START, commonHookHOOK_DMA_FENCE_WAIT_END,
+		commonHookHOOK_DMA_FENCE_DESTROY:
+		return true
+	}
+	return false
+}
 
 var (
 	errShortRecord = errors.New("short record")
@@ -31,7 +80,10 @@ type decoder struct {
 // decode decodes one raw sample into ev. An unknown hook returns errUnknownHook with
 // ev.Name set to "hook(N)" so that the caller can count it by name.
 func (d *decoder) decode(b []byte, ev *event.Event) error {
-	if len(b) == rawRecordSize {
+	switch len(b) {
+	case fenceRecordSize:
+		return d.decodeFence(b, ev)
+	case rawRecordSize:
 		return d.decodeRaw(b, ev)
 	}
 	if len(b) < recordSize {
@@ -93,13 +145,8 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 		ev.IRQ = r.Irq
 		ev.IRQName = d.irqNames[r.Irq]
 		ev.Ret = r.Ret
-	case commonHookHOOK_DMA_FENCE_INIT, commonHookHOOK_DMA_FENCE_EMIT, commonHookHOOK_DMA_FENCE_ENABLE_SIGNAL,
-		commonHookHOOK_DMA_FENCE_SIGNALED, commonHookHOOK_DMA_FENCE_WAIT_START, commonHookHOOK_DMA_FENCE_WAIT_END,
-		commonHookHOOK_DMA_FENCE_DESTROY, commonHookHOOK_DRM_SCHED_PROCESS_JOB:
+	case commonHookHOOK_DRM_SCHED_PROCESS_JOB:
 		ev.FencePtr = r.Ptr
-		if d.classic != nil && d.classic.join != nil && ev.Kind == event.FenceInit && r.Ptr != 0 && ev.FenceWide {
-			d.classic.join.fenceCreated(r.Ptr, ev.Fence)
-		}
 	case commonHookHOOK_MSM_GPU_SUBMIT, commonHookHOOK_MSM_GPU_SUBMIT_FLUSH, commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:
 		ev.Ring = strconv.FormatUint(r.Arg, 10)
 	}

@@ -228,6 +228,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_RUN_JOB_EXIT), Func: 9999}))
 	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_MSM_GPU_SUBMIT), Arg: 2}))
 	f.Add([]byte{1, 2, 3})
+	f.Add(fenceSample(commonFenceRecord{Hook: uint16(commonHookHOOK_DMA_FENCE_SIGNALED), Flags: uint8(commonRecordFlagRF_HAS_FENCE)}))
 	d := decoder{boFuncs: []string{"a"}, runFuncs: []string{"b"}, irqNames: map[int32]string{}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var ev event.Event
@@ -236,8 +237,8 @@ func FuzzDecodeRecord(f *testing.F) {
 			if ev.Kind == event.KindUnknown || ev.Name == "" {
 				t.Fatalf("decoded without a kind: %+v", ev)
 			}
-			if len(b) < recordSize {
-				t.Fatalf("decoded a short record")
+			if len(b) < recordSize && len(b) != fenceRecordSize {
+				t.Fatalf("decoded a short record (%d bytes)", len(b))
 			}
 			// Strings reach OTLP attributes: never invalid UTF-8, whatever a comm holds.
 			for _, str := range []string{ev.Comm, ev.Ring, ev.Device, ev.Func} {
@@ -247,4 +248,31 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fenceSample is a fence_record ring buffer sample.
+func fenceSample(r commonFenceRecord) []byte {
+	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&r)), fenceRecordSize)...)
+}
+
+// The dma_fence hooks' compact record decodes to the same event a full record gave
+// (without comm), and only for fence hooks: a fence-sized sample of another hook is
+// unknown, not misread.
+func TestDecodeFenceRecord(t *testing.T) {
+	var d decoder
+	var ev event.Event
+	b := fenceSample(commonFenceRecord{Ts: 123, PidTgid: 7<<32 | 9, FenceCtx: 1 << 40, FenceSeqno: 5, Ptr: 0xffff8881000a0000,
+		Cpu: 3, Hook: uint16(commonHookHOOK_DMA_FENCE_SIGNALED), Flags: uint8(commonRecordFlagRF_HAS_FENCE | commonRecordFlagRF_FENCE_WIDE)})
+	if err := d.decode(b, &ev); err != nil {
+		t.Fatal(err)
+	}
+	want := event.Event{Kind: event.FenceSignaled, Name: "dma_fence_signaled", Time: 123, CPU: 3, PID: 7, TID: 9,
+		Fence: event.FenceKey{Context: 1 << 40, Seqno: 5}, FenceWide: true, FencePtr: 0xffff8881000a0000}
+	if ev != want {
+		t.Fatalf("got %+v\nwant %+v", ev, want)
+	}
+	b = fenceSample(commonFenceRecord{Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL)})
+	if err := d.decode(b, &ev); !errors.Is(err, errUnknownHook) {
+		t.Fatalf("a fence-sized ioctl record: err %v, event %+v", err, ev)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -430,7 +431,19 @@ func cmdLoss(args []string) error {
 	seconds := fs.Float64("seconds", 10, "duration per rate")
 	loop := fs.String("loop", "ioctlloop", "the ioctlloop binary")
 	major := fs.Uint("major", 1, "--drm-major (1: every ioctl on /dev/null is followed)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (reader, pipeline) to this file")
 	fs.Parse(args)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	fmt.Println("rate_ioctls_per_s\tevents_per_s\tseconds\tioctls\tevents_received\tlost\tachieved_ioctls_per_s\treader_cpu_pct\treader_cpu_ns_per_event")
 	for _, rs := range strings.Split(*rates, ",") {

@@ -26,3 +26,36 @@ func FromC(b []int8) string {
 	}
 	return s
 }
+
+// Interner is FromC with a small direct-mapped cache of the strings it returned: the
+// names in kernel records repeat (one comm per thread, one name per ring or device), so
+// a hit costs a hash and a compare instead of a validation and an allocation. The zero
+// value is ready; not safe for concurrent use (one per reader).
+type Interner struct {
+	slots [internSlots]string
+}
+
+const internSlots = 256
+
+// FromC is the package's FromC, through the cache.
+func (in *Interner) FromC(b []int8) string {
+	n := 0
+	h := uint32(2166136261) // FNV-1a of the bytes up to the first NUL
+	for n < len(b) && b[n] != 0 {
+		h = (h ^ uint32(uint8(b[n]))) * 16777619
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), n)
+	slot := &in.slots[h%internSlots]
+	if *slot == string(raw) { // compares without allocating
+		return *slot
+	}
+	s := FromC(b[:n])
+	if s == string(raw) { // cache only what needed no repair: a hit must mean the same bytes
+		*slot = s
+	}
+	return s
+}

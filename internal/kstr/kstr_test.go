@@ -19,3 +19,26 @@ func TestFromC(t *testing.T) {
 		}
 	}
 }
+
+func TestInternerMatchesFromC(t *testing.T) {
+	var in Interner
+	inputs := [][]int8{nil, {0}, {'g', 'f', 'x', 0, 'z'}, {'a', -1, 'b', 0}, {'a', -1, 'b', 0}, {'g', 'f', 'x', 0}, {'c', 'o', 'm', 'p'}}
+	for round := 0; round < 2; round++ { // the second round hits the cache
+		for _, b := range inputs {
+			if got, want := in.FromC(b), FromC(b); got != want {
+				t.Errorf("Interner.FromC(%v) = %q, want %q", b, got, want)
+			}
+		}
+	}
+	// Colliding names never come back for each other.
+	for i := 0; i < 4*internSlots; i++ {
+		name := []int8{'t', int8('a' + i%26), int8('a' + (i/26)%26), int8('0' + i%10), 0}
+		want := FromC(name)
+		if got := in.FromC(name); got != want {
+			t.Fatalf("%q came back as %q", want, got)
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() { in.FromC([]int8{'g', 'f', 'x', 0}) }); a != 0 {
+		t.Errorf("a cached name allocates %.0f times", a)
+	}
+}

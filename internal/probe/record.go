@@ -75,6 +75,8 @@ type decoder struct {
 	irqNames map[int32]string
 	// classic decodes the raw copies of the classic-tracepoint rung (nil: none attached).
 	classic *classicDecoder
+	// names caches the comm, ring, device and driver strings of the records.
+	names kstr.Interner
 }
 
 // decode decodes one raw sample into ev. An unknown hook returns errUnknownHook with
@@ -104,7 +106,7 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 		CPU:  int32(r.Cpu),
 		PID:  uint32(r.PidTgid >> 32),
 		TID:  uint32(r.PidTgid),
-		Comm: kstr.FromC(r.Comm[:]),
+		Comm: d.names.FromC(r.Comm[:]),
 	}
 	flags := commonRecordFlag(r.Flags)
 	if flags&commonRecordFlagRF_HAS_FENCE != 0 {
@@ -121,14 +123,14 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 	ev.JobID = r.JobId
 	ev.Entity = r.Entity
 	ev.ClientID = r.ClientId
-	ev.Ring = kstr.FromC(r.Ring[:])
-	ev.Device = kstr.FromC(r.Dev[:])
+	ev.Ring = d.names.FromC(r.Ring[:])
+	ev.Device = d.names.FromC(r.Dev[:])
 
 	switch commonHook(r.Hook) {
 	case commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_SYS_EXIT_IOCTL,
 		commonHookHOOK_DRM_IOCTL_ENTER, commonHookHOOK_DRM_IOCTL_EXIT:
 		ev.Fd, ev.Cmd, ev.Arg = r.Fd, r.Cmd, r.Arg
-		ev.Driver = kstr.FromC(r.Driver[:])
+		ev.Driver = d.names.FromC(r.Driver[:])
 		if info.kind == event.IoctlExit {
 			ev.Ret = r.Ret
 		}

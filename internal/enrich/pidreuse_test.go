@@ -235,3 +235,35 @@ func TestThreadsOutlivingTheMainThreadStayTheirProcess(t *testing.T) {
 		t.Errorf("stats %+v: want the pid re-read once, no reuse", st)
 	}
 }
+
+// Observe skips a pid's repeated submits within one batch, but an exit report in the
+// batch ends that: the same pid submitting after it, in the same batch, is the new
+// process (without the reset the later submit would be skipped as already seen).
+func TestObserveBatchWithExitThenReuse(t *testing.T) {
+	k := &fakeKernel{}
+	e, fs := fakeProcEnricher(t, k)
+	fs.run(reused, 100, "tenant-a", "TRACEPARENT="+traceparent, "OTEL_SERVICE_NAME=tenant-a")
+	e.Observe([]event.Event{ioctl(reused, 1000)})
+	waitLoaded(t, e, reused)
+	k.drop(reused)
+	fs.run(reused, 999, "tenant-b", "OTEL_SERVICE_NAME=tenant-b")
+	e.Observe([]event.Event{ioctl(reused, 1500), ioctl(reused, 1600), exit(reused, 2000), ioctl(reused, 3000), ioctl(reused, 3001)})
+	// The batch alone must open the new process: its read pushes its kernel row.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := k.row(reused); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the submit after the exit, in the same batch, opened no new process (no kernel row)")
+		}
+	}
+	j := jobAt(reused, 3000)
+	e.Enrich(j)
+	wantTenant(t, "job of the submit after the exit", j, "tenant-b", emit.CtxTierNone)
+	if st := e.Stats(); st.PidReuses != 1 {
+		t.Errorf("stats %+v: want one pid reuse", st)
+	}
+	old := jobAt(reused, 1600)
+	e.Enrich(old)
+	wantTenant(t, "job of a submit before the exit", old, "tenant-a", emit.CtxTierTraceparent)
+}

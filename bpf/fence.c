@@ -20,7 +20,7 @@ static __always_inline int on_fence(__u16 hook, struct dma_fence *f)
 		read_fence(f, &r->fence_ctx, &r->fence_seqno);
 		r->flags = RF_FENCE_WIDE | RF_HAS_FENCE;
 	}
-	fence_submit(r);
+	ring_submit(r);
 	return 0;
 }
 
@@ -41,7 +41,7 @@ static __always_inline int on_fence_tp(__u16 hook, struct dma_fence_tp_args *ctx
 	r->fence_ctx = ctx->context;
 	r->fence_seqno = ctx->seqno;
 	r->flags = RF_HAS_FENCE;
-	fence_submit(r);
+	ring_submit(r);
 	return 0;
 }
 

@@ -41,6 +41,19 @@ type gtJob struct {
 	deps           []string
 }
 
+// jobOf returns the span of ground-truth job g, or nil (an error) when it has none, and
+// checks that the span names the process, thread and ring the driver saw.
+func jobOf(t *testing.T, jobs map[string]*spanJob, g gtJob) *spanJob {
+	t.Helper()
+	sj, ok := jobs[g.fence]
+	if !ok {
+		t.Errorf("job %s (pid %d tid %d ring %d) has no gpu.job span", g.fence, g.pid, g.tid, g.ring)
+		return nil
+	}
+	checkJobIdentity(t, g, sj)
+	return sj
+}
+
 // checkJobIdentity: the job span names the process, thread and ring the driver saw.
 func checkJobIdentity(t *testing.T, g gtJob, sj *spanJob) {
 	t.Helper()
@@ -241,13 +254,11 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 	// go missing uncounted.
 	lost, lossShaped := reportedLost(t, dir), 0
 	for _, g := range gt {
-		sj, ok := jobs[g.fence]
-		if !ok {
-			t.Errorf("job %s (pid %d tid %d ring %d) has no gpu.job span", g.fence, g.pid, g.tid, g.ring)
+		sj := jobOf(t, jobs, g)
+		if sj == nil {
 			continue
 		}
 		s := sj.job
-		checkJobIdentity(t, g, sj)
 		_, hasIoctl := sj.stages["ioctl"]
 		_, hasBO := sj.stages["bo_validation"]
 		drv := attrStr(s, "ghostdriver.driver")
@@ -823,13 +834,11 @@ func TestVirtualGPUClassicTracepoints(t *testing.T) {
 		bySpan[sj.job.SpanID().String()] = k
 	}
 	for _, g := range gt {
-		sj, ok := jobs[g.fence]
-		if !ok {
-			t.Errorf("job %s (pid %d tid %d ring %d) has no gpu.job span", g.fence, g.pid, g.tid, g.ring)
+		sj := jobOf(t, jobs, g)
+		if sj == nil {
 			continue
 		}
 		s := sj.job
-		checkJobIdentity(t, g, sj)
 		if out := attrStr(s, "ghostdriver.job.outcome"); out != "completed" {
 			t.Errorf("job %s: outcome %q (%s)", g.fence, out, s.Status().Message())
 		}

@@ -152,16 +152,33 @@ struct {
  */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
-static __always_inline struct record *rec_reserve(__u16 hook)
+/* Reserves size bytes of the ring buffer, counting a failure in `lost` (per CPU). */
+static __always_inline void *ring_reserve(__u64 size)
 {
-	struct record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	void *r = bpf_ringbuf_reserve(&events, size, 0);
 	if (!r) {
 		__u32 zero = 0;
 		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
 		if (n)
 			*n += 1;
-		return 0;
 	}
+	return r;
+}
+
+/* Commits a reservation under the wakeup policy above (every record kind). */
+static __always_inline void ring_submit(void *r)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(r, flags);
+}
+
+static __always_inline struct record *rec_reserve(__u16 hook)
+{
+	struct record *r = ring_reserve(sizeof(*r));
+	if (!r)
+		return 0;
 	__builtin_memset(r, 0, sizeof(*r));
 	r->ts = bpf_ktime_get_ns();
 	r->pid_tgid = bpf_get_current_pid_tgid();
@@ -173,10 +190,7 @@ static __always_inline struct record *rec_reserve(__u16 hook)
 
 static __always_inline void rec_submit(struct record *r)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(r, flags);
+	ring_submit(r);
 }
 
 /*
@@ -211,24 +225,16 @@ struct raw_record {
  */
 static __always_inline int raw_copy(__u16 hook, void *ctx)
 {
-	struct raw_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
-		if (n)
-			*n += 1;
+	struct raw_record *r = ring_reserve(sizeof(*r));
+	if (!r)
 		return 0;
-	}
 	r->ts = bpf_ktime_get_ns();
 	r->pid_tgid = bpf_get_current_pid_tgid();
 	r->cpu = bpf_get_smp_processor_id();
 	r->hook = hook;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->raw_len = bpf_probe_read_kernel(r->raw, sizeof(r->raw), (const void *)(unsigned long)ctx) ? 0 : RAW_MAX;
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(r, flags);
+	ring_submit(r);
 	return 0;
 }
 
@@ -260,14 +266,9 @@ struct fence_record {
 
 static __always_inline struct fence_record *fence_reserve(__u16 hook)
 {
-	struct fence_record *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
-		if (n)
-			*n += 1;
+	struct fence_record *r = ring_reserve(sizeof(*r));
+	if (!r)
 		return 0;
-	}
 	r->ts = bpf_ktime_get_ns();
 	r->pid_tgid = bpf_get_current_pid_tgid();
 	r->cpu = bpf_get_smp_processor_id();
@@ -278,14 +279,6 @@ static __always_inline struct fence_record *fence_reserve(__u16 hook)
 	r->fence_seqno = 0;
 	r->ptr = 0;
 	return r;
-}
-
-static __always_inline void fence_submit(struct fence_record *r)
-{
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(r, flags);
 }
 
 /* Reads a dma_fence's 64-bit key through CO-RE (fence may be NULL). */

@@ -237,8 +237,7 @@ func (d *decoder) decodeRaw(b []byte, ev *event.Event) error {
 		ce = d.classic.events.byHook[hook]
 	}
 	if ce == nil {
-		*ev = event.Event{Name: "hook(" + strconv.Itoa(int(hook)) + ")"}
-		return errUnknownHook
+		return unknownHook(ev, hook)
 	}
 	return d.classic.decode(ce, b, ev)
 }

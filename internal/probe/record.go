@@ -44,6 +44,19 @@ func lookupHook(h uint16) (hookInfo, bool) {
 	return e.hookInfo, e.ok
 }
 
+// eventHeader is what every record kind says the same way: which hook, when, where, who.
+func eventHeader(info hookInfo, ts uint64, cpu uint32, pidTgid uint64) event.Event {
+	return event.Event{Kind: info.kind, Name: info.name, Time: int64(ts), CPU: int32(cpu),
+		PID: uint32(pidTgid >> 32), TID: uint32(pidTgid)}
+}
+
+// unknownHook names a record of a hook this decoder does not know ("hook(N)"), so the
+// caller can count it by name.
+func unknownHook(ev *event.Event, hook uint16) error {
+	*ev = event.Event{Name: "hook(" + strconv.Itoa(int(hook)) + ")"}
+	return errUnknownHook
+}
+
 // decodeFence decodes a fence_record sample (len(b) == fenceRecordSize): no comm, ring
 // or device, which no fence event needs.
 func (d *decoder) decodeFence(b []byte, ev *event.Event) error {
@@ -51,18 +64,10 @@ func (d *decoder) decodeFence(b []byte, ev *event.Event) error {
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), fenceRecordSize), b)
 	info, ok := lookupHook(r.Hook)
 	if !ok || !isFenceHook(commonHook(r.Hook)) {
-		*ev = event.Event{Name: "hook(" + strconv.Itoa(int(r.Hook)) + ")"}
-		return errUnknownHook
+		return unknownHook(ev, r.Hook)
 	}
-	*ev = event.Event{
-		Kind:     info.kind,
-		Name:     info.name,
-		Time:     int64(r.Ts),
-		CPU:      int32(r.Cpu),
-		PID:      uint32(r.PidTgid >> 32),
-		TID:      uint32(r.PidTgid),
-		FencePtr: r.Ptr,
-	}
+	*ev = eventHeader(info, r.Ts, r.Cpu, r.PidTgid)
+	ev.FencePtr = r.Ptr
 	flags := commonRecordFlag(r.Flags)
 	if flags&commonRecordFlagRF_HAS_FENCE != 0 {
 		ev.Fence = event.FenceKey{Context: r.FenceCtx, Seqno: r.FenceSeqno}
@@ -119,18 +124,10 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 
 	info, ok := lookupHook(r.Hook)
 	if !ok {
-		*ev = event.Event{Name: "hook(" + strconv.Itoa(int(r.Hook)) + ")"}
-		return errUnknownHook
+		return unknownHook(ev, r.Hook)
 	}
-	*ev = event.Event{
-		Kind: info.kind,
-		Name: info.name,
-		Time: int64(r.Ts),
-		CPU:  int32(r.Cpu),
-		PID:  uint32(r.PidTgid >> 32),
-		TID:  uint32(r.PidTgid),
-		Comm: d.names.FromC(r.Comm[:]),
-	}
+	*ev = eventHeader(info, r.Ts, r.Cpu, r.PidTgid)
+	ev.Comm = d.names.FromC(r.Comm[:])
 	flags := commonRecordFlag(r.Flags)
 	if flags&commonRecordFlagRF_HAS_FENCE != 0 {
 		ev.Fence = event.FenceKey{Context: r.FenceCtx, Seqno: r.FenceSeqno}

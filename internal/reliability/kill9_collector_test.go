@@ -73,15 +73,7 @@ func TestKill9CollectorLeavesNothingAttached(t *testing.T) {
 	pinsBefore := pinned(t)
 	cmd, _, logs := start("first")
 	ours := attached(cmd, logs, before)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	waitGone(t, ours)
-	if p := pinned(t); strings.Join(p, "\n") != strings.Join(pinsBefore, "\n") {
-		t.Errorf("pins under /sys/fs/bpf changed: before %v, after %v", pinsBefore, p)
-	}
-	t.Logf("kill -9 of the collector: %d BPF objects released by the kernel", len(ours))
+	kill9Released(t, cmd, ours, pinsBefore, "the collector")
 
 	// A restarted collector attaches again and its metrics count the ioctls it follows.
 	cmd, out, logs := start("restarted")

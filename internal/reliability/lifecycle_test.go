@@ -225,15 +225,7 @@ func TestKill9LeavesNothingAttached(t *testing.T) {
 	if len(ours) == 0 {
 		t.Fatal("the live process added nothing to the kernel's lists")
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	waitGone(t, ours)
-	if p := pinned(t); strings.Join(p, "\n") != strings.Join(pinsBefore, "\n") {
-		t.Errorf("pins under /sys/fs/bpf changed: before %v, after %v", pinsBefore, p)
-	}
-	t.Logf("kill -9: %d BPF objects released by the kernel", len(ours))
+	kill9Released(t, cmd, ours, pinsBefore, "the CLI")
 
 	// A restarted one attaches again and sees events.
 	ready2 := filepath.Join(dir, "ready2")
@@ -254,6 +246,21 @@ func TestKill9LeavesNothingAttached(t *testing.T) {
 		t.Fatalf("the restarted process saw no ioctl events:\n%s", stdout.String())
 	}
 	t.Logf("restarted: %s ioctl_enter events", m[1])
+}
+
+// kill9Released sends SIGKILL to cmd and checks that the kernel frees every BPF object it
+// had loaded (ours) and that nothing new stays pinned under /sys/fs/bpf.
+func kill9Released(t *testing.T, cmd *exec.Cmd, ours []bpfObject, pinsBefore []string, what string) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitGone(t, ours)
+	if p := pinned(t); strings.Join(p, "\n") != strings.Join(pinsBefore, "\n") {
+		t.Errorf("pins under /sys/fs/bpf changed: before %v, after %v", pinsBefore, p)
+	}
+	t.Logf("kill -9 of %s: %d BPF objects released by the kernel", what, len(ours))
 }
 
 // The CLI as the collector's process stand-in: without CAP_BPF/CAP_PERFMON (and

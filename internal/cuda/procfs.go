@@ -106,24 +106,14 @@ func readMaps(path string, b mapsBounds, visit func(line []byte) bool) error {
 	}
 }
 
-// parseMapsLine parses a file-backed line "start-end perms offset dev inode path"; it
-// reports false for anonymous and malformed lines.
+// parseMapsLine parses a file-backed maps line with appctx's parser (the fuzzed one,
+// which keeps a path's spaces); it reports false for anonymous and malformed lines.
 func parseMapsLine(line []byte) (mapping, bool) {
-	f := strings.Fields(string(line))
-	if len(f) < 6 || !strings.HasPrefix(f[5], "/") {
+	m, err := appctx.ParseMapsLine(string(line))
+	if err != nil || !strings.HasPrefix(m.Path, "/") {
 		return mapping{}, false
 	}
-	lo, hi, ok := strings.Cut(f[0], "-")
-	if !ok {
-		return mapping{}, false
-	}
-	start, err1 := strconv.ParseUint(lo, 16, 64)
-	end, err2 := strconv.ParseUint(hi, 16, 64)
-	off, err3 := strconv.ParseUint(f[2], 16, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return mapping{}, false
-	}
-	return mapping{start: start, end: end, pgoff: off, path: strings.Join(f[5:], " ")}, true
+	return mapping{start: m.Start, end: m.End, pgoff: m.Offset, path: m.Path}, true
 }
 
 // fileOffset translates a virtual address of process pid into (mapped path, file offset).

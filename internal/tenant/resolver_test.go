@@ -22,7 +22,7 @@ type ctxMem struct {
 
 func (m ctxMem) ReadMemory(pid uint32, addr uint64, buf []byte) error {
 	for base, b := range m.regions {
-		if addr >= base && addr+uint64(len(buf)) <= base+uint64(len(b)) {
+		if addr >= base && addr-base <= uint64(len(b)) && uint64(len(buf)) <= uint64(len(b))-(addr-base) {
 			copy(buf, b[addr-base:])
 			return nil
 		}

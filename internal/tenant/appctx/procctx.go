@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -69,6 +70,8 @@ func ParseProcessContextHeader(b []byte) (ProcessContextHeader, error) {
 		return h, fmt.Errorf("%w: payload of %d bytes exceeds %d", ErrProcessContext, h.PayloadSize, MaxProcessContextPayload)
 	case h.Payload == 0 && h.PayloadSize > 0:
 		return h, fmt.Errorf("%w: null payload pointer", ErrProcessContext)
+	case h.Payload > math.MaxUint64-uint64(h.PayloadSize):
+		return h, fmt.Errorf("%w: payload at %#x of %d bytes wraps the address space", ErrProcessContext, h.Payload, h.PayloadSize)
 	}
 	return h, nil
 }

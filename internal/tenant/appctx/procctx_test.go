@@ -100,6 +100,7 @@ func TestParseProcessContextHeader(t *testing.T) {
 		"payload too big": {header("OTEL_CTX", 2, MaxProcessContextPayload+1, 1, 0x1000), ErrProcessContext},
 		"null payload":    {header("OTEL_CTX", 2, 100, 1, 0), ErrProcessContext},
 		"short":           {header("OTEL_CTX", 2, 100, 1, 0x1000)[:31], ErrProcessContext},
+		"payload wraps":   {header("OTEL_CTX", 2, 0x200, 1, 0xffffffffffffff00), ErrProcessContext},
 	}
 	for name, c := range cases {
 		if _, err := ParseProcessContextHeader(c.b); !errors.Is(err, c.want) {
@@ -152,7 +153,8 @@ func (m *fakeMem) ReadMemory(pid uint32, addr uint64, buf []byte) error {
 		m.hook(m)
 	}
 	for base, b := range m.regions {
-		if addr >= base && addr+uint64(len(buf)) <= base+uint64(len(b)) {
+		// Written so that a hostile address near 2^64 cannot wrap into the region.
+		if addr >= base && addr-base <= uint64(len(b)) && uint64(len(buf)) <= uint64(len(b))-(addr-base) {
 			copy(buf, b[addr-base:])
 			return nil
 		}

@@ -177,7 +177,7 @@ func post(url, contentType string, body []byte) error {
 type synthSink struct {
 	next  event.Sink
 	comms map[string]bool
-	enter map[uint32]int64
+	enter map[uint32]event.Event    // a watched thread's open ioctl (live exits carry no comm)
 	prev  map[uint32]event.FenceKey // last job of each process: the next one depends on it
 	seq   uint64
 	out   []event.Event
@@ -195,18 +195,19 @@ const (
 func (s *synthSink) Consume(batch []event.Event) {
 	s.out = append(s.out[:0], batch...)
 	for _, e := range batch {
-		if !s.comms[e.Comm] {
-			continue
-		}
 		switch e.Kind {
 		case event.IoctlEnter:
-			s.enter[e.TID] = e.Time
+			if s.comms[e.Comm] {
+				s.enter[e.TID] = e
+			}
 		case event.IoctlExit:
-			t0, ok := s.enter[e.TID]
+			in, ok := s.enter[e.TID]
 			if !ok {
 				continue
 			}
 			delete(s.enter, e.TID)
+			t0 := in.Time
+			e.Comm = in.Comm
 			s.seq++
 			f := event.FenceKey{Context: synthCtx, Seqno: s.seq}
 			hw := event.FenceKey{Context: synthHWCtx, Seqno: s.seq}
@@ -244,7 +245,7 @@ type synthSource struct {
 }
 
 func (s synthSource) Run(ctx context.Context, sink event.Sink) error {
-	return s.Live.Run(ctx, &synthSink{next: sink, comms: s.comms, enter: map[uint32]int64{}, prev: map[uint32]event.FenceKey{}})
+	return s.Live.Run(ctx, &synthSink{next: sink, comms: s.comms, enter: map[uint32]event.Event{}, prev: map[uint32]event.FenceKey{}})
 }
 
 // appThread is one line of the application's output.

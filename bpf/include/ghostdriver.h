@@ -199,7 +199,8 @@ static __always_inline void rec_submit(struct record *r)
  * buffer the kernel filled with the event's fields, ctx) after a short header; user
  * space reads the event's tracefs format file, renders the entry into the text the
  * kernel would print and hands it to the text decoder (internal/probe/classic.go).
- * A sample of this size is a raw_record; every other sample is a struct record.
+ * A sample of this size is a raw_record; fence_record and ioctl_exit_record have their own
+ * sizes too; every other sample is a struct record.
  */
 #define RAW_MAX 256
 
@@ -262,6 +263,21 @@ struct fence_record {
 	__u16 hook;
 	__u8 flags; /* RF_HAS_FENCE, RF_FENCE_WIDE */
 	__u8 _pad;
+};
+
+/*
+ * The exit record of a followed submit ioctl (syscall tracepoints): 40 bytes, every field
+ * written; the entry of the same thread carries comm and the trace context.
+ */
+struct ioctl_exit_record {
+	__u64 ts;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 pid_tgid;
+	__s64 ret;
+	__s32 fd;
+	__u32 cmd;
+	__u32 cpu;
+	__u16 hook;
+	__u16 _pad;
 };
 
 static __always_inline struct fence_record *fence_reserve(__u16 hook)

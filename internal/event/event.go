@@ -167,7 +167,7 @@ type Event struct {
 	CPU  int32
 	PID  uint32 // thread-group id when known (0 when the source only knows the thread)
 	TID  uint32 // kernel task id of the thread the event ran on
-	Comm string
+	Comm string // the thread's comm; empty on the live source's fence events and syscall ioctl exits (the entry has it)
 
 	// Name is the tracepoint (or hook) name as the kernel spells it, for diagnostics.
 	Name string

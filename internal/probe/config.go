@@ -46,6 +46,10 @@ type Config struct {
 	// needs no BTF; its events carry what they print (≤6.16 scheduler events: pointers,
 	// joined to fence keys through the dma_fence hooks). Off: it is only the last resort.
 	ClassicTracepoints bool
+
+	// noTaskStorage makes the ioctl hooks use their pre-5.11 path (the inflight hash)
+	// even where task storage exists: tests run both paths on one kernel.
+	noTaskStorage bool
 }
 
 // In-kernel context tiers (the names of ghostdriver.context.tier).

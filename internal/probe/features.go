@@ -57,6 +57,22 @@ func HaveFentry() error {
 }
 
 var (
+	taskStorageOnce sync.Once
+	taskStorageErr  error
+)
+
+// HaveTaskStorage reports whether BPF task-local storage maps exist (5.11+): the ioctl
+// hooks keep a followed ioctl's arguments there, else in a hash keyed by tid.
+func HaveTaskStorage() error {
+	taskStorageOnce.Do(func() {
+		if err := features.HaveMapType(ebpf.TaskStorage); err != nil {
+			taskStorageErr = fmt.Errorf("no BPF task storage: %v", err)
+		}
+	})
+	return taskStorageErr
+}
+
+var (
 	tracefsOnce sync.Once
 	tracefsErr  error
 )

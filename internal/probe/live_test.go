@@ -191,11 +191,24 @@ func indexOf(s, sub string) int {
 	return -1
 }
 
-// The ioctl stage end to end: the device-major filter pointed at /dev/null's major (1).
+// The ioctl stage end to end: the device-major filter pointed at /dev/null's major (1),
+// with each of the two places an entry waits for its exit (task storage; the tid hash of
+// kernels before 5.11).
 func TestIoctlThroughDeviceFilter(t *testing.T) {
 	requireRoot(t)
+	t.Run("task-storage", func(t *testing.T) {
+		if err := HaveTaskStorage(); err != nil {
+			t.Skipf("%v: the kernel has only the hash path", err)
+		}
+		testIoctlThroughDeviceFilter(t, false)
+	})
+	t.Run("tid-hash", func(t *testing.T) { testIoctlThroughDeviceFilter(t, true) })
+}
+
+func testIoctlThroughDeviceFilter(t *testing.T, noTaskStorage bool) {
 	cfg := DefaultConfig()
 	cfg.DRMMajors = []uint32{1}
+	cfg.noTaskStorage = noTaskStorage
 	l, rep, err := Open(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	if err != nil {
 		t.Fatalf("Open: %v\n%s", err, rep)

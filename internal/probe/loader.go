@@ -170,6 +170,9 @@ func (ld *loader) family(name string) (*family, error) {
 		if err := spec.Variables["ctx_order"].Set(order); err != nil {
 			return nil, err
 		}
+		if err := useTaskStorage(spec, ld.cfg.noTaskStorage || HaveTaskStorage() != nil); err != nil {
+			return nil, err
+		}
 	}
 	f := &family{name: name, spec: spec, perCopyData: name == famFuncs}
 	shared := map[string]*ebpf.Map{"events": ld.objs.eventsMap(), "lost": ld.objs.lostMap()}
@@ -193,6 +196,26 @@ func (ld *loader) family(name string) (*family, error) {
 	}
 	ld.objs.families[name] = f
 	return f, nil
+}
+
+// useTaskStorage picks where syscalls.c keeps a followed ioctl's arguments until its
+// exit: the thread's task-local storage (5.11+), or the `inflight` hash keyed by tid
+// where the kernel has no task storage (without, true). The map the programs do not use
+// is created with one entry (the hash preallocates 16384; a task-storage map cannot be
+// created at all on such kernels, so it becomes a one-entry hash that no reachable
+// instruction touches).
+func useTaskStorage(spec *ebpf.CollectionSpec, without bool) error {
+	ts, hash := spec.Maps["inflight_ts"], spec.Maps["inflight"]
+	if ts == nil || hash == nil {
+		return errors.New("syscalls object without its inflight maps")
+	}
+	if without {
+		ts.Type, ts.Flags, ts.KeySize, ts.MaxEntries = ebpf.Hash, 0, 4, 1
+		ts.Key = nil
+		return spec.Variables["use_task_storage"].Set(uint32(0))
+	}
+	hash.MaxEntries = 1
+	return spec.Variables["use_task_storage"].Set(uint32(1))
 }
 
 // drmMajor and drmIoctlBase: the DRM character device major and the _IOC_TYPE of every

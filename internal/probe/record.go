@@ -11,15 +11,22 @@ import (
 )
 
 // recordSize is sizeof(struct record), the record of every hook but the dma_fence ones
-// (fenceRecordSize) and the classic-tracepoint copies (rawRecordSize); the three sizes
-// differ, so a sample's size says which it is.
+// (fenceRecordSize), the syscall-tracepoint ioctl exits (ioctlExitRecordSize) and the
+// classic-tracepoint copies (rawRecordSize); the four sizes differ, so a sample's size
+// says which it is.
 const recordSize = int(unsafe.Sizeof(commonRecord{}))
 
 // fenceRecordSize is sizeof(struct fence_record): the dma_fence hooks' compact record.
 const fenceRecordSize = int(unsafe.Sizeof(commonFenceRecord{}))
 
-// The sizes must stay distinct (and the fence record the smallest).
-const _ = uint(recordSize - fenceRecordSize - 1)
+// ioctlExitRecordSize is sizeof(struct ioctl_exit_record): a followed ioctl's exit.
+const ioctlExitRecordSize = int(unsafe.Sizeof(commonIoctlExitRecord{}))
+
+// The sizes must stay distinct: ioctl exit < fence < record (< raw, classic.go).
+const (
+	_ = uint(fenceRecordSize - ioctlExitRecordSize - 1)
+	_ = uint(recordSize - fenceRecordSize - 1)
+)
 
 // hookIndex is hookTable as an array by hook value: decode looks a hook up for every
 // record, and a map lookup was a seventh of the reader's CPU.
@@ -79,6 +86,20 @@ func (d *decoder) decodeFence(b []byte, ev *event.Event) error {
 	return nil
 }
 
+// decodeIoctlExit decodes an ioctl_exit_record sample (len(b) == ioctlExitRecordSize):
+// fd, cmd and the return value; no comm (the entry of the same thread has it).
+func (d *decoder) decodeIoctlExit(b []byte, ev *event.Event) error {
+	var r commonIoctlExitRecord
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), ioctlExitRecordSize), b)
+	info, ok := lookupHook(r.Hook)
+	if !ok || commonHook(r.Hook) != commonHookHOOK_SYS_EXIT_IOCTL {
+		return unknownHook(ev, r.Hook)
+	}
+	*ev = eventHeader(info, r.Ts, r.Cpu, r.PidTgid)
+	ev.Fd, ev.Cmd, ev.Ret = r.Fd, r.Cmd, r.Ret
+	return nil
+}
+
 // isFenceHook reports whether h is one of the dma_fence hooks (the fence_record's).
 func isFenceHook(h commonHook) bool {
 	switch h {
@@ -113,6 +134,8 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 	switch len(b) {
 	case fenceRecordSize:
 		return d.decodeFence(b, ev)
+	case ioctlExitRecordSize:
+		return d.decodeIoctlExit(b, ev)
 	case rawRecordSize:
 		return d.decodeRaw(b, ev)
 	}

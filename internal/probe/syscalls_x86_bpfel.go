@@ -20,6 +20,13 @@ type syscallsIoctlArgs struct {
 	Arg uint64
 }
 
+type syscallsIoctlSlot struct {
+	_      structs.HostLayout
+	A      syscallsIoctlArgs
+	Active uint32
+	Pad    uint32
+}
+
 type syscallsObiTraceCtx struct {
 	_       structs.HostLayout
 	TraceId [16]uint8
@@ -44,6 +51,7 @@ type syscallsTlsRecipe struct {
 const (
 	syscallsMapEvents                 = "events"
 	syscallsMapInflight               = "inflight"
+	syscallsMapInflightTs             = "inflight_ts"
 	syscallsMapLost                   = "lost"
 	syscallsMapProcs                  = "procs"
 	syscallsMapTracesCtxV1            = "traces_ctx_v1"
@@ -65,6 +73,7 @@ const (
 	syscallsVarN_drmMajors            = "n_drm_majors"
 	syscallsVarUnusedObiTraceCtx      = "unused_obi_trace_ctx"
 	syscallsVarUnusedTlsRecipe        = "unused_tls_recipe"
+	syscallsVarUseTaskStorage         = "use_task_storage"
 	syscallsVarWakeupBytes            = "wakeup_bytes"
 )
 
@@ -128,6 +137,7 @@ type syscallsProgramSpecs struct {
 type syscallsMapSpecs struct {
 	Events      *ebpf.MapSpec `ebpf:"events"`
 	Inflight    *ebpf.MapSpec `ebpf:"inflight"`
+	InflightTs  *ebpf.MapSpec `ebpf:"inflight_ts"`
 	Lost        *ebpf.MapSpec `ebpf:"lost"`
 	Procs       *ebpf.MapSpec `ebpf:"procs"`
 	TracesCtxV1 *ebpf.MapSpec `ebpf:"traces_ctx_v1"`
@@ -145,6 +155,7 @@ type syscallsVariableSpecs struct {
 	N_drmMajors       *ebpf.VariableSpec `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.VariableSpec `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
+	UseTaskStorage    *ebpf.VariableSpec `ebpf:"use_task_storage"`
 	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -170,6 +181,7 @@ func (o *syscallsObjects) Close() error {
 type syscallsMaps struct {
 	Events      *ebpf.Map `ebpf:"events"`
 	Inflight    *ebpf.Map `ebpf:"inflight"`
+	InflightTs  *ebpf.Map `ebpf:"inflight_ts"`
 	Lost        *ebpf.Map `ebpf:"lost"`
 	Procs       *ebpf.Map `ebpf:"procs"`
 	TracesCtxV1 *ebpf.Map `ebpf:"traces_ctx_v1"`
@@ -179,6 +191,7 @@ func (m *syscallsMaps) Close() error {
 	return _SyscallsClose(
 		m.Events,
 		m.Inflight,
+		m.InflightTs,
 		m.Lost,
 		m.Procs,
 		m.TracesCtxV1,
@@ -197,6 +210,7 @@ type syscallsVariables struct {
 	N_drmMajors       *ebpf.Variable `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.Variable `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.Variable `ebpf:"unused_tls_recipe"`
+	UseTaskStorage    *ebpf.Variable `ebpf:"use_task_storage"`
 	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

@@ -229,6 +229,7 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_MSM_GPU_SUBMIT), Arg: 2}))
 	f.Add([]byte{1, 2, 3})
 	f.Add(fenceSample(commonFenceRecord{Hook: uint16(commonHookHOOK_DMA_FENCE_SIGNALED), Flags: uint8(commonRecordFlagRF_HAS_FENCE)}))
+	f.Add(ioctlExitSample(commonIoctlExitRecord{Hook: uint16(commonHookHOOK_SYS_EXIT_IOCTL), Fd: 3, Ret: -25}))
 	d := decoder{boFuncs: []string{"a"}, runFuncs: []string{"b"}, irqNames: map[int32]string{}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var ev event.Event
@@ -237,7 +238,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			if ev.Kind == event.KindUnknown || ev.Name == "" {
 				t.Fatalf("decoded without a kind: %+v", ev)
 			}
-			if len(b) < recordSize && len(b) != fenceRecordSize {
+			if len(b) < recordSize && len(b) != fenceRecordSize && len(b) != ioctlExitRecordSize {
 				t.Fatalf("decoded a short record (%d bytes)", len(b))
 			}
 			// Strings reach OTLP attributes: never invalid UTF-8, whatever a comm holds.
@@ -248,6 +249,35 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ioctlExitSample is an ioctl_exit_record ring buffer sample.
+func ioctlExitSample(r commonIoctlExitRecord) []byte {
+	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&r)), ioctlExitRecordSize)...)
+}
+
+// The syscall ioctl exit's compact record gives the exit event of a full record (without
+// comm), and only for that hook: an exit-sized sample of another hook is unknown.
+func TestDecodeIoctlExitRecord(t *testing.T) {
+	d := decoder{}
+	var full, compact event.Event
+	if err := d.decode(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_SYS_EXIT_IOCTL), Ts: 77, PidTgid: 5<<32 | 6, Cpu: 1,
+		Fd: 3, Cmd: 0xc0186444, Ret: -4}), &full); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.decode(ioctlExitSample(commonIoctlExitRecord{Hook: uint16(commonHookHOOK_SYS_EXIT_IOCTL), Ts: 77, PidTgid: 5<<32 | 6, Cpu: 1,
+		Fd: 3, Cmd: 0xc0186444, Ret: -4}), &compact); err != nil {
+		t.Fatal(err)
+	}
+	want := event.Event{Kind: event.IoctlExit, Name: "sys_exit_ioctl", Time: 77, CPU: 1, PID: 5, TID: 6, Fd: 3, Cmd: 0xc0186444, Ret: -4}
+	if compact != want || full != want {
+		t.Fatalf("compact %+v\nfull    %+v\nwant    %+v", compact, full, want)
+	}
+	for _, h := range []commonHook{commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_DRM_IOCTL_EXIT, commonHookHOOK_DMA_FENCE_SIGNALED, 999} {
+		if err := d.decode(ioctlExitSample(commonIoctlExitRecord{Hook: uint16(h)}), &compact); !errors.Is(err, errUnknownHook) {
+			t.Errorf("hook %d in an exit-sized sample: %v, want errUnknownHook", h, err)
+		}
+	}
 }
 
 // fenceSample is a fence_record ring buffer sample.

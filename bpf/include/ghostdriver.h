@@ -266,8 +266,9 @@ struct fence_record {
 };
 
 /*
- * The exit record of a followed submit ioctl (syscall tracepoints): 40 bytes, every field
- * written; the entry of the same thread carries comm and the trace context.
+ * The exit record of a followed submit ioctl (syscall tracepoints, fexit drm_ioctl): 40
+ * bytes, every field written; the entry of the same thread carries comm and the trace
+ * context.
  */
 struct ioctl_exit_record {
 	__u64 ts;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */

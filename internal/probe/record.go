@@ -19,7 +19,8 @@ const recordSize = int(unsafe.Sizeof(commonRecord{}))
 // fenceRecordSize is sizeof(struct fence_record): the dma_fence hooks' compact record.
 const fenceRecordSize = int(unsafe.Sizeof(commonFenceRecord{}))
 
-// ioctlExitRecordSize is sizeof(struct ioctl_exit_record): a followed ioctl's exit.
+// ioctlExitRecordSize is sizeof(struct ioctl_exit_record): a followed ioctl's exit
+// (syscall tracepoint or fexit drm_ioctl).
 const ioctlExitRecordSize = int(unsafe.Sizeof(commonIoctlExitRecord{}))
 
 // The sizes must stay distinct: ioctl exit < fence < record (< raw, classic.go).
@@ -86,13 +87,14 @@ func (d *decoder) decodeFence(b []byte, ev *event.Event) error {
 	return nil
 }
 
-// decodeIoctlExit decodes an ioctl_exit_record sample (len(b) == ioctlExitRecordSize):
-// fd, cmd and the return value; no comm (the entry of the same thread has it).
+// decodeIoctlExit decodes an ioctl_exit_record sample (len(b) == ioctlExitRecordSize) of
+// a syscall-tracepoint or fexit drm_ioctl exit: fd (-1 for fexit), cmd and the return
+// value; no comm (the entry of the same thread has it).
 func (d *decoder) decodeIoctlExit(b []byte, ev *event.Event) error {
 	var r commonIoctlExitRecord
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), ioctlExitRecordSize), b)
 	info, ok := lookupHook(r.Hook)
-	if !ok || commonHook(r.Hook) != commonHookHOOK_SYS_EXIT_IOCTL {
+	if h := commonHook(r.Hook); !ok || h != commonHookHOOK_SYS_EXIT_IOCTL && h != commonHookHOOK_DRM_IOCTL_EXIT {
 		return unknownHook(ev, r.Hook)
 	}
 	*ev = eventHeader(info, r.Ts, r.Cpu, r.PidTgid)

@@ -273,7 +273,11 @@ func TestDecodeIoctlExitRecord(t *testing.T) {
 	if compact != want || full != want {
 		t.Fatalf("compact %+v\nfull    %+v\nwant    %+v", compact, full, want)
 	}
-	for _, h := range []commonHook{commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_DRM_IOCTL_EXIT, commonHookHOOK_DMA_FENCE_SIGNALED, 999} {
+	if err := d.decode(ioctlExitSample(commonIoctlExitRecord{Hook: uint16(commonHookHOOK_DRM_IOCTL_EXIT), Ts: 78, Fd: -1, Cmd: 0xc0186444, Ret: 0}), &compact); err != nil ||
+		compact.Kind != event.IoctlExit || compact.Name != "drm_ioctl" || compact.Fd != -1 || compact.Cmd != 0xc0186444 || compact.Time != 78 {
+		t.Fatalf("fexit drm_ioctl: %+v %v", compact, err)
+	}
+	for _, h := range []commonHook{commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_DRM_IOCTL_ENTER, commonHookHOOK_DMA_FENCE_SIGNALED, 999} {
 		if err := d.decode(ioctlExitSample(commonIoctlExitRecord{Hook: uint16(h)}), &compact); !errors.Is(err, errUnknownHook) {
 			t.Errorf("hook %d in an exit-sized sample: %v, want errUnknownHook", h, err)
 		}

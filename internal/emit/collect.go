@@ -164,6 +164,20 @@ func writeDecoderEvents(c collection, d *metadata.MetricDesc, src *event.SourceS
 	}
 }
 
+// writeUnmatched writes one point per event kind that matched no job, in kind order (the
+// kinds are a fixed set, so the series are bounded).
+func writeUnmatched(c collection, d *metadata.MetricDesc, unmatched map[string]uint64) {
+	if len(unmatched) == 0 {
+		return
+	}
+	dps := c.metric(d).Sum().DataPoints()
+	for _, k := range event.Kinds() {
+		if n := unmatched[k.String()]; n > 0 {
+			c.sumPoint(dps, n).Attributes().PutStr(metadata.AttrEventKind, k.String())
+		}
+	}
+}
+
 // maxUnknownNames bounds the per-name series of ghostdriver.decoder.unknown_events; a
 // full trace-cmd report can carry any number of event families.
 const maxUnknownNames = 64

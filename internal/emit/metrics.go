@@ -30,6 +30,8 @@ type AssemblerCounters struct {
 	DroppedSpans uint64
 	// Events the assembler set aside, by anomaly.
 	Late, Duplicates, ClockJumps uint64
+	// Unmatched counts the events that matched no job, by kind name (assemble.Stats.Orphans).
+	Unmatched map[string]uint64
 }
 
 // MetricsRecorder accumulates job metrics between collections. It is not safe for
@@ -151,6 +153,8 @@ func (m *MetricsRecorder) Collect(now time.Time, src event.SourceStats, asm Asse
 			c.sumPoint(dps, asm.Late).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyLate)
 			c.sumPoint(dps, asm.Duplicates).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyDuplicate)
 			c.sumPoint(dps, asm.ClockJumps).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyClockJump)
+		case metadata.MetricAssemblerUnmatched:
+			writeUnmatched(c, d, asm.Unmatched)
 		}
 	}
 	m.closeBusyWindow()

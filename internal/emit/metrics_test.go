@@ -474,3 +474,31 @@ func TestDefaultDimensionIsServiceName(t *testing.T) {
 		}
 	}
 }
+
+// Events that matched no job: one cumulative point per kind, in kind order; none when
+// nothing was unmatched (the metric is then left out).
+func TestUnmatchedEvents(t *testing.T) {
+	m := NewMetricsRecorder(noDims(), t0)
+	if _, ok := metricsByName(m.Collect(t1, event.SourceStats{}, AssemblerCounters{}))[metadata.MetricAssemblerUnmatched]; ok {
+		t.Fatal("unmatched_events without unmatched events")
+	}
+	ms := metricsByName(m.Collect(t1, event.SourceStats{}, AssemblerCounters{Unmatched: map[string]uint64{
+		event.JobDone.String(): 2, event.FenceSignaled.String(): 7, event.FenceInit.String(): 0}}))
+	u, ok := ms[metadata.MetricAssemblerUnmatched]
+	if !ok || !u.Sum().IsMonotonic() || u.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
+		t.Fatalf("unmatched_events: %v", ok)
+	}
+	var got []string
+	for i := 0; i < u.Sum().DataPoints().Len(); i++ {
+		dp := u.Sum().DataPoints().At(i)
+		k, _ := dp.Attributes().Get(metadata.AttrEventKind)
+		got = append(got, fmt.Sprintf("%s=%d", k.Str(), dp.IntValue()))
+	}
+	want := []string{event.JobDone.String() + "=2", event.FenceSignaled.String() + "=7"}
+	if event.FenceSignaled < event.JobDone {
+		want[0], want[1] = want[1], want[0]
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("points %v, want %v", got, want)
+	}
+}

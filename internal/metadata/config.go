@@ -34,6 +34,7 @@ type MetricsConfig struct {
 	GhostdriverJobSpansDropped      MetricConfig `mapstructure:"ghostdriver.job.spans_dropped"`
 	GhostdriverSourceHooks          MetricConfig `mapstructure:"ghostdriver.source.hooks"`
 	GhostdriverAssemblerAnomalies   MetricConfig `mapstructure:"ghostdriver.assembler.anomalies"`
+	GhostdriverAssemblerUnmatched   MetricConfig `mapstructure:"ghostdriver.assembler.unmatched_events"`
 
 	// The CUDA path (live.cuda).
 	GhostdriverCUDASubmissionDuration MetricConfig `mapstructure:"ghostdriver.cuda.submission.duration"`
@@ -78,6 +79,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverJobSpansDropped:      on,
 		GhostdriverSourceHooks:          on,
 		GhostdriverAssemblerAnomalies:   on,
+		GhostdriverAssemblerUnmatched:   on,
 
 		GhostdriverCUDASubmissionDuration: on,
 		GhostdriverCUDASyncWait:           on,
@@ -118,6 +120,8 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverSourceHooks
 	case MetricAssemblerAnomalies:
 		return &c.GhostdriverAssemblerAnomalies
+	case MetricAssemblerUnmatched:
+		return &c.GhostdriverAssemblerUnmatched
 	case MetricCUDASubmissionDuration:
 		return &c.GhostdriverCUDASubmissionDuration
 	case MetricCUDASyncWait:

@@ -21,6 +21,7 @@ const (
 	MetricJobSpansDropped      = "ghostdriver.job.spans_dropped"
 	MetricSourceHooks          = "ghostdriver.source.hooks"
 	MetricAssemblerAnomalies   = "ghostdriver.assembler.anomalies"
+	MetricAssemblerUnmatched   = "ghostdriver.assembler.unmatched_events"
 )
 
 // Instrument is the pmetric shape of a metric.
@@ -161,12 +162,13 @@ var Metrics = []MetricDesc{
 		Monotonic:   true,
 	},
 	{
-		Name:        MetricSourceLostEvents,
-		Description: "Records lost before decoding (ring buffer reservation failures).",
-		Unit:        "{event}",
-		Instrument:  Sum,
-		Value:       Int,
-		Monotonic:   true,
+		Name: MetricSourceLostEvents,
+		Description: "Records lost before decoding: ring buffer reservations that failed, and program runs " +
+			"the kernel skipped (recursion protection, counted by the kernel since Linux 5.12).",
+		Unit:       "{event}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
 	},
 	{
 		Name:        MetricJobEvictions,
@@ -211,6 +213,17 @@ var Metrics = []MetricDesc{
 		Value:      Int,
 		Monotonic:  true,
 		Attributes: []string{AttrAnomaly},
+	},
+	{
+		Name: MetricAssemblerUnmatched,
+		Description: "Events that matched no job, by kind. Normal for fence events (most fences are not a " +
+			"job's: other engines, syncobjs, fences of jobs that began before the source); scheduler " +
+			"events here mean lost or filtered-out events.",
+		Unit:       "{event}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
+		Attributes: []string{AttrEventKind},
 	},
 	// The CUDA path (internal/emit/cudaspans; names in cuda.go).
 	{

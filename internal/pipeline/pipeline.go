@@ -190,6 +190,7 @@ func (p *Pipeline) assemblerCounters() emit.AssemblerCounters {
 		Late:           s.Late,
 		Duplicates:     s.Duplicates,
 		ClockJumps:     s.ClockJumps,
+		Unmatched:      s.Orphans,
 	}
 }
 

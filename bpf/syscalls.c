@@ -11,8 +11,9 @@
  * task, no hash, nothing to delete — the slot is marked idle and freed with the task),
  * or, on kernels without task storage, in the `inflight` hash keyed by tid. Exits send
  * a 40-byte struct ioctl_exit_record (no memset of a struct record, no comm: the entry
- * of the same thread carries it; fexit drm_ioctl sends the same record). Measured: enter 650 → 470 ns, exit 400 → 190 ns
- * (BENCHMARKS.md, side by side).
+ * of the same thread carries it; fexit drm_ioctl sends the same record). Measured against
+ * the hash and full exit records: enter 615 → 459 ns, exit 405 → 190 ns (BENCHMARKS.md,
+ * side by side).
  *
  * Filter-miss path (every non-DRM ioctl of the host pays it): when the loader knows the
  * ioctl type bytes of every configured major (DRM: DRM_IOCTL_BASE 'd'; NVIDIA's

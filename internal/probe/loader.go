@@ -170,7 +170,11 @@ func (ld *loader) family(name string) (*family, error) {
 		if err := spec.Variables["ctx_order"].Set(order); err != nil {
 			return nil, err
 		}
-		if err := useTaskStorage(spec, ld.cfg.noTaskStorage || HaveTaskStorage() != nil); err != nil {
+		tsErr := HaveTaskStorage()
+		if tsErr != nil {
+			ld.log.Info("submit ioctls wait for their exit in a tid hash (max 16384 threads in an ioctl at once)", zap.Error(tsErr))
+		}
+		if err := useTaskStorage(spec, ld.cfg.noTaskStorage || tsErr != nil); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // The loader loads every program on its own, so that one missing hook never costs the
@@ -167,6 +169,11 @@ func (ld *loader) family(name string) (*family, error) {
 		if err != nil {
 			return nil, err
 		}
+		if ld.objs.obi == nil {
+			// Nothing pinned: the placeholder stays empty for the collector's life (a map
+			// pinned later is not picked up), so every lookup would miss. Skip the tier.
+			order = withoutTier(order, appctx.KernelTierOBI)
+		}
 		if err := spec.Variables["ctx_order"].Set(order); err != nil {
 			return nil, err
 		}
@@ -200,6 +207,20 @@ func (ld *loader) family(name string) (*family, error) {
 	}
 	ld.objs.families[name] = f
 	return f, nil
+}
+
+// withoutTier removes tier from an in-kernel lookup order, keeping the others in order
+// (the program stops at the first CTX_TIER_NONE).
+func withoutTier(order [maxCtxTiers]uint8, tier uint8) [maxCtxTiers]uint8 {
+	var out [maxCtxTiers]uint8
+	n := 0
+	for _, t := range order {
+		if t != tier && t != appctx.KernelTierNone {
+			out[n] = t
+			n++
+		}
+	}
+	return out
 }
 
 // useTaskStorage picks where syscalls.c keeps a followed ioctl's arguments until its

@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+
 	"encoding/json"
 	"errors"
 	"strings"
@@ -308,5 +310,21 @@ func TestDecodeFenceRecord(t *testing.T) {
 	b = fenceSample(commonFenceRecord{Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL)})
 	if err := d.decode(b, &ev); !errors.Is(err, errUnknownHook) {
 		t.Fatalf("a fence-sized ioctl record: err %v, event %+v", err, ev)
+	}
+}
+
+// Without OBI's map pinned the OBI tier is dropped from the in-kernel order, the others
+// keep their order.
+func TestWithoutTier(t *testing.T) {
+	const none, otep, obi = appctx.KernelTierNone, appctx.KernelTierOTEP4947, appctx.KernelTierOBI
+	for _, c := range []struct{ in, want [maxCtxTiers]uint8 }{
+		{[maxCtxTiers]uint8{otep, obi}, [maxCtxTiers]uint8{otep, none}},
+		{[maxCtxTiers]uint8{obi, otep}, [maxCtxTiers]uint8{otep, none}},
+		{[maxCtxTiers]uint8{obi, none}, [maxCtxTiers]uint8{none, none}},
+		{[maxCtxTiers]uint8{otep, none}, [maxCtxTiers]uint8{otep, none}},
+	} {
+		if got := withoutTier(c.in, obi); got != c.want {
+			t.Errorf("withoutTier(%v) = %v, want %v", c.in, got, c.want)
+		}
 	}
 }

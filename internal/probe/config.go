@@ -37,7 +37,8 @@ type Config struct {
 	// empty non-nil slice reads none (TRACEPARENT is applied in user space, not here).
 	ContextTiers []string
 	// OBIMapPath is where OBI pins its traces_ctx_v1 map (default DefaultOBIMapPath).
-	// When nothing is pinned there, the program looks up an empty placeholder instead.
+	// When nothing is pinned there at start, the DRM programs skip the OBI tier (their
+	// placeholder map would stay empty); a map pinned later is used from the next start.
 	OBIMapPath string
 
 	// ClassicTracepoints hooks the gpu_scheduler and driver events with their last rung,

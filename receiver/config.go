@@ -59,6 +59,10 @@ type Config struct {
 	FlushInterval time.Duration `mapstructure:"flush_interval"`
 	// CollectionInterval is how often metrics are sent to the next consumer.
 	CollectionInterval time.Duration `mapstructure:"collection_interval"`
+	// StageSpans: one child span per stage under each gpu.job span (default true). Off,
+	// each job is one span and its stages are only in ghostdriver.stage.duration: for
+	// job rates where seven spans a job are too many to store.
+	StageSpans bool `mapstructure:"stage_spans"`
 
 	// ErrorMode is "propagate" (default) or "ignore".
 	ErrorMode string `mapstructure:"error_mode"`

@@ -59,7 +59,7 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Source != def.Source || cfg.JobTimeout != def.JobTimeout {
+	if cfg.Source != def.Source || cfg.JobTimeout != def.JobTimeout || !cfg.StageSpans || !def.StageSpans {
 		t.Errorf("empty section must give the defaults, got %+v", cfg)
 	}
 
@@ -76,6 +76,7 @@ func TestLoadConfig(t *testing.T) {
 		ReorderWindow:      50 * time.Millisecond,
 		FlushInterval:      time.Second,
 		CollectionInterval: 30 * time.Second,
+		StageSpans:         false,
 		ErrorMode:          ErrorModeIgnore,
 		Metrics:            def.Metrics,
 	}
@@ -111,7 +112,7 @@ func configEqual(a, b *Config) bool {
 	return a.Source == b.Source && a.Replay == b.Replay && a.JobTimeout == b.JobTimeout &&
 		a.MaxPendingJobs == b.MaxPendingJobs && a.ReorderWindow == b.ReorderWindow &&
 		a.FlushInterval == b.FlushInterval && a.CollectionInterval == b.CollectionInterval &&
-		a.ErrorMode == b.ErrorMode
+		a.ErrorMode == b.ErrorMode && a.StageSpans == b.StageSpans
 }
 
 func TestInvalidConfigs(t *testing.T) {

@@ -33,6 +33,7 @@ func createDefaultConfig() component.Config {
 		MaxPendingJobs:     100_000,
 		ReorderWindow:      20 * time.Millisecond,
 		FlushInterval:      200 * time.Millisecond,
+		StageSpans:         true,
 		CollectionInterval: 10 * time.Second,
 		ErrorMode:          ErrorModePropagate,
 		Metrics:            metadata.DefaultMetricsConfig(),

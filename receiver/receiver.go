@@ -100,9 +100,9 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		return nil
 	}
 	r.closeSrc = joinClose(r.closeSrc, closeSrc)
-	var spanOpts []emit.SpanOption
+	spanOpts := []emit.SpanOption{emit.WithStageSpans(r.cfg.StageSpans)}
 	if r.cfg.Source == SourceLive {
-		spanOpts = liveSpanOptions()
+		spanOpts = append(spanOpts, liveSpanOptions()...)
 	}
 
 	r.pipe = pipeline.New(pipeline.Config{

@@ -87,9 +87,17 @@ func TestTracesAndMetricsShareOneInstance(t *testing.T) {
 // The bundled real capture through the receiver: job spans with stage children reach the
 // traces consumer, metrics reach the metrics consumer, Shutdown leaves nothing running.
 func TestReplayEndToEnd(t *testing.T) {
+	t.Run("stage_spans", func(t *testing.T) { testReplayEndToEnd(t, true) })
+	t.Run("no_stage_spans", func(t *testing.T) { testReplayEndToEnd(t, false) })
+}
+
+// testReplayEndToEnd replays the bundled capture through the receiver; stage_spans off,
+// every job is still a gpu.job span and the stage metric is still there, with no child.
+func testReplayEndToEnd(t *testing.T, stageSpans bool) {
 	f := NewFactory()
 	set := receivertest.NewNopSettings(metadata.Type)
 	cfg := replayConfig(t)
+	cfg.StageSpans = stageSpans
 	traces := new(consumertest.TracesSink)
 	metrics := new(consumertest.MetricsSink)
 	tr, err := f.CreateTraces(context.Background(), set, cfg, traces)
@@ -128,12 +136,30 @@ func TestReplayEndToEnd(t *testing.T) {
 		t.Fatalf("gpu.job spans = %d, assembler emitted %d jobs", jobs, want)
 	}
 	for _, stage := range []string{"fence_dependency", "ring_emission", "dma_scheduling", "execution", "fence_signal"} {
-		if children[stage] == 0 {
+		if stageSpans && children[stage] == 0 {
 			t.Errorf("no %q child spans (children: %v)", stage, children)
 		}
 	}
+	if !stageSpans && len(children) != 0 {
+		t.Errorf("stage_spans off, but child spans %v", children)
+	}
 	if len(metrics.AllMetrics()) == 0 {
 		t.Error("no metrics reached the metrics consumer")
+	}
+	stageMetric := false
+	for _, md := range metrics.AllMetrics() {
+		rms := md.ResourceMetrics()
+		for i := 0; i < rms.Len(); i++ {
+			for j := 0; j < rms.At(i).ScopeMetrics().Len(); j++ {
+				ms := rms.At(i).ScopeMetrics().At(j).Metrics()
+				for k := 0; k < ms.Len(); k++ {
+					stageMetric = stageMetric || ms.At(k).Name() == metadata.MetricStageDuration && ms.At(k).Histogram().DataPoints().Len() > 0
+				}
+			}
+		}
+	}
+	if !stageMetric {
+		t.Error("no ghostdriver.stage.duration data points")
 	}
 }
 

@@ -1,6 +1,6 @@
 // Command ghostdriver runs the receiver's pipeline without a collector:
 //
-//	ghostdriver replay [--epoch N] [--speed X] [--output FILE] [--metrics-output FILE] CAPTURE
+//	ghostdriver replay [--epoch N] [--speed X] [--output FILE] [--metrics-output FILE] [--no-stage-spans] CAPTURE
 //	ghostdriver live   [--duration D] [--output FILE] [--clock-out FILE] [--drm-major N]... [--context-tiers LIST] [--obi-map-path P] [--no-tenant] [--classic-tracepoints]
 //	ghostdriver cuda   [--duration D] [--output FILE] [--library PATH]... [-- COMMAND [ARGS...]]
 //	ghostdriver doctor [--json] [--classic-tracepoints]
@@ -20,10 +20,10 @@ import (
 )
 
 const usage = `usage:
-  ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--quiet] CAPTURE
+  ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--no-stage-spans] [--quiet] CAPTURE
   ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--drm-major N]...
                      [--context-tiers otep4947,obi,traceparent] [--obi-map-path PATH] [--no-tenant] [--proc-root DIR] [--sys-root DIR]
-                     [--classic-tracepoints]
+                     [--classic-tracepoints] [--no-stage-spans]
   ghostdriver cuda   [--duration D] [--output FILE] [--metrics-output FILE] [--library PATH]... [--rescan-interval D]
                      [--no-entry-points] [--no-xid] [--no-tenant] [--ready-file FILE] [--quiet] [-- COMMAND [ARGS...]]
   ghostdriver doctor [--json] [--classic-tracepoints]

@@ -27,6 +27,7 @@ type pipelineFlags struct {
 	reorderWindow time.Duration
 	flushInterval time.Duration
 	collectEvery  time.Duration
+	noStageSpans  bool
 	spanOptions   []emit.SpanOption
 	enricher      pipeline.Enricher // live only
 }
@@ -39,6 +40,7 @@ func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
 	fs.DurationVar(&pf.reorderWindow, "reorder-window", d.ReorderWindow, "hold finished jobs this long for late events")
 	fs.DurationVar(&pf.flushInterval, "flush-interval", 200*time.Millisecond, "how often spans are written")
 	fs.DurationVar(&pf.collectEvery, "collection-interval", 10*time.Second, "how often metrics are written")
+	fs.BoolVar(&pf.noStageSpans, "no-stage-spans", false, "one span per job, without its stage child spans (stages stay in the metrics)")
 	return pf
 }
 
@@ -52,7 +54,7 @@ func (pf *pipelineFlags) config() pipeline.Config {
 		Metrics:            metadata.DefaultMetricsConfig(),
 		FlushInterval:      pf.flushInterval,
 		CollectionInterval: pf.collectEvery,
-		SpanOptions:        pf.spanOptions,
+		SpanOptions:        append([]emit.SpanOption{emit.WithStageSpans(!pf.noStageSpans)}, pf.spanOptions...),
 		Enricher:           pf.enricher,
 	}
 }

@@ -44,6 +44,7 @@ type spanConfig struct {
 	hostName     string
 	salt         uint64
 	linkMemory   int
+	noStages     bool
 }
 
 // WithResourceFunc sets the hook that completes each tenant's resource.
@@ -58,6 +59,12 @@ func WithHostName(name string) SpanOption { return func(c *spanConfig) { c.hostN
 // WithIDSalt mixes salt into every derived id. Fence keys repeat across boots: pass a
 // per-boot value (boot_id) so that jobs of different boots never share ids.
 func WithIDSalt(salt uint64) SpanOption { return func(c *spanConfig) { c.salt = salt } }
+
+// WithStageSpans turns the stage child spans on (the default) or off. Off, a job is one
+// gpu.job span (its attributes, status and links unchanged) and the stages are only in the
+// stage duration metric: a sixth to an eighth of the spans and of their cost
+// (BENCHMARKS.md), for hosts whose job rate makes child spans too many to store.
+func WithStageSpans(on bool) SpanOption { return func(c *spanConfig) { c.noStages = !on } }
 
 // WithLinkMemory sets how many recently emitted jobs are remembered so that a link to
 // one of them carries its real trace id (default DefaultLinkMemory; 0 disables).
@@ -149,6 +156,9 @@ func (b *SpanBuilder) Append(j *assemble.Job) {
 	b.appendLinks(sp, j)
 
 	for i := range j.Stages {
+		if b.cfg.noStages {
+			break
+		}
 		st := &j.Stages[i]
 		c := spans.AppendEmpty()
 		c.SetTraceID(traceID)

@@ -488,3 +488,29 @@ func TestRecentCollidingKeys(t *testing.T) {
 		}
 	}
 }
+
+// Stage spans off: each job is its gpu.job span alone, identical to the one with
+// children (ids, times, attributes, status, links); links to it still resolve.
+func TestWithoutStageSpans(t *testing.T) {
+	jobs := []*assemble.Job{fullJob(), partialJob()}
+	with, without := build(t, jobs), build(t, jobs, WithStageSpans(false))
+	if len(without) != len(jobs) || len(jobSpans(without)) != len(jobs) {
+		t.Fatalf("%d spans (%d gpu.job) for %d jobs, want the job spans only", len(without), len(jobSpans(without)), len(jobs))
+	}
+	if n := len(with); n <= len(jobs) {
+		t.Fatalf("with stage spans: %d spans, the fixtures have stages", n)
+	}
+	for i, w := range jobSpans(with) {
+		o := without[i].span
+		if o.SpanID() != w.span.SpanID() || o.TraceID() != w.span.TraceID() || o.ParentSpanID() != w.span.ParentSpanID() ||
+			o.StartTimestamp() != w.span.StartTimestamp() || o.EndTimestamp() != w.span.EndTimestamp() ||
+			o.Status().Code() != w.span.Status().Code() || o.Links().Len() != w.span.Links().Len() ||
+			!reflect.DeepEqual(o.Attributes().AsRaw(), w.span.Attributes().AsRaw()) ||
+			!reflect.DeepEqual(without[i].res.AsRaw(), w.res.AsRaw()) {
+			t.Errorf("job %d differs without stage spans", i)
+		}
+		if len(childrenOf(without, o.SpanID())) != 0 {
+			t.Errorf("job %d has children without stage spans", i)
+		}
+	}
+}

@@ -235,13 +235,10 @@ static __always_inline void emit_ioctl_exit(__u16 hook, __s32 fd, __u32 cmd, lon
 	struct ioctl_exit_record *r = ring_reserve(sizeof(*r));
 	if (!r)
 		return;
-	r->ts = bpf_ktime_get_ns();
-	r->pid_tgid = bpf_get_current_pid_tgid();
+	RECORD_STAMP(r, hook);
 	r->ret = ret;
 	r->fd = fd;
 	r->cmd = cmd;
-	r->cpu = bpf_get_smp_processor_id();
-	r->hook = hook;
 	r->_pad = 0;
 	ring_submit(r);
 }

@@ -174,16 +174,22 @@ static __always_inline void ring_submit(void *r)
 	bpf_ringbuf_submit(r, flags);
 }
 
+/* The header every record kind starts with the same way: when, who, where, which hook. */
+#define RECORD_STAMP(r, h)                                                                  \
+	do {                                                                                \
+		(r)->ts = bpf_ktime_get_ns();                                               \
+		(r)->pid_tgid = bpf_get_current_pid_tgid();                                 \
+		(r)->cpu = bpf_get_smp_processor_id();                                      \
+		(r)->hook = (h);                                                            \
+	} while (0)
+
 static __always_inline struct record *rec_reserve(__u16 hook)
 {
 	struct record *r = ring_reserve(sizeof(*r));
 	if (!r)
 		return 0;
 	__builtin_memset(r, 0, sizeof(*r));
-	r->ts = bpf_ktime_get_ns();
-	r->pid_tgid = bpf_get_current_pid_tgid();
-	r->cpu = bpf_get_smp_processor_id();
-	r->hook = hook;
+	RECORD_STAMP(r, hook);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	return r;
 }
@@ -229,10 +235,7 @@ static __always_inline int raw_copy(__u16 hook, void *ctx)
 	struct raw_record *r = ring_reserve(sizeof(*r));
 	if (!r)
 		return 0;
-	r->ts = bpf_ktime_get_ns();
-	r->pid_tgid = bpf_get_current_pid_tgid();
-	r->cpu = bpf_get_smp_processor_id();
-	r->hook = hook;
+	RECORD_STAMP(r, hook);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->raw_len = bpf_probe_read_kernel(r->raw, sizeof(r->raw), (const void *)(unsigned long)ctx) ? 0 : RAW_MAX;
 	ring_submit(r);
@@ -286,10 +289,7 @@ static __always_inline struct fence_record *fence_reserve(__u16 hook)
 	struct fence_record *r = ring_reserve(sizeof(*r));
 	if (!r)
 		return 0;
-	r->ts = bpf_ktime_get_ns();
-	r->pid_tgid = bpf_get_current_pid_tgid();
-	r->cpu = bpf_get_smp_processor_id();
-	r->hook = hook;
+	RECORD_STAMP(r, hook);
 	r->flags = 0;
 	r->_pad = 0;
 	r->fence_ctx = 0;

@@ -26,9 +26,9 @@ import (
 // at the same point differ by p50 1–19 µs and typically ≤ 1 ms on a loaded host. The two
 // are separate instructions, so when the host deschedules QEMU's vCPU thread between them
 // (seen: 11.7 ms once, host load average 6.6) one bound of one job is off by the stall:
-// up to 5 % of the jobs (at least 2: the classic phase runs ~23 jobs, where 5 % would
-// allow one stall a run, and two were seen on 2026-12-03 in 2 of 13 7.3 runs on an idle
-// host) may exceed hwBoundMaxErrNs, but none hwBoundOutlierNs.
+// up to 5 % of the jobs (at least 2: when the classic phase ran ≈ 23 jobs, 5 % allowed
+// one stall a run, and two were seen on 2026-12-03 in 2 of 13 7.3 runs on an idle host)
+// may exceed hwBoundMaxErrNs, but none hwBoundOutlierNs.
 const (
 	hwBoundMaxErrNs     = 2_000_000
 	hwBoundOutlierNs    = 50_000_000

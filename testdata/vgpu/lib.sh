@@ -266,7 +266,7 @@ build_initramfs() {
 		OPTIONAL_DRIVERS="$OPTIONAL_DRIVERS"
 		GHOSTDRIVER_ARGS="${GHOSTDRIVER_ARGS:-live --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
 		GHOSTDRIVER_CLASSIC_ARGS="${GHOSTDRIVER_CLASSIC_ARGS-live --classic-tracepoints --output /out/spans-classic.json --clock-out /out/clock-classic.txt --ready-file /tmp/gd-classic.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
-		CLASSIC_JOBS_PER_THREAD=${VGPU_CLASSIC_JOBS:-6}
+		CLASSIC_JOBS_PER_THREAD=${VGPU_CLASSIC_JOBS:-16}
 		VGPU_BENCH=${VGPU_BENCH:-}
 		VGPU_BENCH_RUNS=${VGPU_BENCH_RUNS:-3}
 	EOF

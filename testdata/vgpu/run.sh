@@ -11,10 +11,10 @@
 #   GHOSTDRIVER_BIN  static ghostdriver binary to run in the guest (default: built from ./cmd/ghostdriver
 #                    when that exists and go is installed; VGPU_NO_GHOSTDRIVER=1 disables)
 #   GHOSTDRIVER_ARGS its arguments (default: live --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job; stopped with SIGTERM after the app)
-#   GHOSTDRIVER_CLASSIC_ARGS  a second, shorter phase after the first: the receiver forced onto its
+#   GHOSTDRIVER_CLASSIC_ARGS  a second phase after the first: the receiver forced onto its
 #                    classic-tracepoint rung (default: live --classic-tracepoints --output /out/spans-classic.json
 #                    --clock-out /out/clock-classic.txt ...; "" skips the phase); VGPU_CLASSIC_JOBS jobs per
-#                    thread (default 6). Artifacts: spans-classic.json, clock-classic.txt,
+#                    thread (default 16). Artifacts: spans-classic.json, clock-classic.txt,
 #                    ghostdriver-classic.log, app-classic.txt, groundtruth-classic.txt (that phase's jobs only)
 #   VGPU_TIMEOUT     QEMU wall-clock limit in seconds (default 900)
 #   VGPU_NO_CHECK=1  skip check.sh

@@ -11,7 +11,7 @@ import (
 )
 
 // recordSize is sizeof(struct record), the record of every hook but the dma_fence ones
-// (fenceRecordSize), the syscall-tracepoint ioctl exits (ioctlExitRecordSize) and the
+// (fenceRecordSize), the submit-ioctl exits (ioctlExitRecordSize) and the
 // classic-tracepoint copies (rawRecordSize); the four sizes differ, so a sample's size
 // says which it is.
 const recordSize = int(unsafe.Sizeof(commonRecord{}))

@@ -235,8 +235,7 @@ func useTaskStorage(spec *ebpf.CollectionSpec, without bool) error {
 		return errors.New("syscalls object without its inflight maps")
 	}
 	if without {
-		ts.Type, ts.Flags, ts.KeySize, ts.MaxEntries = ebpf.Hash, 0, 4, 1
-		ts.Key = nil
+		ts.Type, ts.Flags, ts.MaxEntries = ebpf.Hash, 0, 1 // key (int) and value stay
 		return spec.Variables["use_task_storage"].Set(uint32(0))
 	}
 	hash.MaxEntries = 1

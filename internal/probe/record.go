@@ -29,6 +29,13 @@ const (
 	_ = uint(recordSize - fenceRecordSize - 1)
 )
 
+// loadSample copies a ring buffer sample into its record type (the caller has checked
+// the sample's size; a shorter one leaves the tail zero).
+func loadSample[T any](b []byte) (r T) {
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), unsafe.Sizeof(r)), b)
+	return r
+}
+
 // hookIndex is hookTable as an array by hook value: decode looks a hook up for every
 // record, and a map lookup was a seventh of the reader's CPU.
 var hookIndex = func() (a [maxHookValue]struct {
@@ -68,8 +75,7 @@ func unknownHook(ev *event.Event, hook uint16) error {
 // decodeFence decodes a fence_record sample (len(b) == fenceRecordSize): no comm, ring
 // or device, which no fence event needs.
 func (d *decoder) decodeFence(b []byte, ev *event.Event) error {
-	var r commonFenceRecord
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), fenceRecordSize), b)
+	r := loadSample[commonFenceRecord](b)
 	info, ok := lookupHook(r.Hook)
 	if !ok || !isFenceHook(commonHook(r.Hook)) {
 		return unknownHook(ev, r.Hook)
@@ -91,8 +97,7 @@ func (d *decoder) decodeFence(b []byte, ev *event.Event) error {
 // a syscall-tracepoint or fexit drm_ioctl exit: fd (-1 for fexit), cmd and the return
 // value; no comm (the entry of the same thread has it).
 func (d *decoder) decodeIoctlExit(b []byte, ev *event.Event) error {
-	var r commonIoctlExitRecord
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), ioctlExitRecordSize), b)
+	r := loadSample[commonIoctlExitRecord](b)
 	info, ok := lookupHook(r.Hook)
 	if h := commonHook(r.Hook); !ok || h != commonHookHOOK_SYS_EXIT_IOCTL && h != commonHookHOOK_DRM_IOCTL_EXIT {
 		return unknownHook(ev, r.Hook)
@@ -144,8 +149,7 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 	if len(b) < recordSize {
 		return fmt.Errorf("%w: %d bytes, want %d", errShortRecord, len(b), recordSize)
 	}
-	var r commonRecord
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(&r)), recordSize), b)
+	r := loadSample[commonRecord](b)
 
 	info, ok := lookupHook(r.Hook)
 	if !ok {

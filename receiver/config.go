@@ -75,7 +75,7 @@ type Config struct {
 	Tenant TenantConfig `mapstructure:"tenant"`
 }
 
-// ContextConfig configures the application trace-context tiers (DESIGN.md "Linking").
+// ContextConfig configures the application trace-context tiers (docs/design.md "Linking to application traces").
 type ContextConfig struct {
 	// Tiers in lookup order; the first that has a context for a job (or a CUDA
 	// submission) parents its span. otep4947 (thread context read in the kernel at the

@@ -1,4 +1,4 @@
-// Correlation keys (DESIGN.md "Correlation keys"). The tables indexed by them are in
+// Correlation keys (docs/correlation.md). The tables indexed by them are in
 // jobindex.go (jobs) and fifo.go (the bounded lookaside tables that remember fences after
 // their job has left the pending table).
 //

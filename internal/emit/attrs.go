@@ -24,7 +24,7 @@ func putUint(m pcommon.Map, key string, v uint64) {
 	m.PutInt(key, int64(v))
 }
 
-// Context tiers carried in Job.CtxTier, in the lookup order of DESIGN.md ("Linking to
+// Context tiers carried in Job.CtxTier, in the lookup order of docs/design.md ("Linking to
 // application traces"). 0 is "no context found".
 const (
 	CtxTierNone        uint8 = 0

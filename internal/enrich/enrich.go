@@ -1,4 +1,4 @@
-// Package enrich is the enrich stage of the pipeline (DESIGN.md "Data flow"): it attributes
+// Package enrich is the enrich stage of the pipeline (docs/design.md "Data flow"): it attributes
 // each assembled job to its tenant and completes its application trace context, for the
 // live source only (replayed captures come from another machine: the local /proc says
 // nothing about them).
@@ -67,7 +67,7 @@ const (
 	TierTraceparent = "traceparent"
 )
 
-// DefaultTiers is DESIGN.md's order: finest first.
+// DefaultTiers is docs/design.md's order: finest first.
 var DefaultTiers = []string{TierOTEP4947, TierOBI, TierTraceparent}
 
 // tierNumber maps a tier name to Job.CtxTier.

@@ -11,7 +11,7 @@ type hookInfo struct {
 
 // hookTable maps every enum hook value of bpf/include/ghostdriver.h (generated as
 // commonHook) to its event kind. Sources of the names: include/trace/events/*.h and
-// drivers/gpu/drm/scheduler/gpu_scheduler_trace.h (see ../shared/kernel-tracepoints).
+// drivers/gpu/drm/scheduler/gpu_scheduler_trace.h (see internal/ftrace/testdata/kernel-tracepoints).
 var hookTable = map[commonHook]hookInfo{
 	commonHookHOOK_SYS_ENTER_IOCTL:             {event.IoctlEnter, "sys_enter_ioctl"},
 	commonHookHOOK_SYS_EXIT_IOCTL:              {event.IoctlExit, "sys_exit_ioctl"},
@@ -72,7 +72,7 @@ const (
 	famFuncs    = "funcs"
 )
 
-// Stage names used in the Report (DESIGN.md's stage table; driver families by driver).
+// Stage names used in the Report (docs/stages.md's points; driver families by driver).
 const (
 	StageIoctl         = "ioctl"
 	StageBOValidation  = "bo_validation"

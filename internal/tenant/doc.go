@@ -1,5 +1,5 @@
 // Package tenant attributes GPU jobs to tenants and carries the application's own context
-// (DESIGN.md "Tenancy" and "Linking"): for a submitting pid it resolves, once per process
+// (docs/design.md "Tenancy" and "Linking to application traces"): for a submitting pid it resolves, once per process
 // and off the per-event hot path,
 //
 //   - identity: pid, start time (pid-reuse guard), comm, executable;

@@ -43,7 +43,7 @@ type Process struct {
 	ExePath   string
 	Cgroup    CgroupInfo
 
-	// ServiceName and Resource follow DESIGN.md's precedence: OTEL_CTX, else the
+	// ServiceName and Resource follow the precedence of docs/design.md: OTEL_CTX, else the
 	// environment, else the executable name. Resource always contains service.name.
 	ServiceName    string
 	Resource       []appctx.Attribute

@@ -1,5 +1,5 @@
 // Package appctx reads the trace context and resource an application publishes about itself,
-// for the DESIGN.md "Linking" ladder:
+// for the docs/design.md "Linking to application traces" ladder:
 //
 //   - OTEP 4947 thread context: the TLS symbol otel_thread_ctx_v1 holds a pointer to a
 //     packed record {trace-id, span-id, valid, flags, attrs}. ParseThreadContext decodes the
@@ -14,6 +14,6 @@
 // hostile input: the bytes come from other tenants' memory. Nothing in this package is on
 // the per-event hot path; the tenant package caches the results per process.
 //
-// Layouts follow the OTEP texts as merged (see ../../../../shared/notes/context-linking.md):
+// Layouts follow the OTEP texts as merged (summarised in docs/design.md):
 // all multi-byte integers are host-endian because writer and reader share the host.
 package appctx

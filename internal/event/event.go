@@ -212,4 +212,18 @@ type Event struct {
 	TraceID [16]byte
 	SpanID  [8]byte
 	CtxTier uint8
+
+	// GPU-side stamps and the submitter, from driver events that print them
+	// (docs/gpu-timestamps.md). msm_gpu_submit_flush: GPUTicks is the GPU's always-on
+	// counter as the CPU read it just before the event (the anchor to the CPU clock).
+	// msm_gpu_submit_retired: GPUStart and GPUEnd are the counter values the GPU wrote
+	// at the submit's start and end (both 0 when the GPU generation writes none). The
+	// counters are unsigned 64-bit; the kernel prints them %lld (values from 2^63 read
+	// negative and are kept as two's complement). Submitter is the thread id the
+	// driver stored for the submit (msm's pid=: pid_nr of the submitting thread's
+	// struct pid), whatever thread the event itself ran on; 0 when not printed.
+	GPUTicks  uint64
+	GPUStart  uint64
+	GPUEnd    uint64
+	Submitter uint32
 }

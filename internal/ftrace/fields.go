@@ -9,32 +9,36 @@ import (
 type argID uint8
 
 const (
-	argSkip     argID = iota // printed, not kept
-	argDev                   // Device (a name, or the DRM minor for i915)
-	argEntity                // Entity pointer
-	argJob                   // JobID (scheduler job id, amdgpu sched_job, msm submit id)
-	argFencePtr              // FencePtr
-	argJobFence              // xe: the job's fence pointer is its only identity: FencePtr and JobID
-	argFenceCtx              // Fence.Context
-	argFenceSeq              // Fence.Seqno
-	argRing                  // Ring, as printed (a name or a number)
-	argRingName              // amdgpu ring_name: Ring, or Timeline when it is a printed pointer
-	argClass                 // i915 engine class: Ring = "class:instance" with the next
-	argInst                  // i915 engine instance
-	argClient                // ClientID
-	argDepCtx                // Dep.Context
-	argDepSeq                // Dep.Seqno
-	argDriver                // Driver
-	argTimeline              // Timeline
-	argReason                // Text (RFC dma_fence_sync_to reason)
-	argFd                    // Fd
-	argCmd                   // Cmd
-	argArg                   // Arg
-	argRet                   // Ret
-	argNR                    // raw syscall number: the event is ours only when it is ioctlNR
-	argIRQ                   // IRQ
-	argIRQName               // IRQName
-	argIRQRet                // Ret: 1 for "handled", 0 for "unhandled"
+	argSkip      argID = iota // printed, not kept
+	argDev                    // Device (a name, or the DRM minor for i915)
+	argEntity                 // Entity pointer
+	argJob                    // JobID (scheduler job id, amdgpu sched_job, msm submit id)
+	argFencePtr               // FencePtr
+	argJobFence               // xe: the job's fence pointer is its only identity: FencePtr and JobID
+	argFenceCtx               // Fence.Context
+	argFenceSeq               // Fence.Seqno
+	argRing                   // Ring, as printed (a name or a number)
+	argRingName               // amdgpu ring_name: Ring, or Timeline when it is a printed pointer
+	argClass                  // i915 engine class: Ring = "class:instance" with the next
+	argInst                   // i915 engine instance
+	argClient                 // ClientID
+	argDepCtx                 // Dep.Context
+	argDepSeq                 // Dep.Seqno
+	argDriver                 // Driver
+	argTimeline               // Timeline
+	argReason                 // Text (RFC dma_fence_sync_to reason)
+	argFd                     // Fd
+	argCmd                    // Cmd
+	argArg                    // Arg
+	argRet                    // Ret
+	argNR                     // raw syscall number: the event is ours only when it is ioctlNR
+	argIRQ                    // IRQ
+	argIRQName                // IRQName
+	argIRQRet                 // Ret: 1 for "handled", 0 for "unhandled"
+	argGPUTicks               // GPUTicks (msm flush: always-on counter read by the CPU)
+	argGPUStart               // GPUStart (msm retired: counter written by the GPU at start)
+	argGPUEnd                 // GPUEnd (msm retired: counter written by the GPU at end)
+	argSubmitter              // Submitter (msm pid=: the submitting thread's id)
 )
 
 var argByName = map[string]argID{
@@ -44,6 +48,7 @@ var argByName = map[string]argID{
 	"dctx": argDepCtx, "dseq": argDepSeq, "driver": argDriver, "timeline": argTimeline,
 	"reason": argReason, "fd": argFd, "cmd": argCmd, "arg": argArg, "ret": argRet,
 	"nr": argNR, "irq": argIRQ, "irqname": argIRQName, "irqret": argIRQRet,
+	"gputicks": argGPUTicks, "gpustart": argGPUStart, "gpuend": argGPUEnd, "submitter": argSubmitter,
 }
 
 // applyResult says what apply made of a matched payload.
@@ -131,6 +136,14 @@ func (d *Decoder) apply(ev *event.Event, t *template, p []byte) applyResult {
 			default:
 				return badValues
 			}
+		case argGPUTicks:
+			ev.GPUTicks = c.n
+		case argGPUStart:
+			ev.GPUStart = c.n
+		case argGPUEnd:
+			ev.GPUEnd = c.n
+		case argSubmitter:
+			ev.Submitter = uint32(c.n)
 		}
 	}
 	ev.FenceWide = fctxWide && fseqWide

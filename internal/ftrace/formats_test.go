@@ -143,11 +143,14 @@ var formatCases = []formatCase{
 
 	// msm.
 	{"msm_gpu_submit", "id=2081 pid=1453 ring=0 bos=12 cmds=2",
-		event.Event{Kind: event.MsmSubmit, Driver: "msm", JobID: 2081, Ring: "0"}},
+		event.Event{Kind: event.MsmSubmit, Driver: "msm", JobID: 2081, Ring: "0", Submitter: 1453}},
 	{"msm_gpu_submit_flush", "id=2081 pid=1453 ring=0:16665 ticks=1083423501",
-		event.Event{Kind: event.MsmSubmitFlush, Driver: "msm", JobID: 2081, Ring: "0", Fence: fk(0, 16665)}},
-	{"msm_gpu_submit_retired", "id=2081 pid=1453 ring=0:16665 elapsed=3852 ns mhz=587 start=1083423660 end=1083425922",
-		event.Event{Kind: event.MsmSubmitRetired, Driver: "msm", JobID: 2081, Ring: "0", Fence: fk(0, 16665)}},
+		event.Event{Kind: event.MsmSubmitFlush, Driver: "msm", JobID: 2081, Ring: "0", Fence: fk(0, 16665),
+			Submitter: 1453, GPUTicks: 1083423501}},
+	// elapsed = (end-start)*10000/192 as msm_gpu.c retire_submit computes it: 2262 ticks.
+	{"msm_gpu_submit_retired", "id=2081 pid=1453 ring=0:16665 elapsed=117812 ns mhz=587 start=1083423660 end=1083425922",
+		event.Event{Kind: event.MsmSubmitRetired, Driver: "msm", JobID: 2081, Ring: "0", Fence: fk(0, 16665),
+			Submitter: 1453, GPUStart: 1083423660, GPUEnd: 1083425922}},
 
 	// syscalls through their print fmt (trace-cmd, perf) and raw_syscalls.
 	{"sys_enter_ioctl", "fd: 0x00000003, cmd: 0xc0186444, arg: 0x7ffd5b0c1a40",

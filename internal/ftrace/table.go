@@ -169,11 +169,17 @@ var (
 		{"dev=%s, ctx=0x%016llx, fence=%p, seqno=%u", "dev fctx fence fseq", "55defc10 (6.17), index 18550292"},
 	}}
 
-	// other_drivers_and_core.md: msm_gpu_trace.h @ 0b77b970. id links the three events.
+	// msm_gpu_trace.h (TRACE_SYSTEM drm_msm_gpu): the same three formats at 0b77b970
+	// (other_drivers_and_core.md) and in the Debian linux-source trees of 6.1.172,
+	// 6.12.117, 7.2.13 and 7.3.4 (msmFormats in msm.go lists the fields per version).
+	// id (submit->ident) links the three events; pid is pid_nr(submit->pid), the
+	// submitting thread (msm_gem_submit.c: get_pid(task_pid(current))). flush: ticks =
+	// the always-on counter read by the CPU; retired: elapsed (ns, 19.2 MHz assumed),
+	// mhz (core clock from CP cycles), start/end = the counter written by the GPU.
 	famMsm = &family{"msm submit", []format{
-		{"id=%d pid=%d ring=%d bos=%d cmds=%d", "id _ ring _ _", "msm_gpu_submit"},
-		{"id=%d pid=%d ring=%d:%d ticks=%lld", "id _ ring fseq _", "msm_gpu_submit_flush"},
-		{"id=%d pid=%d ring=%d:%d elapsed=%lld ns mhz=%lld start=%lld end=%lld", "id _ ring fseq _ _ _ _", "msm_gpu_submit_retired"},
+		{"id=%d pid=%d ring=%d bos=%d cmds=%d", "id submitter ring _ _", "msm_gpu_submit"},
+		{"id=%d pid=%d ring=%d:%d ticks=%lld", "id submitter ring fseq gputicks", "msm_gpu_submit_flush"},
+		{"id=%d pid=%d ring=%d:%d elapsed=%lld ns mhz=%lld start=%lld end=%lld", "id submitter ring fseq _ _ gpustart gpuend", "msm_gpu_submit_retired"},
 	}}
 
 	// other_drivers_and_core.md "irq / syscalls".

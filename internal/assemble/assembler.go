@@ -64,6 +64,10 @@ type Stats struct {
 	Duplicates uint64
 	// IoctlsWithoutJob counts submit-side ioctls (on the filtered DRM fds) that queued no job.
 	IoctlsWithoutJob uint64
+	// DepsAfterRun counts jobs whose dependency wait, by drm_sched's rules, ended after
+	// the scheduler ran them (td clamped to tr, rule clamped_to_run): a rule no event
+	// shows (a fence error) or clocks that disagree.
+	DepsAfterRun uint64
 	// Rings: per ring ("device/ring", or the ring alone when the device is not printed),
 	// the jobs output and the sum of their execution stages.
 	Rings map[string]RingStats
@@ -105,10 +109,11 @@ type Assembler struct {
 	threads map[uint32]*thread
 	rings   map[ringKey]*ring
 
-	signals *fifoMap[signalRec]        // recent fence signals: packed key → time, hook
-	owners  *fifoMap[event.FenceKey]   // fences of output jobs → the job's finished fence
-	early   *fifoMap[[]event.FenceKey] // dependencies announced before their job was queued
-	streams *fifoMap[struct{}]         // submission streams (fence contexts, entities) seen queueing
+	signals  *fifoMap[signalRec]        // recent fence signals: packed key → time, hook
+	owners   *fifoMap[ownerRec]         // fences of output jobs → the job's finished fence and run
+	contexts *fifoMap[ctxInfo]          // fence context → its scheduler and entity (deps.go)
+	early    *fifoMap[[]event.FenceKey] // dependencies announced before their job was queued
+	streams  *fifoMap[struct{}]         // submission streams (fence contexts, entities) seen queueing
 
 	cpuFirst  map[int32]int64
 	cpuSeen   uint64 // CPUs 0–63 that are in cpuFirst: the per-event check without a lookup
@@ -122,6 +127,8 @@ type Assembler struct {
 	st        Stats
 	orphans   [256]uint64
 	ringStats map[string]*RingStats
+
+	gpu gpuStamps // native.go: flush anchors of GPU stamps, and their counts
 }
 
 // Bounds of the lookaside tables.
@@ -159,7 +166,8 @@ func New(cfg Config, out func(*Job)) *Assembler {
 		threads:   map[uint32]*thread{},
 		rings:     map[ringKey]*ring{},
 		signals:   newFIFOMap[signalRec](recentFences),
-		owners:    newFIFOMap[event.FenceKey](recentFences),
+		owners:    newFIFOMap[ownerRec](recentFences),
+		contexts:  newFIFOMap[ctxInfo](recentFences),
 		early:     newFIFOMap[[]event.FenceKey](earlyDeps),
 		streams:   newFIFOMap[struct{}](streamsKept),
 		cpuFirst:  map[int32]int64{},
@@ -342,6 +350,7 @@ func (a *Assembler) reset() {
 	a.cpuSeen = 0
 	a.signals.reset()
 	a.owners.reset()
+	a.contexts.reset()
 	a.early.reset()
 	a.streams.reset()
 	a.hi, a.now, a.lastSweep = 0, 0, 0

@@ -301,8 +301,10 @@ func TestCaptureAmdgpu411(t *testing.T) {
 				t.Errorf("job %v %s: got %d, want %d", k, c.p, p[c.p].Time, c.want)
 			}
 		}
-		if len(j.Stages) != 5 || j.Start != w.tq || j.End != w.tf {
-			t.Errorf("job %v: %d stages, span [%d,%d], want 5 and [%d,%d]", k, len(j.Stages), j.Start, j.End, w.tq, w.tf)
+		// fence_dependency, scheduler_queue, ring_emission, dma_scheduling, execution,
+		// fence_signal (no ioctl events in this capture).
+		if len(j.Stages) != 6 || j.Start != w.tq || j.End != w.tf {
+			t.Errorf("job %v: %d stages, span [%d,%d], want 6 and [%d,%d]", k, len(j.Stages), j.Start, j.End, w.tq, w.tf)
 		}
 	}
 	if len(completedPerRing) != 1 || completedPerRing["gfx"] != 639 {
@@ -353,7 +355,8 @@ func TestCaptureAmdgpu411(t *testing.T) {
 	}
 	wantStagesText := []string{
 		"fence_dependency 350725 350725 inferred amdgpu_cs_ioctl→no_dependencies",
-		"ring_emission 350725 352398 inferred no_dependencies→dma_fence_signaled(scheduled)",
+		"scheduler_queue 350725 352389 inferred no_dependencies→amdgpu_sched_run_job",
+		"ring_emission 352389 352398 measured amdgpu_sched_run_job→dma_fence_signaled(scheduled)",
 		"dma_scheduling 352398 352682 inferred dma_fence_signaled(scheduled)→ring_serial",
 		"execution 352682 352704 inferred ring_serial→fallback_to_finished",
 		"fence_signal 352704 352704 inferred fallback_to_finished→dma_fence_signaled",

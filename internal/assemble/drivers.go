@@ -37,10 +37,19 @@
 //
 //	msm_gpu_submit                                  tq     standalone; enrichment (id link) on a drm_sched worker
 //	msm_gpu_submit_flush                            tr, te standalone; te of the worker's drm_sched job
+//	msm_gpu_submit                                  tq     standalone (traced in the submit ioctl); under drm_sched
+//	                                                       the standalone job is folded into the drm_sched job whose
+//	                                                       run_job does the flush
+//	msm_gpu_submit_flush                            tr, te standalone; te of the worker's drm_sched job. Its ticks
+//	                                                       (always-on counter read by the CPU) anchor the GPU stamps
 //	msm_gpu_submit_retired                          tf     standalone only (after the fence signal with drm_sched)
-//	th                                              —      falls back to tf; ts is ring_serial. The retired event's
-//	                                                       elapsed/start/end ticks (GPU always-on counter) are not in
-//	                                                       event.Event, so the GPU's own execution time is not used.
+//	msm_gpu_submit_retired start=, end=             ts, th measured on the GPU's clock, mapped to the CPU clock by
+//	                                                       gpuToCPU through the flush's anchor (hooks
+//	                                                       "msm_gpu_submit_retired(gpu_start)", "…(gpu_end)"); without
+//	                                                       stamps or anchor, or when they fail gpuExecution's checks:
+//	                                                       th falls back to tf, ts is ring_serial
+//	pid= of any of the three                        —      the job's thread when no submitter event gave one; the
+//	                                                       process when the event ran on that thread (TGID column)
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"
@@ -105,7 +114,76 @@ const (
 	prioTeFenceInit      = 3 // te from the hardware fence's creation in run_job
 	prioTeFenceEmit      = 4 // te from the hardware fence's emission in run_job
 	prioIoctl            = 1
+	prioGPUStamp         = 3 // ts/th from the GPU's own stamps: over every CPU-side hook
 )
+
+// gpuClock is the counter a driver's GPU stamps count: its frequency and where the
+// frequency comes from. One row per driver with stamps (docs/gpu-timestamps.md).
+type gpuClock struct {
+	hz  int64
+	src string
+}
+
+var gpuClocks = map[family]gpuClock{
+	// Every Adreno generation that writes stamps (a6xx, a7xx, a8xx: a6xx_gpu.c) counts
+	// the always-on counter at 19.2 MHz: msm_gpu.c retire_submit converts it so
+	// ("Convert 19.2Mhz alwayson ticks", elapsed = Δ×10000/192) in 6.1, 6.12, 7.2 and
+	// 7.3; a6xx_gpu_busy and a8xx_gpu_busy report 19200000 as its sample rate, and
+	// enable_clk sets rbbmtimer_clk to 19.2 MHz.
+	famMsm: {19_200_000, "msm_gpu.c retire_submit, a6xx/a8xx gpu_busy (6.1..7.3)"},
+}
+
+// gpuAnchor is one CPU-clock reading of a GPU counter: the counter value ticks as the
+// CPU read it, and the CPU timestamp of the event that reports it.
+type gpuAnchor struct {
+	cpu   int64
+	ticks uint64
+}
+
+// gpuToCPU maps a GPU counter value to the CPU clock through an anchor:
+//
+//	cpu(tick) = anchor.cpu + (tick − anchor.ticks) × 1e9 / hz
+//
+// The difference is taken modulo 2^64 and read as signed, so a counter that wrapped
+// between the anchor and the stamp counts forward across the wrap, and a stamp before
+// the anchor gives a time before it. The division truncates toward zero (sub-ns).
+func gpuToCPU(tick uint64, an gpuAnchor, hz int64) int64 {
+	d := int64(tick - an.ticks)
+	q, r := d/hz, d%hz
+	return an.cpu + q*1e9 + r*1e9/hz // split so that d×1e9 cannot overflow
+}
+
+// Why a pair of GPU stamps was not used (gpuExecution).
+const (
+	stampsNone         = "no stamps"          // start = end = 0: the generation writes none (a2xx..a5xx)
+	stampsEndFirst     = "end before start"   // not a pair on one counter
+	stampsBeforeAnchor = "start before flush" // not on the anchor's counter (7.2+: CP_ALWAYS_ON_CONTEXT)
+	stampsAfterRetire  = "end after retire"   // the anchor does not hold for this pair
+)
+
+// gpuExecution turns a submit's GPU start and end stamps into ts and th on the CPU
+// clock through the anchor read when the submit was flushed to the ring, or says why
+// it cannot. The checks follow from the order the kernel imposes (a6xx_submit, msm_gpu.c):
+// the CPU reads the anchor before it writes the ring's write pointer, so the GPU starts
+// the submit after the anchor (start ≥ anchor ticks); the GPU writes the end stamp
+// before the fence interrupt that leads to the retire event (th ≤ retire). A pair that
+// breaks either is not on the anchor's clock and is not used.
+func gpuExecution(an gpuAnchor, start, end uint64, retire, hz int64) (ts, th int64, why string) {
+	if start == 0 && end == 0 {
+		return 0, 0, stampsNone
+	}
+	if int64(end-start) < 0 {
+		return 0, 0, stampsEndFirst
+	}
+	if int64(start-an.ticks) < 0 {
+		return 0, 0, stampsBeforeAnchor
+	}
+	ts, th = gpuToCPU(start, an, hz), gpuToCPU(end, an, hz)
+	if th > retire {
+		return 0, 0, stampsAfterRetire
+	}
+	return ts, th, ""
+}
 
 // schedPrio is the precedence of a scheduler queue/run event: a driver's own event
 // (amdgpu_cs_ioctl, amdgpu_sched_run_job: the decoder sets Driver) yields to the generic

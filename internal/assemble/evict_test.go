@@ -154,9 +154,10 @@ func TestBoundedMemory(t *testing.T) {
 			batch = batch[:0]
 		}
 		a := c.a
-		if a.byKey.len() > 1000+a.held.n || a.byHW.len() > 1000+a.held.n || len(a.waiters) > 1000+a.held.n ||
+		// A dependency waits on two fences: its own and its owner's scheduled fence.
+		if a.byKey.len() > 1000+a.held.n || a.byHW.len() > 1000+a.held.n || len(a.waiters) > 2*(1000+a.held.n) ||
 			a.pending.n > 1000 || len(a.threads) > 5001 || a.signals.len() > recentFences ||
-			a.owners.len() > recentFences || a.early.len() > earlyDeps || a.buf.len() > 1e5 {
+			a.owners.len() > recentFences || a.contexts.len() > recentFences || a.early.len() > earlyDeps || a.buf.len() > 1e5 {
 			t.Fatalf("unbounded at %d: keys %d hw %d waiters %d pending %d threads %d signals %d owners %d held %d",
 				i, a.byKey.len(), a.byHW.len(), len(a.waiters), a.pending.n, len(a.threads), a.signals.len(),
 				a.owners.len(), a.held.n)
@@ -166,7 +167,7 @@ func TestBoundedMemory(t *testing.T) {
 	c.a.Flush()
 	a := c.a
 	if a.byKey.len()+a.byPtr.len()+len(a.byID)+a.byHW.len()+len(a.waiters)+len(a.threads)+len(a.rings)+
-		a.pending.n+a.held.n+a.buf.len()+a.signals.len()+a.owners.len()+a.early.len() != 0 {
+		a.pending.n+a.held.n+a.buf.len()+a.signals.len()+a.owners.len()+a.contexts.len()+a.early.len() != 0 {
 		t.Errorf("state left after Flush")
 	}
 	st := a.Stats()

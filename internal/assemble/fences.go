@@ -20,10 +20,21 @@ import "github.com/ghostdriver/ghostdriver/internal/event"
 
 const hookDepSignal = "dma_fence_signaled"
 
-// signalRec is a remembered fence signal.
+// signalRec is a remembered fence signal. proxy: reported by the owning job's done
+// event, which precedes the fence's own dma_fence_signaled by a few µs; the fence's
+// own signal replaces it.
 type signalRec struct {
-	time int64
-	hook string
+	time  int64
+	hook  string
+	proxy bool
+}
+
+// ownerRec is what the owners table remembers of an output job: its finished fence, and
+// when it was handed to its ring (run_job's return when measured, else its run event;
+// 0 when neither was seen), which bounds its scheduled fence's signal.
+type ownerRec struct {
+	fin event.FenceKey
+	run int64
 }
 
 // fenceCreated handles dma_fence_init/dma_fence_emit. A scheduler fence created on a
@@ -32,8 +43,16 @@ type signalRec struct {
 // emit a VM-flush fence before the job's own).
 func (a *Assembler) fenceCreated(e *event.Event, prio uint8) {
 	if schedFenceDrivers[e.Driver] {
-		if th := a.thread(e.TID, e.Time); th != nil && e.Kind == event.FenceInit {
-			th.schedInit, th.hasInit = e.Fence, true
+		if e.Kind == event.FenceInit {
+			th := a.thread(e.TID, e.Time)
+			// drm_sched_fence_init initialises the scheduled fence (context c), then the
+			// finished one (c+1, same seqno), on the submitting thread.
+			pair := th != nil && th.hasInit && th.schedInit.Seqno == e.Fence.Seqno &&
+				th.schedInit.Context+1 == e.Fence.Context
+			a.learnSchedFence(e, pair)
+			if th != nil {
+				th.schedInit, th.hasInit = e.Fence, true
+			}
 		}
 		return
 	}
@@ -80,7 +99,7 @@ func (a *Assembler) fenceSignaled(e *event.Event) {
 			matched = true
 		}
 	}
-	if a.signal(k, e.Time, hook) {
+	if a.signal(k, e.Time, hook, false) {
 		matched = true
 	}
 	if !matched {
@@ -89,24 +108,35 @@ func (a *Assembler) fenceSignaled(e *event.Event) {
 }
 
 // signal records that fence k signalled at t and resolves the dependencies waiting on
-// it. It reports whether any job was waiting.
-func (a *Assembler) signal(k uint64, t int64, hook string) bool {
-	a.signals.putFirst(k, signalRec{t, hook}) // a fence signals once; keep the first report of it
+// it: as a dependency itself (Signaled) and as the scheduled fence of a dependency's
+// owner (Scheduled). It reports whether any job was waiting. A proxy report (the owning
+// job's done event) sets Signaled but keeps the jobs waiting for the fence's own signal.
+func (a *Assembler) signal(k uint64, t int64, hook string, proxy bool) bool {
+	if r, ok := a.signals.get(k); !ok || r.proxy && !proxy {
+		a.signals.put(k, signalRec{t, hook, proxy}) // a fence signals once: the first real report stays
+	}
 	ws, ok := a.waiters[k]
 	if !ok {
 		return false
 	}
-	delete(a.waiters, k)
+	if !proxy {
+		delete(a.waiters, k)
+	}
 	for _, j := range ws {
 		if !j.open() {
 			continue
 		}
 		for i := range j.out.Deps {
 			d := &j.out.Deps[i]
-			if d.Signaled == 0 && key32(d.Fence) == k {
-				d.Signaled = t
-				j.waiting--
-				a.depSignaled(j, t, hook)
+			dk := key32(d.Fence)
+			if dk == k && (d.Signaled == 0 || d.signalProxy && !proxy) {
+				if d.Signaled == 0 {
+					j.waiting--
+				}
+				d.Signaled, d.signalProxy = t, proxy
+			}
+			if !proxy && d.schedWait && scheduledOf(dk) == k {
+				d.Scheduled, d.schedWait = t, false
 			}
 		}
 		a.touch(j, t)
@@ -114,15 +144,11 @@ func (a *Assembler) signal(k uint64, t int64, hook string) bool {
 	return true
 }
 
-func (a *Assembler) depSignaled(j *job, t int64, hook string) {
-	if !j.depSeen || t >= j.depLast {
-		j.depLast, j.depHook, j.depSeen = t, hook, true
-	}
-}
-
 // addDep records that j depends on fence dep. signaled is the time a wait on it ended
-// (0 when unknown): the fence's own signal, when seen, is preferred.
-func (a *Assembler) addDep(j *job, dep event.FenceKey, signaled int64, hook string) {
+// (0 when unknown): the fence's own signal, when seen, is preferred. For a scheduler job
+// the signal of the dependency owner's scheduled fence (context − 1) is followed too:
+// it ends the wait when the owner runs on the same scheduler (deps.go).
+func (a *Assembler) addDep(j *job, dep event.FenceKey, signaled int64) {
 	k := key32(dep)
 	if j.hasKey && k == j.key {
 		return
@@ -137,17 +163,40 @@ func (a *Assembler) addDep(j *job, dep event.FenceKey, signaled int64, hook stri
 	}
 	d := Dependency{Fence: dep}
 	d.Job, d.JobKnown = a.owner(k, j)
-	if r, ok := a.signals.get(k); ok {
-		d.Signaled = r.time
-		a.depSignaled(j, r.time, r.hook)
-	} else if signaled != 0 {
+	r, ok := a.signals.get(k)
+	switch {
+	case ok:
+		d.Signaled, d.signalProxy = r.time, r.proxy
+	case signaled != 0:
 		d.Signaled = signaled
-		a.depSignaled(j, signaled, hook)
-	} else {
+	}
+	if d.Signaled == 0 || d.signalProxy {
 		a.waiters[k] = append(a.waiters[k], j)
-		j.waiting++
+		if d.Signaled == 0 {
+			j.waiting++
+		}
+	}
+	if j.fam == famSched {
+		sk := scheduledOf(k)
+		if r, ok := a.signals.get(sk); ok && !r.proxy {
+			d.Scheduled = r.time
+		} else {
+			d.schedWait = true
+			a.waiters[sk] = append(a.waiters[sk], j)
+		}
 	}
 	j.out.Deps = append(j.out.Deps, d)
+}
+
+// markUnschedulable records that the scheduler waited for dep to signal
+// (drm_sched_job_unschedulable).
+func (a *Assembler) markUnschedulable(j *job, dep event.FenceKey) {
+	k := key32(dep)
+	for i := range j.out.Deps {
+		if key32(j.out.Deps[i].Fence) == k {
+			j.out.Deps[i].Unschedulable = true
+		}
+	}
 }
 
 // unwait removes j from the jobs waiting on k.
@@ -177,5 +226,6 @@ func (a *Assembler) owner(k uint64, self *job) (event.FenceKey, bool) {
 	if o := a.byKey.get(finishedOfScheduled(k)); o != nil && o != self && o.fam == famSched {
 		return o.out.Finished, true
 	}
-	return a.owners.get(k)
+	r, ok := a.owners.get(k)
+	return r.fin, ok
 }

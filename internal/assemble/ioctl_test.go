@@ -30,7 +30,8 @@ func TestIoctlBracket(t *testing.T) {
 		"ioctl 20 33 measured sys_enter_ioctl→sys_exit_ioctl",
 		"bo_validation 20 25 measured sys_enter_ioctl→amdgpu_cs_parser_bos",
 		"fence_dependency 30 30 inferred drm_sched_job_queue→no_dependencies",
-		"ring_emission 30 40 inferred no_dependencies→fallback_to_run",
+		"scheduler_queue 30 40 inferred no_dependencies→drm_sched_job_run",
+		"ring_emission 40 40 inferred drm_sched_job_run→fallback_to_run",
 		"dma_scheduling 40 40 inferred fallback_to_run→ring_serial",
 		"execution 40 70 inferred ring_serial→fallback_to_finished",
 		"fence_signal 70 70 inferred fallback_to_finished→drm_sched_job_done",
@@ -83,7 +84,7 @@ func TestIoctlMultipleJobsAndWaits(t *testing.T) {
 		wantPoint(t, j, PointIoctlExit, 25, Measured, "sys_exit_ioctl")
 	}
 	j1 := find(t, jobs, f1)
-	if len(j1.Deps) != 1 || j1.Deps[0] != (Dependency{Fence: dep, Signaled: T(12)}) {
+	if len(j1.Deps) != 1 || j1.Deps[0].Fence != dep || j1.Deps[0].Signaled != T(12) || j1.Deps[0].Wait != DepWaitSignal {
 		t.Errorf("deps %+v", j1.Deps)
 	}
 	// The wait ended before the queue: no fence_dependency time, the ioctl span holds it.

@@ -18,7 +18,7 @@ const (
 	PointBOValidEnd                // t1: buffer-object validation done
 	PointQueued                    // tq: job queued to the scheduler
 	PointIoctlExit                 // tx: submit ioctl exit
-	PointDepsResolved              // td: last dependency fence signalled
+	PointDepsResolved              // td: the last dependency the scheduler waits for is resolved (deps.go)
 	PointRun                       // tr: scheduler handed the job to the ring
 	PointEmitted                   // te: ring emission done (hardware fence emitted / run_job returned)
 	PointHWStart                   // ts: hardware started (inferred: max(te, previous job's hw done on the ring))
@@ -76,7 +76,8 @@ const (
 	StageIoctl           Stage = iota // t0 → tx
 	StageBOValidation                 // t0 → t1
 	StageFenceDependency              // tq → td
-	StageRingEmission                 // td → te
+	StageSchedulerQueue               // td → tr
+	StageRingEmission                 // tr → te
 	StageDMAScheduling                // te → ts
 	StageExecution                    // ts → th
 	StageFenceSignal                  // th → tf
@@ -86,8 +87,8 @@ const (
 // NumStages is the number of stage kinds.
 const NumStages = int(stageCount)
 
-var stageNames = [stageCount]string{"ioctl", "bo_validation", "fence_dependency", "ring_emission",
-	"dma_scheduling", "execution", "fence_signal"}
+var stageNames = [stageCount]string{"ioctl", "bo_validation", "fence_dependency", "scheduler_queue",
+	"ring_emission", "dma_scheduling", "execution", "fence_signal"}
 
 // String returns the span name of the stage.
 func (s Stage) String() string {
@@ -102,7 +103,8 @@ var StageBounds = [stageCount][2]Point{
 	StageIoctl:           {PointIoctlEnter, PointIoctlExit},
 	StageBOValidation:    {PointIoctlEnter, PointBOValidEnd},
 	StageFenceDependency: {PointQueued, PointDepsResolved},
-	StageRingEmission:    {PointDepsResolved, PointEmitted},
+	StageSchedulerQueue:  {PointDepsResolved, PointRun},
+	StageRingEmission:    {PointRun, PointEmitted},
 	StageDMAScheduling:   {PointEmitted, PointHWStart},
 	StageExecution:       {PointHWStart, PointHWDone},
 	StageFenceSignal:     {PointHWDone, PointFinished},
@@ -188,10 +190,23 @@ type Job struct {
 type Dependency struct {
 	Fence    event.FenceKey
 	Signaled int64 // source time the fence signalled; 0 if not seen
+	// Scheduled is when the scheduled fence of the job owning Fence signalled (0: not
+	// seen): what drm_sched waits for when that job runs on the same scheduler (deps.go).
+	Scheduled int64
 	// Job is the finished fence of the job that owns the dependency fence, when the
 	// fence is another job's scheduler fence that the assembler saw (for span links).
 	Job      event.FenceKey
 	JobKnown bool
+	// Wait is what the scheduler waited for (decided at output, deps.go); Until is when
+	// that wait ended on the source clock (0: not waited for, or its end not seen).
+	Wait  DepWait
+	Until int64
+	// Unschedulable: drm_sched_job_unschedulable named this fence (6.17+): the
+	// scheduler waited for it to signal.
+	Unschedulable bool
+
+	signalProxy bool // Signaled came from the owning job's done event, not the fence's own signal
+	schedWait   bool // the job is among the waiters of the scheduled fence of Fence's owner
 }
 
 // Stage returns the span of stage s, if it is known.

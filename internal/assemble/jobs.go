@@ -36,12 +36,10 @@ type job struct {
 	ptr    uint64 // finished fence pointer (≤6.16 scheduler text)
 	hw     uint64 // packed hardware fence
 	stream uint64 // submission stream (fence context or entity) for Incomplete reasons
+	entity uint64 // scheduler entity pointer, when the events print it (≤6.16)
 
 	ring     *ring
 	prevDone int64 // the previous job's hardware done on the ring, snapshot at finish
-
-	depLast int64  // latest dependency signal
-	depHook string // and the hook that reported it
 
 	last      int64 // time of the latest event that touched the job
 	releaseAt int64
@@ -58,7 +56,6 @@ type job struct {
 	hasKey      bool
 	hasHW       bool
 	hasPrevDone bool
-	depSeen     bool
 	prio        [NumPoints]uint8
 }
 
@@ -271,14 +268,17 @@ func (a *Assembler) drop(j *job) {
 	if j.hasHW {
 		a.byHW.delIf(j.hw, j)
 	}
-	if j.waiting > 0 {
-		for i := range j.out.Deps {
-			if j.out.Deps[i].Signaled == 0 {
-				a.unwait(key32(j.out.Deps[i].Fence), j)
-			}
+	for i := range j.out.Deps {
+		d := &j.out.Deps[i]
+		if d.Signaled == 0 || d.signalProxy {
+			a.unwait(key32(d.Fence), j)
 		}
-		j.waiting = 0
+		if d.schedWait {
+			a.unwait(scheduledOf(key32(d.Fence)), j)
+			d.schedWait = false
+		}
 	}
+	j.waiting = 0
 }
 
 // emit tiles a job and hands it to out.
@@ -307,12 +307,18 @@ func (a *Assembler) emit(j *job) {
 		}
 	}
 	if j.hasKey {
-		a.owners.put(j.key, j.out.Finished)
+		rec := ownerRec{fin: j.out.Finished}
+		if p := &j.out.Points; p[PointEmitted].Src == Measured {
+			rec.run = p[PointEmitted].Time
+		} else if p[PointRun].Known() {
+			rec.run = p[PointRun].Time
+		}
+		a.owners.put(j.key, rec)
 		if j.fam == famSched {
-			a.owners.put(scheduledOf(j.key), j.out.Finished)
+			a.owners.put(scheduledOf(j.key), rec)
 		}
 		if j.hasHW {
-			a.owners.put(j.hw, j.out.Finished)
+			a.owners.put(j.hw, rec)
 		}
 	}
 	a.countRing(j)

@@ -76,9 +76,15 @@ func (a *Assembler) msmEvent(e *event.Event, r *role) {
 	if j != nil && !j.open() {
 		j = nil
 	}
-	if j == nil && e.Kind != event.MsmSubmitRetired {
-		if run := a.running(e.TID); run != nil && run.fam == famSched {
-			j = run // msm ≥5.19: msm_gpu_submit runs inside drm_sched's run_job
+	if e.Kind != event.MsmSubmitRetired {
+		if run := a.running(e.TID); run != nil && run.fam == famSched && j != run {
+			// msm ≥5.19: msm_gpu_submit() (and its flush event) runs in drm_sched's
+			// run_job. The submit's msm_gpu_submit event, traced earlier in the ioctl,
+			// opened a standalone job: fold it into the scheduler's.
+			if j != nil && j.fam == famMsm && j.seen&seenRun == 0 {
+				a.mergeMsm(j, run)
+			}
+			j = run
 			a.addID(j, id)
 		}
 	}
@@ -90,16 +96,134 @@ func (a *Assembler) msmEvent(e *event.Event, r *role) {
 		j = a.newJob(famMsm, e.Time)
 		a.addID(j, id)
 	}
+	switch e.Kind {
+	case event.MsmSubmitFlush:
+		a.gpu.anchor(j, gpuAnchor{cpu: e.Time, ticks: e.GPUTicks})
+	case event.MsmSubmitRetired:
+		a.msmStamps(j, e)
+	}
 	if j.fam == famSched {
 		if e.Kind == event.MsmSubmitFlush {
 			j.set(PointEmitted, e.Time, prioTeDriver, Measured, hookOf(e))
 		}
-		// msm_gpu_submit_retired comes after the fence signal under drm_sched: nothing new.
+		// msm_gpu_submit_retired comes after the fence signal under drm_sched: only the stamps.
+		msmSubmitter(j, e)
 		a.touch(j, e.Time)
 		return
 	}
 	a.apply(j, e, r)
+	msmSubmitter(j, e)
 }
+
+// msmSubmitter gives a job the submitting thread msm events print (pid=, pid_nr of the
+// thread's struct pid) when no event of that thread did, and its process when this
+// event ran on that thread (the TGID column of tracefs, when recorded).
+func msmSubmitter(j *job, e *event.Event) {
+	if e.Submitter == 0 {
+		return
+	}
+	if j.out.TID == 0 {
+		j.out.TID = e.Submitter
+	}
+	if e.TID == j.out.TID {
+		if j.out.PID == 0 && e.PID != 0 {
+			j.out.PID = e.PID
+		}
+		if j.out.Comm == "" && e.Comm != "" {
+			j.out.Comm = e.Comm
+		}
+	}
+}
+
+// mergeMsm folds a standalone msm job (opened by msm_gpu_submit in the ioctl) into the
+// drm_sched job that runs the submit.
+func (a *Assembler) mergeMsm(x, j *job) {
+	ids := x.ids
+	tid, pid, comm := x.out.TID, x.out.PID, x.out.Comm
+	a.discard(x)
+	a.gpu.forget(x)
+	for _, id := range ids {
+		a.addID(j, id)
+	}
+	if j.out.TID == 0 {
+		j.out.TID, j.out.PID, j.out.Comm = tid, pid, comm
+	}
+	if j.out.Driver == "" {
+		j.out.Driver = "msm"
+	}
+}
+
+// Hooks of the points measured by msm's GPU stamps.
+const (
+	hookMsmGPUStart = "msm_gpu_submit_retired(gpu_start)"
+	hookMsmGPUEnd   = "msm_gpu_submit_retired(gpu_end)"
+)
+
+// msmStamps sets ts and th from a retired submit's GPU stamps (drivers.go: gpuExecution).
+func (a *Assembler) msmStamps(j *job, e *event.Event) {
+	an, ok := a.gpu.take(j)
+	if e.GPUStart == 0 && e.GPUEnd == 0 {
+		a.gpu.st.None++
+		return
+	}
+	if !ok {
+		a.gpu.st.Unanchored++
+		return
+	}
+	ts, th, why := gpuExecution(an, e.GPUStart, e.GPUEnd, e.Time, gpuClocks[famMsm].hz)
+	if why != "" {
+		a.gpu.st.Rejected++
+		return
+	}
+	j.set(PointHWStart, ts, prioGPUStamp, Measured, hookMsmGPUStart)
+	j.set(PointHWDone, th, prioGPUStamp, Measured, hookMsmGPUEnd)
+	a.gpu.st.Used++
+}
+
+// GPUStampStats counts what became of the GPU stamps of retired submits.
+type GPUStampStats struct {
+	Used       uint64 // both stamps mapped to the CPU clock: ts and th measured
+	None       uint64 // the event carried no stamps (start = end = 0)
+	Unanchored uint64 // no flush event (no anchor) was seen for the submit
+	Rejected   uint64 // stamps and anchor disagree (gpuExecution's checks)
+}
+
+// gpuStamps holds the flush anchors of submits that have not retired yet.
+type gpuStamps struct {
+	anchors map[*job]gpuAnchor
+	sweepAt int
+	st      GPUStampStats
+}
+
+// maxAnchors bounds the anchors of submits that never retire (evicted, capture cut):
+// past it, those of jobs no longer open are swept.
+const maxAnchors = 4096
+
+func (g *gpuStamps) anchor(j *job, an gpuAnchor) {
+	if g.anchors == nil {
+		g.anchors = map[*job]gpuAnchor{}
+	}
+	if len(g.anchors) >= max(g.sweepAt, maxAnchors) {
+		for k := range g.anchors {
+			if !k.open() {
+				delete(g.anchors, k)
+			}
+		}
+		g.sweepAt = 2 * len(g.anchors) // amortised: many open submits do not sweep on every flush
+	}
+	g.anchors[j] = an
+}
+
+func (g *gpuStamps) take(j *job) (gpuAnchor, bool) {
+	an, ok := g.anchors[j]
+	delete(g.anchors, j)
+	return an, ok
+}
+
+func (g *gpuStamps) forget(j *job) { delete(g.anchors, j) }
+
+// GPUStamps returns the GPU stamp counts so far.
+func (a *Assembler) GPUStamps() GPUStampStats { return a.gpu.st }
 
 // xeID is an xe job's identity: the job's fence pointer, the only one its events print
 // (the decoder puts it in FencePtr and JobID).
@@ -184,7 +308,7 @@ func (a *Assembler) mergeXe(x, j *job) {
 		a.addID(j, id)
 	}
 	for _, d := range deps {
-		a.addDep(j, d.Fence, d.Signaled, hookDepSignal)
+		a.addDep(j, d.Fence, d.Signaled)
 	}
 	if hasHW && !j.hasHW {
 		a.linkHW(j, hw, "xe")
@@ -202,7 +326,7 @@ func (a *Assembler) xeHWSignal(e *event.Event) {
 		j = a.byHW.get(key32(e.Fence))
 	}
 	if j == nil || !j.open() {
-		if e.Fence.IsZero() || !a.signal(key32(e.Fence), e.Time, hookOf(e)) {
+		if e.Fence.IsZero() || !a.signal(key32(e.Fence), e.Time, hookOf(e), false) {
 			a.orphan(e)
 		}
 		return
@@ -210,7 +334,7 @@ func (a *Assembler) xeHWSignal(e *event.Event) {
 	hook := hookOf(e)
 	if !e.Fence.IsZero() {
 		a.linkHW(j, e.Fence, "xe")
-		a.signal(key32(e.Fence), e.Time, hook)
+		a.signal(key32(e.Fence), e.Time, hook, false)
 	}
 	j.set(PointHWDone, e.Time, prioHWSignal, Measured, hook)
 	a.touch(j, e.Time)

@@ -45,16 +45,18 @@ func TestReorderWithinWindow(t *testing.T) {
 		t.Fatalf("jobs: %s", dump(sorted))
 	}
 	for _, j := range sorted {
-		stages := 7 // pid 100 submits through traced ioctls; pid 200 does not
+		stages := 8 // pid 100 submits through traced ioctls; pid 200 does not
 		if j.Finished.Context == 0x200 {
-			stages = 5
+			stages = 6
 		}
 		if j.Outcome != Completed || len(j.Stages) != stages {
 			t.Fatalf("job %v: %s %q, %d stages", j.Finished, j.Outcome, j.Reason, len(j.Stages))
 		}
 	}
 	b := find(t, sorted, fk(0x200, 3))
-	wantPoint(t, b, PointDepsResolved, 241, Measured, "drm_sched_job_done")
+	// b depends on a's finished fence on the same scheduler: drm_sched waits only until a
+	// is scheduled (its scheduled fence, context 0xff, signals at 222), not for a's end.
+	wantPoint(t, b, PointDepsResolved, 222, Measured, "dma_fence_signaled(scheduled)")
 	wantPoint(t, b, PointHWStart, 246, Inferred, "ring_serial")
 	if b.Deps[0].Job != fk(0x100, 3) {
 		t.Errorf("dependency link %+v", b.Deps)

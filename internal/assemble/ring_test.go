@@ -32,7 +32,8 @@ func TestRingSerial(t *testing.T) {
 	wantPoint(t, jb, PointHWStart, 50, Inferred, "ring_serial") // behind j1's hardware done
 	wantStages(t, jb,
 		"fence_dependency 11 11 inferred drm_sched_job_queue→no_dependencies",
-		"ring_emission 11 23 inferred no_dependencies→dma_fence_init",
+		"scheduler_queue 11 22 inferred no_dependencies→drm_sched_job_run",
+		"ring_emission 22 23 measured drm_sched_job_run→dma_fence_init",
 		"dma_scheduling 23 50 inferred dma_fence_init→ring_serial",
 		"execution 50 80 inferred ring_serial→dma_fence_signaled",
 		"fence_signal 80 81 measured dma_fence_signaled→drm_sched_job_done",

@@ -35,6 +35,9 @@ func (a *Assembler) schedJob(e *event.Event) *job {
 
 // identify gives j the identities e carries.
 func (a *Assembler) identify(j *job, e *event.Event) {
+	if e.Entity != 0 && j.entity == 0 {
+		j.entity = e.Entity
+	}
 	if !e.Fence.IsZero() {
 		a.setKey(j, e.Fence, e.FenceWide)
 		if j.stream == 0 {
@@ -88,11 +91,12 @@ func (a *Assembler) jobQueue(e *event.Event) {
 	if j.stream != 0 {
 		a.streams.put(j.stream, struct{}{})
 	}
+	a.learnJobContexts(j)
 	if j.hasKey {
 		if deps, ok := a.early.get(j.key); ok {
 			a.early.remove(j.key)
 			for _, d := range deps {
-				a.addDep(j, d, 0, "")
+				a.addDep(j, d, 0)
 			}
 		}
 	}
@@ -119,6 +123,7 @@ func (a *Assembler) jobRun(e *event.Event) {
 	if !e.HWFence.IsZero() {
 		a.linkHW(j, e.HWFence, "")
 	}
+	a.learnJobContexts(j)
 	a.touch(j, e.Time)
 }
 
@@ -163,7 +168,7 @@ func (a *Assembler) jobDone(e *event.Event) {
 	hook := hookOf(e)
 	if j == nil || !j.open() {
 		// Someone may still depend on the finished fence of a job we did not see.
-		if e.Fence.IsZero() || !a.signal(key32(e.Fence), e.Time, hook) {
+		if e.Fence.IsZero() || !a.signal(key32(e.Fence), e.Time, hook, true) {
 			a.orphan(e)
 		}
 		return
@@ -175,7 +180,7 @@ func (a *Assembler) jobDone(e *event.Event) {
 	j.seen |= seenDone
 	j.set(PointFinished, e.Time, prioSchedEvent, Measured, hook)
 	if j.hasKey {
-		a.signal(j.key, e.Time, hook)
+		a.signal(j.key, e.Time, hook, true) // the finished fence signals right after
 	}
 	a.touch(j, e.Time)
 	a.finish(j)
@@ -219,6 +224,9 @@ func (a *Assembler) jobDependency(e *event.Event) {
 		}
 		return
 	}
-	a.addDep(j, e.Dep, 0, "")
+	a.addDep(j, e.Dep, 0)
+	if e.Name == "drm_sched_job_unschedulable" {
+		a.markUnschedulable(j, e.Dep)
+	}
 	a.touch(j, e.Time)
 }

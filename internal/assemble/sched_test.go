@@ -63,12 +63,15 @@ func TestSched61PointerIdentity(t *testing.T) {
 	wantUnknown(t, j, PointIoctlEnter)
 	wantStages(t, j,
 		"fence_dependency 12 25 measured drm_sched_job→dma_fence_signaled",
-		"ring_emission 25 33 measured dma_fence_signaled→dma_fence_init",
+		"scheduler_queue 25 30 measured dma_fence_signaled→drm_run_job",
+		"ring_emission 30 33 measured drm_run_job→dma_fence_init",
 		"dma_scheduling 33 33 inferred dma_fence_init→ring_serial",
 		"execution 33 80 inferred ring_serial→dma_fence_signaled",
 		"fence_signal 80 81 measured dma_fence_signaled→drm_sched_process_job",
 	)
-	if len(j.Deps) != 1 || j.Deps[0] != (Dependency{Fence: fk(99, 5), Signaled: T(25)}) {
+	// A sync_file fence (no scheduler context we know): waited for until it signals.
+	if len(j.Deps) != 1 || j.Deps[0].Fence != fk(99, 5) || j.Deps[0].Signaled != T(25) ||
+		j.Deps[0].Wait != DepWaitSignal || j.Deps[0].Until != T(25) {
 		t.Errorf("deps: %+v", j.Deps)
 	}
 	if j.Start != T(12) || j.End != T(81) {
@@ -146,15 +149,20 @@ func TestSched617(t *testing.T) {
 		jb.Device != "0000:03:00.0" || jb.HWFence != hw || jb.PID != 100 {
 		t.Errorf("job b: %+v", jb)
 	}
-	if len(jb.Deps) != 1 || jb.Deps[0] != (Dependency{Fence: a, Signaled: T(40), Job: a, JobKnown: true}) {
+	// a runs on b's scheduler (same device and ring) from another entity: drm_sched waits
+	// only until a is scheduled, right after a's run at 8, before b was even queued. The
+	// finished fence's own signal (41) replaces the done event's report (40).
+	if d := jb.Deps; len(d) != 1 || d[0].Fence != a || d[0].Signaled != T(41) || d[0].Job != a || !d[0].JobKnown ||
+		d[0].Wait != DepWaitScheduled || d[0].Until != T(8) {
 		t.Errorf("deps: %+v", jb.Deps)
 	}
-	wantPoint(t, jb, PointDepsResolved, 40, Measured, "drm_sched_job_done")
+	wantPoint(t, jb, PointDepsResolved, 12, Inferred, "dependencies_signaled_before_queue")
 	wantPoint(t, jb, PointEmitted, 47, Measured, "dma_fence_init")
 	wantPoint(t, jb, PointHWStart, 47, Inferred, "ring_serial")
 	wantStages(t, jb,
-		"fence_dependency 12 40 measured drm_sched_job_queue→drm_sched_job_done",
-		"ring_emission 40 47 measured drm_sched_job_done→dma_fence_init",
+		"fence_dependency 12 12 inferred drm_sched_job_queue→dependencies_signaled_before_queue",
+		"scheduler_queue 12 45 inferred dependencies_signaled_before_queue→drm_sched_job_run",
+		"ring_emission 45 47 measured drm_sched_job_run→dma_fence_init",
 		"dma_scheduling 47 47 inferred dma_fence_init→ring_serial",
 		"execution 47 90 inferred ring_serial→dma_fence_signaled",
 		"fence_signal 90 91 measured dma_fence_signaled→drm_sched_job_done",
@@ -162,7 +170,8 @@ func TestSched617(t *testing.T) {
 	ja := find(t, jobs, a)
 	wantStages(t, ja,
 		"fence_dependency 5 5 inferred drm_sched_job_queue→no_dependencies",
-		"ring_emission 5 8 inferred no_dependencies→fallback_to_run",
+		"scheduler_queue 5 8 inferred no_dependencies→drm_sched_job_run",
+		"ring_emission 8 8 inferred drm_sched_job_run→fallback_to_run",
 		"dma_scheduling 8 8 inferred fallback_to_run→ring_serial",
 		"execution 8 40 inferred ring_serial→fallback_to_finished",
 		"fence_signal 40 40 inferred fallback_to_finished→drm_sched_job_done",

@@ -1,18 +1,27 @@
-// Tiling: from the points a job's events measured to its stage spans (DESIGN.md
-// "Stages"). Applied once, when the job is output, in this order:
+// Tiling: from the points a job's events measured to its stage spans (docs/stages.md).
+// Applied once, when the job is output, in this order:
 //
 //	t1  no BO-validation hook, ioctl seen   → t1 = tq          rule "fallback_to_queued"
-//	td  no dependencies                     → td = tq          rule "no_dependencies"
-//	    last dependency signal after tq     → td = that signal (measured; hook of the signal)
-//	      … but after tr                    → td = tr          rule "clamped_to_run" (drm_sched only
-//	                                          waits for the scheduled fence of a same-ring dependency)
-//	    all signalled at or before tq       → td = tq          rule "dependencies_signaled_before_queue"
-//	    no signal of any seen               → td = tq          rule "dependency_signal_unseen"
+//	td  by drm_sched's dependency rules (deps.go): the latest end of a dependency the
+//	    scheduler waits for (own-entity fences: none; same-scheduler fences: the owner's
+//	    scheduled fence; any other fence: its signal)
+//	    no dependencies                     → td = tq          rule "no_dependencies"
+//	    only own-entity dependencies        → td = tq          rule "own_entity_dependencies"
+//	    no end of a waited one seen         → td = tq          rule "dependency_signal_unseen"
+//	    all ended at or before tq           → td = tq          rule "dependencies_signaled_before_queue"
+//	    the latest ends after tr            → td = tr          rule "clamped_to_run" (counted)
+//	    some ends not seen                  → td = latest seen rule "dependency_signal_partly_unseen"
+//	    otherwise td = the latest end, measured by its hook ("dma_fence_signaled",
+//	    "dma_fence_signaled(scheduled)") or inferred from the owner's done or run
+//	    ("dependency_done", "dependency_run")
 //	te  no emission hook                    → te = tr          rule "fallback_to_run"
 //	th  no hardware-fence signal            → th = tf          rule "fallback_to_finished"
 //	ts  not measured (only i915_request_in measures it)
 //	                                        → ts = max(te, previous job's th-or-tf on the ring),
 //	                                          at most th        rule "ring_serial"
+//
+// td → tr is the stage scheduler_queue: the job is runnable and waits for its turn on the
+// ring (entity order, ring credits, the scheduler worker).
 //
 // A point whose neighbour is unknown stays unknown (no ioctl events: no t0, tx, t1; no
 // queue event: no td), and a stage with an unknown bound is omitted, never faked. A
@@ -115,30 +124,6 @@ func (a *Assembler) stageBuf(n int) []StageSpan {
 	l := len(a.stageSlab)
 	a.stageSlab = a.stageSlab[:l+n]
 	return a.stageSlab[l : l : l+n]
-}
-
-// resolveDeps sets td from the job's dependencies.
-func (a *Assembler) resolveDeps(j *job) {
-	p := &j.out.Points
-	if p[PointDepsResolved].Known() || !p[PointQueued].Known() {
-		return
-	}
-	tq := p[PointQueued].Time
-	var b Bound
-	switch {
-	case len(j.out.Deps) == 0:
-		b = Bound{Time: tq, Src: Inferred, Hook: ruleNoDeps}
-	case j.depSeen && j.depLast > tq:
-		b = Bound{Time: j.depLast, Src: Measured, Hook: j.depHook}
-		if p[PointRun].Known() && j.depLast > p[PointRun].Time {
-			b = Bound{Time: p[PointRun].Time, Src: Inferred, Hook: ruleDepsAfterRun}
-		}
-	case j.depSeen:
-		b = Bound{Time: tq, Src: Inferred, Hook: ruleDepsBeforeQueue}
-	default:
-		b = Bound{Time: tq, Src: Inferred, Hook: ruleDepsUnseen}
-	}
-	p[PointDepsResolved] = b
 }
 
 // rule returns "start→end", cached (the set of hook pairs is small). Each stage first

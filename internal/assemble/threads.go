@@ -176,7 +176,7 @@ func (a *Assembler) bracket(j *job, e *event.Event) {
 			th.queued = append(th.queued, j)
 		}
 		for _, d := range th.deps {
-			a.addDep(j, d.fence, d.signaled, "dma_fence_wait_end")
+			a.addDep(j, d.fence, d.signaled)
 		}
 		th.deps = th.deps[:0]
 	}

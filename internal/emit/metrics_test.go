@@ -132,8 +132,8 @@ func TestStageAndJobHistograms(t *testing.T) {
 	if dp.Count() != 1 || !near(dp.Sum(), 10.6e-6) || !reflect.DeepEqual(dp.BucketCounts().AsRaw(), buckets(4)) {
 		t.Errorf("inferred execution: count %d sum %g buckets %v", dp.Count(), dp.Sum(), dp.BucketCounts().AsRaw())
 	}
-	if n := stage.Histogram().DataPoints().Len(); n != 7+4 {
-		t.Errorf("%d stage series, want 7 measured + 4 inferred", n)
+	if n := stage.Histogram().DataPoints().Len(); n != 8+4 {
+		t.Errorf("%d stage series, want 8 measured + 4 inferred", n)
 	}
 
 	// job.duration: 7300 ns and 11000 ns, both completed on gfx.

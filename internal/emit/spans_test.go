@@ -82,8 +82,8 @@ func ts(src int64) pcommon.Timestamp { return pcommon.Timestamp(src + testOffset
 
 func TestJobWithAllStagesMeasured(t *testing.T) {
 	spans := build(t, []*assemble.Job{fullJob()})
-	if len(spans) != 8 {
-		t.Fatalf("%d spans, want gpu.job + 7 stages", len(spans))
+	if len(spans) != 9 {
+		t.Fatalf("%d spans, want gpu.job + 8 stages", len(spans))
 	}
 	job := spans[0]
 	if job.scope.Name() != metadata.ScopeName || job.scope.Version() != metadata.ScopeVersion {
@@ -141,7 +141,8 @@ func TestJobWithAllStagesMeasured(t *testing.T) {
 		{"ioctl", 1000, 2000, "sys_enter_ioctl→sys_exit_ioctl"},
 		{"bo_validation", 1000, 1500, "sys_enter_ioctl→amdgpu_cs_parser_bos"},
 		{"fence_dependency", 1800, 2500, "drm_sched_job_queue→dma_fence_signaled"},
-		{"ring_emission", 2500, 3000, "dma_fence_signaled→dma_fence_emit"},
+		{"scheduler_queue", 2500, 2800, "dma_fence_signaled→drm_sched_job_run"},
+		{"ring_emission", 2800, 3000, "drm_sched_job_run→dma_fence_emit"},
 		{"dma_scheduling", 3000, 3200, "dma_fence_emit→dma_fence_signaled"},
 		{"execution", 3200, 8000, "dma_fence_signaled→dma_fence_signaled"},
 		{"fence_signal", 8000, 8300, "dma_fence_signaled→drm_sched_job_done"},
@@ -180,8 +181,8 @@ func TestPartialJobWithAppContextAndLink(t *testing.T) {
 	if len(jobs) != 2 {
 		t.Fatalf("%d job spans", len(jobs))
 	}
-	if len(spans) != 8+5 {
-		t.Errorf("%d spans, want 8 + 5", len(spans))
+	if len(spans) != 9+5 {
+		t.Errorf("%d spans, want 9 + 5", len(spans))
 	}
 	full, part := jobs[0].span, jobs[1].span
 	if part.TraceID() != pcommon.TraceID(appTrace) || part.ParentSpanID() != pcommon.SpanID(appSpan) {
@@ -373,7 +374,7 @@ func TestTakeResetsBatch(t *testing.T) {
 	b.Append(fullJob())
 	b.Append(incompleteJob())
 	td := b.Take()
-	if td.SpanCount() != 8+2 || td.ResourceSpans().Len() != 2 {
+	if td.SpanCount() != 9+2 || td.ResourceSpans().Len() != 2 {
 		t.Errorf("first batch: %d spans in %d resources", td.SpanCount(), td.ResourceSpans().Len())
 	}
 	if b.Len() != 0 || b.Take().SpanCount() != 0 {

@@ -171,7 +171,8 @@ var (
 
 	// msm_gpu_trace.h (TRACE_SYSTEM drm_msm_gpu): the same three formats at 0b77b970
 	// (other_drivers_and_core.md) and in the Debian linux-source trees of 6.1.172,
-	// 6.12.117, 7.2.13 and 7.3.4 (msmFormats in msm.go lists the fields per version).
+	// 6.12.117, 7.2.13 and 7.3.4 (testdata/gpu-stamps/stamp_events_by_version.txt: fields
+	// and formats per version, checked by msm_test.go).
 	// id (submit->ident) links the three events; pid is pid_nr(submit->pid), the
 	// submitting thread (msm_gem_submit.c: get_pid(task_pid(current))). flush: ticks =
 	// the always-on counter read by the CPU; retired: elapsed (ns, 19.2 MHz assumed),

@@ -69,7 +69,8 @@ func partialJob() *assemble.Job {
 		Start: 9000, End: 20000,
 		Outcome: assemble.Completed,
 		Deps: []assemble.Dependency{
-			{Fence: event.FenceKey{Context: 1234, Seqno: 56}, Signaled: 8300, Job: event.FenceKey{Context: 1234, Seqno: 56}, JobKnown: true},
+			{Fence: event.FenceKey{Context: 1234, Seqno: 56}, Signaled: 8300, Job: event.FenceKey{Context: 1234, Seqno: 56}, JobKnown: true,
+				Wait: assemble.DepWaitScheduled, Scheduled: 3000, Until: 3000},
 			{Fence: event.FenceKey{Context: 99, Seqno: 5}, Signaled: 8900},
 		},
 		TraceID: appTrace, SpanID: appSpan, CtxTier: CtxTierOTEP4947,

@@ -44,9 +44,10 @@ func (b *SpanBuilder) appendLinks(sp ptrace.Span, j *assemble.Job) {
 		l.SetTraceID(ref.trace)
 		l.SetSpanID(ref.span)
 		a := l.Attributes()
-		a.EnsureCapacity(2)
+		a.EnsureCapacity(3)
 		putUint(a, metadata.AttrFenceContext, d.Fence.Context)
 		putUint(a, metadata.AttrFenceSeqno, d.Fence.Seqno)
+		a.PutStr(metadata.AttrDependencyWait, d.Wait.String())
 	}
 }
 

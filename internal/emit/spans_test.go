@@ -215,6 +215,7 @@ func TestPartialJobWithAppContextAndLink(t *testing.T) {
 	}
 	wantAttrs(t, "link", l.Attributes(), map[string]any{
 		"ghostdriver.fence.context": int64(1234), "ghostdriver.fence.seqno": int64(56),
+		"ghostdriver.dependency.wait": "same_scheduler",
 	})
 
 	children := childrenOf(spans, part.SpanID())

@@ -38,8 +38,11 @@ const (
 	AttrJobID           = "ghostdriver.job.id"
 	AttrJobOutcome      = "ghostdriver.job.outcome"
 	AttrJobDependencies = "ghostdriver.job.dependency_count"
-	AttrClientID        = "ghostdriver.client_id"
-	AttrContextTier     = "ghostdriver.context.tier"
+	// AttrDependencyWait, on a link to a dependency's job, says what the scheduler waited
+	// for on that fence: own_entity, same_scheduler or fence_signal (assemble.DepWait).
+	AttrDependencyWait = "ghostdriver.dependency.wait"
+	AttrClientID       = "ghostdriver.client_id"
+	AttrContextTier    = "ghostdriver.context.tier"
 	// AttrThreadID holds the kernel task id (TID) of the submitting thread. Semantic
 	// conventions define thread.id as the runtime's managed id; there is no OS-TID
 	// attribute, so the receiver documents that it puts the kernel TID here.

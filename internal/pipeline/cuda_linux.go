@@ -102,7 +102,8 @@ func NewCUDA(cfg CUDAConfig, src CUDASource, out Outputs, log *zap.Logger) *CUDA
 	r.spans = cudaspans.NewBuilder(cfg.Clock, cfg.Options...)
 	r.metrics = cudaspans.NewRecorder(cfg.Metrics, time.Now(), cfg.Options...)
 	r.asm = cuda.NewAssembler(cfg.Assembler, r.onSubmission)
-	r.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "CUDA submission spans", r.takeSpans, r.collect)
+	r.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "CUDA submission spans", r.takeSpans, r.collect,
+		r.dropped.Load)
 	return r
 }
 

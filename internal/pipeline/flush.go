@@ -1,18 +1,36 @@
 // The exporting half shared by the DRM pipeline and the CUDA runner: one goroutine takes
 // the buffered spans every FlushInterval (or when kicked because the buffer is half full)
-// and collects metrics every CollectionInterval, and hands both to the outputs. A refused
-// export is counted and logged, never retried: the source is never held up by a consumer.
+// and collects metrics every CollectionInterval, and hands both to the outputs.
+//
+// Two modes. Live (the default): the source is never held up by a consumer; spans that do
+// not fit the buffer are dropped by the caller, counted, and reported here at warn level
+// (at most once per dropWarnEvery, and once more at the end). A refused export is counted
+// and logged, never retried. Lossless (replay): full batches go through a channel of
+// lossless depth to one writer goroutine, and the sender blocks while it is full, so the
+// source waits for the consumer (backpressure) and memory holds a few batches whatever the
+// capture's size; a refusal the consumer marks as retryable is retried with backoff.
 package pipeline
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 )
+
+// dropWarnEvery rate-limits the warning about dropped spans in live mode.
+const dropWarnEvery = 10 * time.Second
+
+// losslessDepth is how many full batches may wait for the writer in lossless mode.
+const losslessDepth = 1
+
+// retryFor bounds how long one refused batch is retried in lossless mode.
+const retryFor = time.Minute
 
 type exporter struct {
 	out          Outputs
@@ -26,16 +44,46 @@ type exporter struct {
 	takeSpans func() (ptrace.Traces, bool)
 	collect   func() pmetric.Metrics
 
+	// dropped is the caller's count of spans dropped because the buffer was full (live).
+	dropped func() uint64
+
 	kick chan struct{}
 	errs atomic.Uint64
+
+	// Lossless mode: batches to the writer goroutine (nil in live mode).
+	batches   chan ptrace.Traces
+	writerWG  sync.WaitGroup
+	closeOnce sync.Once
+
+	warnMu      sync.Mutex
+	warnedDrops uint64
+	warnedAt    time.Time
 }
 
 func newExporter(out Outputs, log *zap.Logger, flushEvery, collectEvery time.Duration, what string,
-	takeSpans func() (ptrace.Traces, bool), collect func() pmetric.Metrics,
+	takeSpans func() (ptrace.Traces, bool), collect func() pmetric.Metrics, dropped func() uint64,
 ) *exporter {
 	return &exporter{out: out, log: log, flushEvery: flushEvery, collectEvery: collectEvery, what: what,
-		takeSpans: takeSpans, collect: collect, kick: make(chan struct{}, 1)}
+		takeSpans: takeSpans, collect: collect, dropped: dropped, kick: make(chan struct{}, 1)}
 }
+
+// lossless switches the exporter to lossless mode; call before start.
+func (e *exporter) lossless() {
+	e.batches = make(chan ptrace.Traces, losslessDepth)
+	e.writerWG.Add(1)
+	go func() {
+		defer e.writerWG.Done()
+		for td := range e.batches {
+			e.exportSpans(context.Background(), td)
+		}
+	}()
+}
+
+// isLossless reports whether full batches are handed over with send.
+func (e *exporter) isLossless() bool { return e.batches != nil }
+
+// send hands a full batch to the writer, blocking while it is busy (lossless mode only).
+func (e *exporter) send(td ptrace.Traces) { e.batches <- td }
 
 // wake asks for a span flush now (the buffer is filling up).
 func (e *exporter) wake() {
@@ -57,6 +105,7 @@ func (e *exporter) loop(ctx context.Context) {
 			return
 		case <-spanTick.C:
 			e.flushSpans(ctx)
+			e.warnDrops(false)
 		case <-e.kick:
 			e.flushSpans(ctx)
 		case <-metricTick.C:
@@ -76,13 +125,20 @@ func (e *exporter) start() (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// final exports what is left; ctx's cancellation does not cut it short.
+// final exports what is left (in lossless mode: after every batch already handed over);
+// ctx's cancellation does not cut it short.
 func (e *exporter) final(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
 	e.flushSpans(ctx)
+	if e.isLossless() {
+		e.closeOnce.Do(func() { close(e.batches) })
+		e.writerWG.Wait()
+	}
 	e.collectMetrics(ctx)
+	e.warnDrops(true)
 }
 
+// flushSpans takes what is buffered and exports it (lossless: queues it for the writer).
 func (e *exporter) flushSpans(ctx context.Context) {
 	if e.out.Traces == nil {
 		return
@@ -91,10 +147,47 @@ func (e *exporter) flushSpans(ctx context.Context) {
 	if !ok {
 		return
 	}
-	if err := e.out.Traces(ctx, td); err != nil {
+	if e.isLossless() {
+		e.send(td)
+		return
+	}
+	e.exportSpans(ctx, td)
+}
+
+// exportSpans hands td to the output. In lossless mode a refusal that the consumer does not
+// mark permanent is retried with backoff for up to retryFor: the replay waits.
+func (e *exporter) exportSpans(ctx context.Context, td ptrace.Traces) {
+	err := e.out.Traces(ctx, td)
+	if err != nil && e.isLossless() {
+		backoff, deadline := 10*time.Millisecond, time.Now().Add(retryFor)
+		for err != nil && !consumererror.IsPermanent(err) && time.Now().Before(deadline) {
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			err = e.out.Traces(ctx, td)
+		}
+	}
+	if err != nil {
 		e.errs.Add(1)
 		e.log.Warn("next consumer refused "+e.what, zap.Int("spans", td.SpanCount()), zap.Error(err))
 	}
+}
+
+// warnDrops logs, at warn level, the spans dropped since the last warning: at most once per
+// dropWarnEvery, and always at the end (final) when some are unreported.
+func (e *exporter) warnDrops(final bool) {
+	if e.dropped == nil {
+		return
+	}
+	e.warnMu.Lock()
+	defer e.warnMu.Unlock()
+	total := e.dropped()
+	if total == e.warnedDrops || (!final && time.Since(e.warnedAt) < dropWarnEvery) {
+		return
+	}
+	e.log.Warn(e.what+" dropped: the next consumer is slower than the source (the span buffer was full); "+
+		"they are still counted in the metrics",
+		zap.Uint64("dropped_since_last_report", total-e.warnedDrops), zap.Uint64("dropped_total", total))
+	e.warnedDrops, e.warnedAt = total, time.Now()
 }
 
 func (e *exporter) collectMetrics(ctx context.Context) {

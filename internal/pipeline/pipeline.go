@@ -4,8 +4,10 @@
 //	source ──events──▶ assemble ──jobs──▶ enrich ──▶ emit (spans, metrics) ──▶ outputs
 //
 // The source's goroutine drives the assembler under a mutex; a separate flusher takes
-// the buffered spans and metrics and hands them to the outputs, so a slow or failing
-// consumer never stalls the reader (the span buffer is bounded; overflow is counted).
+// the buffered spans and metrics and hands them to the outputs. Live, a slow or failing
+// consumer never stalls the reader (the span buffer is bounded; overflow is counted and
+// logged at warn). Lossless (replay: no live source to protect), the reader waits for the
+// consumer instead: nothing is dropped and memory holds a few batches (flush.go).
 package pipeline
 
 import (
@@ -33,8 +35,13 @@ type Config struct {
 	CollectionInterval time.Duration // metrics → Metrics output
 	// MaxBufferedJobs bounds the spans waiting for the flusher; beyond it jobs are
 	// dropped from the trace output (still counted in metrics) and DroppedJobs grows.
+	// Lossless, it is the batch size: a full batch is handed to the Traces output and
+	// the source waits while the output is busy (default DefaultLosslessBatchJobs).
 	MaxBufferedJobs int
-	SpanOptions     []emit.SpanOption
+	// Lossless: the source waits for the Traces output instead of dropping spans. For
+	// finite inputs (replay), where there is no live source to protect.
+	Lossless    bool
+	SpanOptions []emit.SpanOption
 	// Enricher, when set, attributes jobs to tenants and completes their application
 	// context (internal/enrich). Only for the live source: replayed captures come from
 	// another machine, whose processes the local /proc knows nothing about.
@@ -83,6 +90,9 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 	}
 	if cfg.MaxBufferedJobs <= 0 {
 		cfg.MaxBufferedJobs = 65536
+		if cfg.Lossless {
+			cfg.MaxBufferedJobs = DefaultLosslessBatchJobs
+		}
 	}
 	if log == nil {
 		log = zap.NewNop()
@@ -92,9 +102,18 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 	p.spans = emit.NewSpanBuilder(clock, cfg.SpanOptions...)
 	p.metrics = emit.NewMetricsRecorder(cfg.Metrics, time.Now())
 	p.asm = assemble.New(cfg.Assemble, p.onJob)
-	p.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "GPU job spans", p.takeSpans, p.collect)
+	p.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "GPU job spans", p.takeSpans, p.collect,
+		p.droppedJobs.Load)
+	if cfg.Lossless && out.Traces != nil {
+		p.exp.lossless()
+	}
 	return p
 }
+
+// DefaultLosslessBatchJobs is the batch size of a lossless pipeline: jobs per Traces call
+// (a job is up to 1 + number of stages spans). Small enough that a batch and its encoding
+// stay a few MB, large enough that per-call costs do not matter.
+const DefaultLosslessBatchJobs = 1024
 
 // sourceClock defers to the source's clock, which is only valid once events flow.
 type sourceClock struct{ src event.Source }
@@ -111,6 +130,15 @@ func (p *Pipeline) onJob(j *assemble.Job) {
 		p.out.Job(j)
 	}
 	if p.out.Traces == nil {
+		return
+	}
+	if p.exp.isLossless() {
+		p.spans.Append(j)
+		if p.spans.Len() >= p.cfg.MaxBufferedJobs {
+			// Blocks while the writer is busy: the source waits (backpressure). The
+			// writer never takes p.mu, so holding it here cannot deadlock.
+			p.exp.send(p.spans.Take())
+		}
 		return
 	}
 	if p.spans.Len() >= p.cfg.MaxBufferedJobs {

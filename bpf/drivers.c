@@ -10,8 +10,14 @@
  *  - xe_sched_job_* (struct xe_sched_job *): job->drm's finished fence, job->fence (hardware);
  *    xe_hw_fence_* (struct xe_hw_fence *): fence->dma;
  *  - msm_gpu_submit (scalar args: pid, ringid, id, ...): raw args only;
- *    msm_gpu_submit_flush / _retired (struct msm_gem_submit *): ident, seqno, ring->id.
- *    For msm the ring id travels in record.arg.
+ *    msm_gpu_submit_flush / _retired (struct msm_gem_submit *): ident, seqno, ring->id,
+ *    and the GPU stamps the tracepoint is given (flush: the always-on counter read by
+ *    the CPU; retired: the counter at the submit's GPU start and end). For msm the ring
+ *    id travels in record.arg, msm_gpu_submit's pid argument (the submitting thread) in
+ *    record.cmd, the counter values in record.dep_ctx (ticks, start) and
+ *    record.dep_seqno (end) without RF_HAS_DEP (record.go reads them per hook). The
+ *    flush and retire programs leave pid= out (submit->pid is a struct pid whose
+ *    numbers[] is a flexible array): the submit event and its own thread carry it.
  * Every event also has a classic-tracepoint twin (no BTF needed: the raw trace entry is
  * copied and decoded in user space from the event's tracefs format, ghostdriver.h).
  */
@@ -165,16 +171,19 @@ int BPF_PROG(tpbtf_msm_gpu_submit, int pid, __u32 ringid, __u32 id, __u32 nr_bos
 		return 0;
 	r->job_id = id;
 	r->arg = ringid;
+	r->cmd = pid;
 	rec_submit(r);
 	return 0;
 }
 
-static __always_inline int on_msm_submit(__u16 hook, struct msm_gem_submit___gd *s)
+static __always_inline int on_msm_submit(__u16 hook, struct msm_gem_submit___gd *s, __u64 a, __u64 b)
 {
 	struct record *r = rec_reserve(hook);
 	if (!r)
 		return 0;
 	r->ptr = (__u64)s;
+	r->dep_ctx = a;
+	r->dep_seqno = b;
 	if (s) {
 		r->job_id = BPF_CORE_READ(s, ident);
 		r->fence_seqno = BPF_CORE_READ(s, seqno);
@@ -188,15 +197,16 @@ static __always_inline int on_msm_submit(__u16 hook, struct msm_gem_submit___gd 
 }
 
 SEC("tp_btf/msm_gpu_submit_flush")
-int BPF_PROG(tpbtf_msm_gpu_submit_flush, struct msm_gem_submit___gd *s)
+int BPF_PROG(tpbtf_msm_gpu_submit_flush, struct msm_gem_submit___gd *s, __u64 ticks)
 {
-	return on_msm_submit(HOOK_MSM_GPU_SUBMIT_FLUSH, s);
+	return on_msm_submit(HOOK_MSM_GPU_SUBMIT_FLUSH, s, ticks, 0);
 }
 
 SEC("tp_btf/msm_gpu_submit_retired")
-int BPF_PROG(tpbtf_msm_gpu_submit_retired, struct msm_gem_submit___gd *s)
+int BPF_PROG(tpbtf_msm_gpu_submit_retired, struct msm_gem_submit___gd *s, __u64 elapsed, __u64 clock,
+	     __u64 start, __u64 end)
 {
-	return on_msm_submit(HOOK_MSM_GPU_SUBMIT_RETIRED, s);
+	return on_msm_submit(HOOK_MSM_GPU_SUBMIT_RETIRED, s, start, end);
 }
 
 /* Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu): the raw entry. */

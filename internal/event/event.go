@@ -77,6 +77,10 @@ const (
 	ProcessExec // sched_process_exec
 	ProcessExit // sched_process_exit of the thread-group leader
 
+	// A capture's "CPU:N [LOST n EVENTS]" note: CPU lost Arg events (0: the count was
+	// not printed) between its event before the note and its event after it.
+	EventsLost
+
 	kindCount
 )
 
@@ -122,6 +126,7 @@ var kindNames = [kindCount]string{
 	Marker:               "marker",
 	ProcessExec:          "process_exec",
 	ProcessExit:          "process_exit",
+	EventsLost:           "events_lost",
 }
 
 // String returns the stable, metric-safe name of the kind.

@@ -199,7 +199,17 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 	case commonHookHOOK_DRM_SCHED_PROCESS_JOB:
 		ev.FencePtr = r.Ptr
 	case commonHookHOOK_MSM_GPU_SUBMIT, commonHookHOOK_MSM_GPU_SUBMIT_FLUSH, commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:
+		// drivers.c: ring id in arg, msm_gpu_submit's pid (the submitting thread) in cmd
+		// (0 from flush and retire), the GPU counter values in dep_ctx/dep_seqno (flush:
+		// ticks; retired: start, end).
 		ev.Ring = strconv.FormatUint(r.Arg, 10)
+		ev.Submitter = r.Cmd
+		switch commonHook(r.Hook) {
+		case commonHookHOOK_MSM_GPU_SUBMIT_FLUSH:
+			ev.GPUTicks = r.DepCtx
+		case commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:
+			ev.GPUStart, ev.GPUEnd = r.DepCtx, r.DepSeqno
+		}
 	}
 	return nil
 }

@@ -42,6 +42,9 @@ type SourceStats struct {
 	// MalformedSamples holds the first few malformed inputs with their position
 	// ("line 1234: <reason>").
 	MalformedSamples []string
+	// Truncated counts inputs that ended inside a line (a capture cut short, no final
+	// newline): the partial line is not decoded.
+	Truncated uint64
 	// Lost counts events the kernel could not deliver: ring buffer reserve failures and
 	// program runs it skipped (recursion protection).
 	Lost uint64

@@ -262,7 +262,7 @@ func Write(w io.Writer, set *timeline.Set) (Stats, error) {
 		} else {
 			q := j.Queued()
 			source = &slice{name: "queue", cat: "submit", start: q, end: q, args: map[string]any{
-				"fence": j.Fence, "note": "the job was queued from this thread (no ioctl events in the input)",
+				"fence": j.Fence, "job_span_id": j.SpanID, "note": "the job was queued from this thread (no ioctl events in the input)",
 			}}
 			tt.g.add(source)
 		}
@@ -460,7 +460,7 @@ func jobArgs(j *timeline.Job) map[string]any {
 }
 
 func stageArgs(j *timeline.Job, s timeline.Stage) map[string]any {
-	a := map[string]any{"source": s.Source, "job": jobLabel(j)}
+	a := map[string]any{"source": s.Source, "job": jobLabel(j), "job_span_id": j.SpanID}
 	if s.Rule != "" {
 		a["rule"] = s.Rule
 	}

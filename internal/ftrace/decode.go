@@ -84,6 +84,9 @@ type Decoder struct {
 	caps       [maxCaptures]capture
 	h          header
 	task       taskColumns // line.go
+	// lastTS is the timestamp of the last line that had one: a "[LOST n EVENTS]" note
+	// takes it as its time (the note has none).
+	lastTS int64
 
 	recentSpecs [recentSlots]recentSpec // recent.go
 	recentStrs  [recentSlots]string
@@ -111,15 +114,15 @@ func (d *Decoder) Decode(line []byte, lineNo int, ev *event.Event) bool {
 		return false
 	}
 	h := &d.h
-	reason, noTS := d.task.split(line, h)
+	reason, noTS := splitAny(&d.task, line, h)
 	if noTS {
-		d.nonEvent(line, lineNo)
-		return false
+		return d.nonEvent(line, lineNo, ev)
 	}
 	if reason != "" {
 		d.malformed(lineNo, reason, line)
 		return false
 	}
+	d.lastTS = h.ts
 	s, ok := d.lookupSpec(h.name)
 	if !ok {
 		d.countUnknown(h.name)
@@ -197,42 +200,80 @@ func markerText(p []byte) string {
 	return string(p)
 }
 
-// nonEvent classifies a line without a timestamp: a header, a lost-events note, or garbage.
-func (d *Decoder) nonEvent(line []byte, lineNo int) {
+// nonEvent classifies a line without a timestamp: a header, a lost-events note, a kernel
+// log line around an ftrace dump, or garbage. It returns true with *ev filled for a
+// lost-events note that names its CPU (an EventsLost event at the time of the line
+// before it).
+func (d *Decoder) nonEvent(line []byte, lineNo int, ev *event.Event) bool {
 	t := bytes.TrimSpace(line)
+	klog := false
+	if rest, ok := stripPrintkPrefix(t); ok {
+		t, klog = bytes.TrimSpace(rest), true
+	}
 	switch {
 	case len(t) == 0, t[0] == '#',
 		bytes.HasPrefix(t, []byte("cpus=")),
 		bytes.HasPrefix(t, []byte("version = ")),
-		bytes.HasPrefix(t, []byte("CPU ")) && bytes.HasSuffix(t, []byte(" is empty")):
+		bytes.HasPrefix(t, []byte("CPU ")) && bytes.HasSuffix(t, []byte(" is empty")),
+		isDumpBanner(t):
 		d.headers++
 	default:
-		if n, ok := lostEvents(t); ok {
+		if cpu, n, ok := lostEvents(t); ok {
 			d.stats.Lost += n
+			if cpu < 0 {
+				d.headers++
+				return false
+			}
+			*ev = event.Event{Kind: event.EventsLost, Time: d.lastTS, CPU: cpu, Arg: n, Name: lostEventsName}
+			d.stats.Events[event.EventsLost]++
+			return true
+		}
+		if klog {
+			// the kernel log's own messages between the dump's lines: not trace data
 			d.headers++
-			return
+			return false
 		}
 		d.malformed(lineNo, reasonNoTimestamp, line)
 	}
+	return false
 }
 
-// lostEvents reads "CPU:N [LOST n EVENTS]" (tracefs) and "[n EVENTS DROPPED]"
-// (trace-cmd) notes.
-func lostEvents(t []byte) (uint64, bool) {
-	if i := bytes.Index(t, []byte("[LOST ")); i >= 0 {
-		if _, n, ok := scanDec(t, i+len("[LOST ")); ok && bytes.HasPrefix(t[skipDigits(t, i+len("[LOST ")):], []byte(" EVENTS]")) {
-			return n, true
+// lostEventsName is Event.Name of an EventsLost event.
+const lostEventsName = "lost_events"
+
+// lostEvents reads the notes of lost events that tracefs ("CPU:N [LOST n EVENTS]",
+// "CPU:N [LOST EVENTS]": print_trace_line in trace.c) and trace-cmd ("CPU:N [n EVENTS
+// DROPPED]", "CPU:N [EVENTS DROPPED]") print before the first event of CPU N after the
+// loss. n is 0 when the note has no count; cpu is -1 when it names no CPU.
+func lostEvents(t []byte) (cpu int32, n uint64, ok bool) {
+	switch {
+	case bytes.HasSuffix(t, []byte("[LOST EVENTS]")), bytes.HasSuffix(t, []byte("[EVENTS DROPPED]")):
+		ok = true
+	default:
+		if i := bytes.Index(t, []byte("[LOST ")); i >= 0 {
+			if _, v, good := scanDec(t, i+len("[LOST ")); good && bytes.HasPrefix(t[skipDigits(t, i+len("[LOST ")):], []byte(" EVENTS]")) {
+				n, ok = v, true
+			}
 		}
-	}
-	if i := bytes.Index(t, []byte(" EVENTS DROPPED]")); i > 0 {
-		j := bytes.LastIndexByte(t[:i], '[')
-		if j >= 0 {
-			if end, n, ok := scanDec(t, j+1); ok && end == i {
-				return n, true
+		if i := bytes.Index(t, []byte(" EVENTS DROPPED]")); !ok && i > 0 {
+			j := bytes.LastIndexByte(t[:i], '[')
+			if j >= 0 {
+				if end, v, good := scanDec(t, j+1); good && end == i {
+					n, ok = v, true
+				}
 			}
 		}
 	}
-	return 0, false
+	if !ok {
+		return 0, 0, false
+	}
+	cpu = -1
+	if bytes.HasPrefix(t, []byte("CPU:")) {
+		if end, v, good := scanDec(t, len("CPU:")); good && v < 1<<20 && end < len(t) && t[end] == ' ' {
+			cpu = int32(v)
+		}
+	}
+	return cpu, n, true
 }
 
 func skipDigits(b []byte, i int) int {
@@ -262,6 +303,16 @@ func (d *Decoder) malformed(lineNo int, reason string, line []byte) {
 		}
 		d.stats.MalformedSamples = append(d.stats.MalformedSamples,
 			fmt.Sprintf("line %d: %s (%d bytes): %q", lineNo, reason, len(line), ex))
+	}
+}
+
+// CountTruncated counts an input that ended inside its last line (n bytes without a
+// newline): the line is cut short and is not decoded.
+func (d *Decoder) CountTruncated(lineNo, n int) {
+	d.stats.Truncated++
+	if len(d.stats.MalformedSamples) < maxSamples {
+		d.stats.MalformedSamples = append(d.stats.MalformedSamples,
+			fmt.Sprintf("line %d: the input ends inside it (%d bytes, no newline): not decoded", lineNo, n))
 	}
 }
 
@@ -306,3 +357,44 @@ func (d *Decoder) Stats() event.SourceStats {
 // Headers returns how many lines were not events: headers, comments, blank lines,
 // "[LOST n EVENTS]" notes.
 func (d *Decoder) Headers() uint64 { return d.headers }
+
+// splitAny splits a line in the default layouts (line.go) or, when it has no timestamp
+// those read, in the latency format (latency.go), with or without the kernel log's prefix.
+func splitAny(tc *taskColumns, line []byte, h *header) (reason string, noTS bool) {
+	reason, noTS = tc.split(line, h)
+	if !noTS && reason != reasonNoTask {
+		return reason, noTS
+	}
+	rest := line
+	if r, ok := stripPrintkPrefix(trimBlankLeft(line)); ok {
+		rest = r
+	}
+	if r, found := splitLatency(rest, h); found {
+		return r, false
+	}
+	return reason, noTS
+}
+
+// TimeReader reads only the timestamp of lines, in every layout the Decoder reads; the
+// replay source uses it to find the sorted runs of a capture before decoding it. It is
+// not safe for concurrent use.
+type TimeReader struct {
+	task taskColumns
+	h    header
+}
+
+// Time returns the timestamp of line in nanoseconds, or false when the line has none
+// that the Decoder would use (a header, a note, a malformed line).
+func (r *TimeReader) Time(line []byte) (int64, bool) {
+	for n := len(line); n > 0 && (line[n-1] == '\n' || line[n-1] == '\r'); n = len(line) {
+		line = line[:n-1]
+	}
+	if len(line) > MaxLineLen {
+		return 0, false
+	}
+	reason, noTS := splitAny(&r.task, line, &r.h)
+	if noTS || reason != "" {
+		return 0, false
+	}
+	return r.h.ts, true
+}

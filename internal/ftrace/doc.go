@@ -23,5 +23,8 @@
 //   - CPU is -1 when the line has no CPU column (trace-cmd's short form). PID is the
 //     TGID column when present, else 0. A comm printed as "<...>" becomes "".
 //   - Lines that are not events (headers, "cpus=4", "CPU 0 is empty", blank lines) are
-//     counted by Headers(), not as malformed. "[LOST n EVENTS]" adds n to Lost.
+//     counted by Headers(), not as malformed. "CPU:N [LOST n EVENTS]" adds n to Lost and,
+//     when it names its CPU, is an EventsLost event at the time of the line before it.
+//   - The latency format (options/latency-format, ftrace_dump in the kernel log) is read
+//     too (latency.go); its plain form's times are microseconds since the buffer's start.
 package ftrace

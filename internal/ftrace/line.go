@@ -5,6 +5,7 @@
 //	tracefs with TGID:  "  comm-tid  (  tgid) [cpu] flags  secs.usecs: name: payload"
 //	trace-cmd report:   "  comm-tid  [cpu] secs.usecs: name:   payload" (flags with -l)
 //	trace-cmd short:    "  comm-tid secs.usecs: name: payload"
+//	latency format:     "  comm-tid  cpuflags  usecs us: name: payload" (latency.go)
 //	tracefs syscalls:   "... secs.usecs: sys_ioctl(fd: 3, …)" and "... sys_ioctl -> 0x0"
 //
 // The timestamp — the first "digits.digits: " preceded by a blank — anchors the split,
@@ -86,7 +87,12 @@ func (tc *taskColumns) split(line []byte, h *header) (reason string, noTS bool) 
 		tc.prefix = append(tc.prefix[:0], line[:tsStart]...)
 		tc.tid, tc.tgid, tc.cpu, tc.commAt, tc.commTo = h.tid, h.tgid, h.cpu, commAt, commAt+len(h.comm)
 	}
-	// name, then ':' (events), '(' (tracefs syscall entry) or " -> " (syscall exit).
+	return splitName(line, colon, h), false
+}
+
+// splitName reads the event name after the timestamp's colon, then ':' (events), '('
+// (tracefs syscall entry) or " -> " (syscall exit), and the payload after it.
+func splitName(line []byte, colon int, h *header) (reason string) {
 	i := colon + 1
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
 		i++
@@ -96,7 +102,7 @@ func (tc *taskColumns) split(line []byte, h *header) (reason string, noTS bool) 
 		i++
 	}
 	if i == ns || i == len(line) {
-		return reasonNoName, false
+		return reasonNoName
 	}
 	switch {
 	case line[i] == ':':
@@ -105,23 +111,23 @@ func (tc *taskColumns) split(line []byte, h *header) (reason string, noTS bool) 
 	case line[i] == '(':
 		h.name = line[ns : i+1]
 		h.payload = line[i+1:]
-		return "", false
+		return ""
 	case hasLit(line, i, " -> "):
 		h.name = line[ns : i+3]
 		h.payload = line[i+4:]
-		return "", false
+		return ""
 	case hasLit(line, i, " <-"):
 		// function tracer: "func <-parent"
 		h.name, h.payload = funcTracerName, nil
-		return "", false
+		return ""
 	default:
-		return reasonNoName, false
+		return reasonNoName
 	}
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
 		i++
 	}
 	h.payload = line[i:]
-	return "", false
+	return ""
 }
 
 var funcTracerName = []byte("function")

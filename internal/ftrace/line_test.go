@@ -63,18 +63,45 @@ func TestNonEventLines(t *testing.T) {
 	}
 }
 
+// The notes of lost events, as tracefs (print_trace_line in kernel/trace/trace.c:
+// "CPU:%d [LOST %lu EVENTS]", "CPU:%d [LOST EVENTS]") and trace-cmd ("CPU:%d [%lld EVENTS
+// DROPPED]", "CPU:%d [EVENTS DROPPED]") print them: n is added to Lost, and a note that
+// names its CPU is an EventsLost event at the time of the line before it.
 func TestLostEvents(t *testing.T) {
+	const before = "          <idle>-0       [002] d.h3.  2571.915687: dma_fence_signaled: driver=amdgpu timeline=gfx_0.0.0 context=12 seqno=99081"
 	for _, tt := range []struct {
 		line string
+		cpu  int32 // -1: no event
 		n    uint64
 	}{
-		{"CPU:2 [LOST 3 EVENTS]", 3},
-		{"CPU:0 [LOST 18446744073709551615 EVENTS]", 1<<64 - 1},
-		{"CPU: 1 [1234 EVENTS DROPPED]", 1234},
+		{"CPU:2 [LOST 3 EVENTS]", 2, 3},
+		{"CPU:0 [LOST 18446744073709551615 EVENTS]", 0, 1<<64 - 1},
+		{"CPU:7 [LOST EVENTS]", 7, 0},
+		{"CPU:7 [204600 EVENTS DROPPED]", 7, 204600},
+		{"CPU:3 [EVENTS DROPPED]", 3, 0},
+		{"CPU: 1 [1234 EVENTS DROPPED]", 1, 1234},
+		{"[1234 EVENTS DROPPED]", -1, 1234},
+		{"<0>[  812.512345] CPU:1 [LOST 12 EVENTS]", 1, 12},
 	} {
-		_, ok, d := decodeOne(tt.line)
-		if s := d.Stats(); ok || s.Lost != tt.n || s.Malformed != 0 || d.Headers() != 1 {
-			t.Errorf("%q: lost %d malformed %d headers %d; want %d, 0, 1", tt.line, s.Lost, s.Malformed, d.Headers(), tt.n)
+		d := NewDecoder()
+		var e event.Event
+		if !d.Decode([]byte(before), 1, &e) {
+			t.Fatalf("line before: not decoded")
+		}
+		ok := d.Decode([]byte(tt.line), 2, &e)
+		s := d.Stats()
+		if s.Lost != tt.n || s.Malformed != 0 {
+			t.Errorf("%q: lost %d malformed %d; want %d, 0", tt.line, s.Lost, s.Malformed, tt.n)
+		}
+		if tt.cpu < 0 {
+			if ok || d.Headers() != 1 {
+				t.Errorf("%q: ok %v headers %d; want a header", tt.line, ok, d.Headers())
+			}
+			continue
+		}
+		want := event.Event{Kind: event.EventsLost, Time: 2571_915_687_000, CPU: tt.cpu, Arg: tt.n, Name: "lost_events"}
+		if !ok || e != want || d.Headers() != 0 || s.EventsOf(event.EventsLost) != 1 {
+			t.Errorf("%q: ok %v %+v headers %d; want %+v", tt.line, ok, e, d.Headers(), want)
 		}
 	}
 }

@@ -1,5 +1,6 @@
 // Reads a capture line by line: plain text or gzip (by magic bytes, not by name), lines of
-// any length without failing (the longest are reported, not buffered).
+// any length without failing (the longest are reported, not buffered). A last line without
+// its newline is reported as cut off: the capture was truncated inside it.
 package replay
 
 import (
@@ -38,17 +39,26 @@ func newLineReader(r io.Reader, max int) (*lineReader, error) {
 	return lr, nil
 }
 
+// errUnterminated is next's error for a last line that ends without its newline: the
+// input ended inside the line (a capture cut short), whose text must not be trusted
+// ("seqno=38" of "seqno=3832"). A stream still being written does not end here: the read
+// waits for the rest of the line or for the end of the input.
+var errUnterminated = errors.New("the input ends inside its last line (no newline)")
+
 // next returns the next line. The slice is valid until the next call. tooLong is true
 // when the line exceeded max (its content is dropped; n is its length). At the end it
-// returns io.EOF; a read error comes back with the partial line read before it (cut
-// short: the caller must not trust it).
+// returns io.EOF; a last line without newline comes back as errUnterminated with its
+// length in n, and a read error with the partial line read before it (cut short: the
+// caller must not trust either).
 func (r *lineReader) next() (line []byte, tooLong bool, n int, err error) {
 	r.long = r.long[:0]
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		n += len(chunk)
 		switch {
-		case err == nil || (errors.Is(err, io.EOF) && n > 0):
+		case errors.Is(err, io.EOF) && n > 0:
+			return nil, tooLong, n, errUnterminated
+		case err == nil:
 			if tooLong {
 				return nil, true, n, nil
 			}

@@ -217,12 +217,75 @@ func TestReplayLongLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := s.Stats()
-	if len(rec.events) != 4 || st.Malformed != 2 {
-		t.Errorf("%d events, %d malformed %v", len(rec.events), st.Malformed, st.MalformedSamples)
+	if len(rec.events) != 3 || st.Malformed != 2 || st.Truncated != 1 {
+		t.Errorf("%d events, %d malformed, %d truncated %v", len(rec.events), st.Malformed, st.Truncated, st.MalformedSamples)
 	}
 	if len(st.MalformedSamples) == 2 && !strings.HasPrefix(st.MalformedSamples[1], "line 4: line of 3145729 bytes") {
 		t.Errorf("sample %q", st.MalformedSamples[1])
 	}
+}
+
+// A capture cut inside its last line: the line is counted as truncated, never decoded
+// (its "seqno=38" is the first two digits of 3832), in plain text, gzip and a pipe.
+func TestReplayCutInsideLastLine(t *testing.T) {
+	data, err := os.ReadFile(gpuOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const whole = "context=4929 seqno=3832\n"
+	if !bytes.HasSuffix(data, []byte(whole)) {
+		t.Fatalf("the capture no longer ends with %q", whole)
+	}
+	cut := data[:len(data)-3] // "... context=4929 seqno=38"
+	check := func(t *testing.T, path string) {
+		s := mustNew(t, Config{Path: path})
+		var rec recorder
+		if err := s.Run(context.Background(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		st := s.Stats()
+		if len(rec.events) != gpuOnlyEvents-1 || st.Truncated != 1 || st.Malformed != 0 {
+			t.Errorf("%d events (want %d), truncated %d, malformed %d", len(rec.events), gpuOnlyEvents-1, st.Truncated, st.Malformed)
+		}
+		for _, e := range rec.events {
+			if e.Fence.Context == 4929 && e.Fence.Seqno == 38 {
+				t.Fatalf("the cut line was decoded: %+v", e)
+			}
+		}
+		if len(st.MalformedSamples) == 0 || !strings.Contains(st.MalformedSamples[len(st.MalformedSamples)-1], "line 9703: the input ends inside it") {
+			t.Errorf("samples %q", st.MalformedSamples)
+		}
+	}
+	t.Run("plain", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "cut.txt")
+		if err := os.WriteFile(path, cut, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check(t, path)
+	})
+	t.Run("gzip", func(t *testing.T) {
+		path, _ := gzipFile(t, cut)
+		check(t, path)
+	})
+	t.Run("pipe", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "fifo")
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Skipf("no FIFO here: %v", err)
+		}
+		go func() {
+			w, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			// written in two parts, the second the line's end without a newline: a
+			// reader waits for the rest of a line until the writer closes
+			w.Write(cut[:len(cut)-40])
+			time.Sleep(20 * time.Millisecond)
+			w.Write(cut[len(cut)-40:])
+			w.Close()
+		}()
+		check(t, path)
+	})
 }
 
 // syntheticCapture writes n fence events spaced step apart, in tracefs layout.

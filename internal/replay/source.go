@@ -23,13 +23,17 @@ const pacingSlack = time.Millisecond
 // ctxCheckLines is how often (in lines) Run looks at ctx when no batch is due.
 const ctxCheckLines = 4096
 
+// maxEarlyLost bounds the loss notes held until the first event.
+const maxEarlyLost = 1024
+
 // Source replays a capture file. It implements event.Source.
 type Source struct {
 	cfg   Config
 	clock *clock
 
-	mu  sync.Mutex // guards dec
-	dec *ftrace.Decoder
+	mu   sync.Mutex // guards dec and runs
+	dec  *ftrace.Decoder
+	runs int // sorted runs merged by the last Run (0: read in file order)
 }
 
 var _ event.Source = (*Source)(nil)
@@ -61,10 +65,13 @@ func (s *Source) Stats() event.SourceStats {
 
 // Run implements event.Source: it delivers every event of the capture and returns nil at
 // its end, ctx.Err() when cancelled, or an error for an input that cannot be read to the
-// end (a truncated gzip) after delivering everything decodable before it. Run starts
-// from the beginning of the file each time, with fresh stats. A pipe is read as it is
-// written; batches are handed over whenever the reader would wait. (Opening a FIFO waits
-// for its writer and is not interrupted by ctx.)
+// end (a truncated gzip) after delivering everything decodable before it, and for an
+// input in which no GPU event was recognised (ErrNoGPUEvents, saying what was expected).
+// A regular file whose lines are not in time order (per-CPU files concatenated) is
+// delivered merged by time (runs.go). Run starts from the beginning of the file each
+// time, with fresh stats. A pipe is read as it is written, in its order; batches are
+// handed over whenever the reader would wait. (Opening a FIFO waits for its writer and is
+// not interrupted by ctx.)
 func (s *Source) Run(ctx context.Context, sink event.Sink) error {
 	start := time.Now()
 	f, err := os.Open(s.cfg.Path)
@@ -79,32 +86,45 @@ func (s *Source) Run(ctx context.Context, sink event.Sink) error {
 	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
 		live = true
 	}
-	lr, err := newLineReader(f, MaxLineLen)
+	s.mu.Lock()
+	s.dec = ftrace.NewDecoder()
+	s.mu.Unlock()
+
+	lines, gzipped, closeLines, err := s.open(ctx, f, live)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return fmt.Errorf("replay: capture %s: %w", s.cfg.Path, err)
 	}
-	s.mu.Lock()
-	s.dec = ftrace.NewDecoder()
-	s.mu.Unlock()
+	defer closeLines()
 
 	r := run{s: s, ctx: ctx, sink: sink, start: start, batch: make([]event.Event, 0, s.cfg.BatchSize)}
-	for lineNo := 1; ; lineNo++ {
-		if live && lr.buffered() == 0 {
+	for {
+		if live && lines.buffered() == 0 {
 			// the next read may wait for the writer: hand over what we have
 			if err := r.flush(); err != nil {
 				return err
 			}
 		}
-		line, tooLong, n, err := lr.next()
+		line, tooLong, n, lineNo, err := lines.next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			if errors.Is(err, io.EOF) {
-				return r.flush()
+				if err := r.flush(); err != nil {
+					return err
+				}
+				return s.checkRecognised(r.lines)
+			}
+			if errors.Is(err, errUnterminated) {
+				// the capture was cut inside this line: count it, never decode it
+				r.lines++
+				s.mu.Lock()
+				s.dec.CountTruncated(lineNo, n)
+				s.mu.Unlock()
+				continue
 			}
 			if n > 0 {
 				s.countMalformed(lineNo, fmt.Sprintf("cut off by a read error after %d bytes", n))
@@ -113,7 +133,7 @@ func (s *Source) Run(ctx context.Context, sink event.Sink) error {
 				return ferr
 			}
 			what := "read error"
-			if lr.gzipped {
+			if gzipped {
 				what = "gzip stream ends early or is corrupt"
 			}
 			return fmt.Errorf("replay: capture %s: %s after line %d: %w", s.cfg.Path, what, lineNo-1, err)
@@ -126,6 +146,49 @@ func (s *Source) Run(ctx context.Context, sink event.Sink) error {
 			return err
 		}
 	}
+}
+
+// open returns the capture's lines: in file order for a pipe and for a file of one
+// sorted run, else merged by time (runs.go). closeLines releases what the merge opened.
+func (s *Source) open(ctx context.Context, f *os.File, live bool) (lines lineSource, gzipped bool, closeLines func(), err error) {
+	noop := func() {}
+	sequential := func() (lineSource, bool, func(), error) {
+		if _, err := f.Seek(0, io.SeekStart); err != nil && !live {
+			return nil, false, noop, err
+		}
+		lr, err := newLineReader(f, MaxLineLen)
+		if err != nil {
+			return nil, false, noop, err
+		}
+		return &inOrder{lr: lr}, lr.gzipped, noop, nil
+	}
+	if live {
+		return sequential()
+	}
+	runs, gz, err := scanRuns(f)
+	if errors.Is(err, errTooManyRuns) {
+		return nil, gz, noop, fmt.Errorf("not in time order: more than %d sorted runs; ghostdriver merges "+
+			"concatenated per-CPU files (one run each), but this input is not that: use the tracefs `trace` "+
+			"file or `trace-cmd report`, which write one sorted stream", MaxRuns)
+	}
+	if err != nil || len(runs) <= 1 || ctx.Err() != nil {
+		// one run, or a scan that could not read to the end: read in order, and meet any
+		// error where it is
+		return sequential()
+	}
+	var src io.ReaderAt = f
+	release := noop
+	if gz {
+		tmp, err := spill(s.cfg.Path)
+		if err != nil {
+			return nil, gz, noop, err
+		}
+		src, release = tmp, func() { tmp.Close() }
+	}
+	s.mu.Lock()
+	s.runs = len(runs)
+	s.mu.Unlock()
+	return newMerged(src, runs), gz, release, nil
 }
 
 func (s *Source) countMalformed(lineNo int, reason string) {
@@ -145,6 +208,7 @@ type run struct {
 	first   int64 // its capture time
 	latest  int64 // the latest capture time delivered
 	lines   int
+	lost    []event.Event // loss notes before the first event (held for its time)
 }
 
 // line decodes one line and delivers or paces as needed. The event is decoded in place,
@@ -167,9 +231,30 @@ func (r *run) line(line []byte, lineNo int) error {
 	if !ok {
 		return nil
 	}
+	if ev.Kind == event.EventsLost && !r.started {
+		// a loss note before the first event: it goes out at that event's time (past
+		// maxEarlyLost such notes, only their counts in the stats remain)
+		if len(r.lost) < maxEarlyLost {
+			r.lost = append(r.lost, *ev)
+		}
+		r.batch = r.batch[:n]
+		return nil
+	}
 	t := ev.Time
 	if !r.started {
 		r.started, r.first = true, t
+		if len(r.lost) > 0 {
+			cur := *ev
+			r.batch = r.batch[:n]
+			for _, l := range r.lost {
+				l.Time = t
+				r.batch = append(r.batch, l)
+			}
+			r.lost = nil
+			r.batch = append(r.batch, cur)
+			n = len(r.batch) - 1
+			ev = &r.batch[n]
+		}
 		if !r.s.cfg.epochSet() {
 			r.s.clock.offset.Store(r.start.UnixNano() - t)
 		}

@@ -31,24 +31,25 @@ import (
 
 func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cuda", flag.ContinueOnError)
+	defaults := receiverDefaults()
 	fs.SetOutput(stderr)
 	duration := fs.Duration("duration", 0, "stop after this long (0: until interrupted, or until COMMAND exits)")
 	output := fs.String("output", "", "write spans as OTLP/JSON lines to this file")
 	metricsOut := fs.String("metrics-output", "", "write metrics as OTLP/JSON lines to this file")
-	rescan := fs.Duration("rescan-interval", 2*time.Second, "scan /proc/*/maps for new CUDA libraries this often (0: only at start)")
+	rescan := fs.Duration("rescan-interval", defaults.Live.CUDA.RescanInterval, "scan /proc/*/maps for new CUDA libraries this often (0: only at start)")
 	noEntryPoints := fs.Bool("no-entry-points", false, "do not hook driver entry points learnt from cuGetProcAddress")
 	noXid := fs.Bool("no-xid", false, "do not attach the nvidia:nvidia_dev_xid tracepoint")
 	readyFile := fs.String("ready-file", "", "create this file once the uprobes are attached")
 	quiet := fs.Bool("quiet", false, "do not print the summary")
 	verbose := fs.Bool("verbose", false, "log the loader's details")
 	noTenant := fs.Bool("no-tenant", false, "do not read /proc for the processes (resource: service.name, container, pod; thread-context recipes; TRACEPARENT)")
-	obiMap := fs.String("obi-map", probe.DefaultOBIMapPath, "where OBI pins traces_ctx_v1 (the OBI context tier)")
-	flushEvery := fs.Duration("flush-interval", 200*time.Millisecond, "how often spans are written")
-	collectEvery := fs.Duration("collection-interval", 10*time.Second, "how often metrics are written")
+	obiMap := fs.String("obi-map", defaults.Context.OBIMapPath, "where OBI pins traces_ctx_v1 (the OBI context tier)")
+	flushEvery := fs.Duration("flush-interval", defaults.FlushInterval, "how often spans are written")
+	collectEvery := fs.Duration("collection-interval", defaults.CollectionInterval, "how often metrics are written")
 	var libs stringList
 	fs.Var(&libs, "library", "a CUDA library file to hook at start (repeatable; globs allowed)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseArgs(fs, args, stdout, stderr); done {
+		return code
 	}
 	command := fs.Args()
 	log := zap.NewNop()

@@ -2,12 +2,8 @@
 
 package main
 
-import (
-	"fmt"
-	"io"
-)
+import "io"
 
-func cmdCUDA(_ []string, _, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "ghostdriver cuda: needs Linux with eBPF uprobes")
-	return 1
+func cmdCUDA(args []string, stdout, stderr io.Writer) int {
+	return linuxOnly("cuda", args, stdout, stderr)
 }

@@ -1,4 +1,4 @@
-// `ghostdriver live` and `ghostdriver doctor`: the eBPF source without a collector.
+// `ghostdriver live`: the eBPF source without a collector.
 package main
 
 import (
@@ -55,15 +55,19 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	var boFuncs, runJobFuncs stringList
 	fs.Var(&boFuncs, "bo-func", "another kernel function bounding buffer-object validation (repeatable; added to the defaults)")
 	fs.Var(&runJobFuncs, "run-job-func", "another driver run_job callback (repeatable; added to the defaults)")
-	tiers := fs.String("context-tiers", strings.Join(enrich.DefaultTiers, ","), "application trace-context tiers in lookup order (otep4947,obi,traceparent; empty: none)")
-	obiMap := fs.String("obi-map-path", probe.DefaultOBIMapPath, "where OBI pins its traces_ctx_v1 map")
+	defaults := receiverDefaults()
+	tiers := fs.String("context-tiers", strings.Join(defaults.Context.Tiers, ","), "application trace-context tiers in lookup order (otep4947,obi,traceparent; empty: none)")
+	obiMap := fs.String("obi-map-path", defaults.Context.OBIMapPath, "where OBI pins its traces_ctx_v1 map")
 	noTenant := fs.Bool("no-tenant", false, "do not read /proc and /sys for tenant attribution (no traceparent/OTEP 4947 context then)")
-	procRoot := fs.String("proc-root", "/proc", "the host's procfs")
-	sysRoot := fs.String("sys-root", "/sys", "the host's sysfs")
+	procRoot := fs.String("proc-root", defaults.Tenant.ProcRoot, "the host's procfs")
+	sysRoot := fs.String("sys-root", defaults.Tenant.SysRoot, "the host's sysfs")
 	classic := fs.Bool("classic-tracepoints", false, "hook the gpu_scheduler and driver events with classic tracepoints decoded from their tracefs formats, even where tp_btf/raw_tp would attach")
 	pf := addPipelineFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseArgs(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() != 0 {
+		return usageError(stderr, fs, "takes no arguments, got %q", fs.Args())
 	}
 	log := zap.NewNop()
 	if *verbose {
@@ -74,8 +78,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		tierList = strings.Split(*tiers, ",")
 	}
 	if err := enrich.ValidateTiers(tierList); err != nil {
-		fmt.Fprintf(stderr, "ghostdriver live: --context-tiers: %v\n", err)
-		return 2
+		return usageError(stderr, fs, "--context-tiers: %v", err)
 	}
 	cfg := probe.DefaultConfig()
 	cfg.BOValidationFuncs = append(cfg.BOValidationFuncs, boFuncs...)
@@ -124,28 +127,4 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	code := runPipeline(ctx, live, pf, *output, *metricsOut, !*quiet, stdout, stderr)
 	fmt.Fprintf(stderr, "ghostdriver live: ran %v\n", time.Since(start).Round(time.Millisecond))
 	return code
-}
-
-func cmdDoctor(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	classic := fs.Bool("classic-tracepoints", false, "report what `live --classic-tracepoints` would attach")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	cfg := probe.DefaultConfig()
-	cfg.ClassicTracepoints = *classic
-	rep := probe.Doctor(cfg, zap.NewNop())
-	if *asJSON {
-		b, err := rep.JSON()
-		if err != nil {
-			fmt.Fprintf(stderr, "ghostdriver doctor: %v\n", err)
-			return 1
-		}
-		fmt.Fprintln(stdout, string(b))
-		return 0
-	}
-	fmt.Fprint(stdout, rep.String())
-	return 0
 }

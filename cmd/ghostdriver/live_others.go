@@ -1,6 +1,6 @@
 //go:build !linux
 
-// The live source and doctor need Linux eBPF.
+// live, doctor and record need Linux (eBPF, tracefs).
 package main
 
 import (
@@ -8,12 +8,26 @@ import (
 	"io"
 )
 
-func cmdLive(_ []string, _, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "ghostdriver live: needs Linux with eBPF")
-	return 1
+func cmdLive(args []string, stdout, stderr io.Writer) int {
+	return linuxOnly("live", args, stdout, stderr)
 }
 
-func cmdDoctor(_ []string, _, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "ghostdriver doctor: needs Linux with eBPF")
+func cmdDoctor(args []string, stdout, stderr io.Writer) int {
+	return linuxOnly("doctor", args, stdout, stderr)
+}
+
+func cmdRecord(args []string, stdout, stderr io.Writer) int {
+	return linuxOnly("record", args, stdout, stderr)
+}
+
+// linuxOnly answers --help with the synopsis (exit 0) and anything else with exit 1.
+func linuxOnly(cmd string, args []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprintf(stdout, "usage: %s\n(needs Linux)\n", synopsis(cmd))
+			return 0
+		}
+	}
+	fmt.Fprintf(stderr, "ghostdriver %s: needs Linux with eBPF/tracefs\n", cmd)
 	return 1
 }

@@ -1,42 +1,66 @@
 // Command ghostdriver runs the receiver's pipeline without a collector:
 //
-//	ghostdriver replay [--epoch N] [--speed X] [--output FILE] [--metrics-output FILE] [--no-stage-spans] CAPTURE
-//	ghostdriver live   [--duration D] [--output FILE] [--clock-out FILE] [--drm-major N]... [--context-tiers LIST] [--obi-map-path P] [--no-tenant] [--classic-tracepoints]
-//	ghostdriver cuda   [--duration D] [--output FILE] [--library PATH]... [-- COMMAND [ARGS...]]
-//	ghostdriver doctor [--json] [--classic-tracepoints]
-//	ghostdriver spans  [--limit N] [--completed] FILE
+//	ghostdriver replay  CAPTURE          a ftrace / trace-cmd capture in, spans and a summary out
+//	ghostdriver live                     the eBPF source (the virtual GPU rig's guest uses it)
+//	ghostdriver record                   write a capture that replay reads, with tracefs alone
+//	ghostdriver cuda    [-- COMMAND]     CUDA applications through uprobes (NVIDIA has no DRM scheduler)
+//	ghostdriver doctor                   what the live source can attach on this host, and a verdict
+//	ghostdriver spans   FILE             job spans of an OTLP/JSON file as trees
+//	ghostdriver version                  the version (also --version)
 //
-// replay is the offline analysis tool for people who already have trace-cmd captures;
-// live runs the eBPF source where no collector is wanted (the virtual GPU rig's guest);
-// cuda traces CUDA applications with uprobes (NVIDIA GPUs have no DRM scheduler events);
-// doctor prints what the live source can attach on this host; spans prints job spans
-// from an OTLP/JSON file as trees.
+// The synopsis of each command (synopses below) is what `ghostdriver --help` prints and
+// what README.md shows; a test keeps both equal to the flags each command defines.
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/ghostdriver/ghostdriver/internal/version"
 )
 
-const usage = `usage:
-  ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--no-stage-spans] [--quiet] CAPTURE
-  ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--drm-major N]...
-                     [--context-tiers otep4947,obi,traceparent] [--obi-map-path PATH] [--no-tenant] [--proc-root DIR] [--sys-root DIR]
-                     [--classic-tracepoints] [--no-stage-spans]
-  ghostdriver cuda   [--duration D] [--output FILE] [--metrics-output FILE] [--library PATH]... [--rescan-interval D]
-                     [--no-entry-points] [--no-xid] [--no-tenant] [--ready-file FILE] [--quiet] [-- COMMAND [ARGS...]]
-  ghostdriver doctor [--json] [--classic-tracepoints]
-  ghostdriver spans  [--limit N] [--completed] FILE
-`
+// synopses are the usage lines, one entry per command, in --help order. Continuation
+// lines start with spaces.
+var synopses = []struct{ cmd, text string }{
+	{"replay", `ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--quiet]
+                   [--job-timeout D] [--max-pending-jobs N] [--reorder-window D] [--flush-interval D]
+                   [--collection-interval D] [--no-stage-spans] CAPTURE`},
+	{"live", `ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--ready-file FILE]
+                   [--quiet] [--verbose] [--drm-major N]... [--bo-func F]... [--run-job-func F]...
+                   [--context-tiers otep4947,obi,traceparent] [--obi-map-path PATH] [--no-tenant] [--proc-root DIR]
+                   [--sys-root DIR] [--classic-tracepoints] [--job-timeout D] [--max-pending-jobs N]
+                   [--reorder-window D] [--flush-interval D] [--collection-interval D] [--no-stage-spans]`},
+	{"record", `ghostdriver record [--duration D] [--output FILE] [--buffer-kb N] [--list] [--ready-file FILE] [--quiet]`},
+	{"cuda", `ghostdriver cuda   [--duration D] [--output FILE] [--metrics-output FILE] [--library PATH]... [--rescan-interval D]
+                   [--no-entry-points] [--no-xid] [--no-tenant] [--obi-map PATH] [--ready-file FILE] [--quiet]
+                   [--verbose] [--flush-interval D] [--collection-interval D] [-- COMMAND [ARGS...]]`},
+	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints]`},
+	{"spans", `ghostdriver spans  [--limit N] [--completed] FILE`},
+	{"version", `ghostdriver version`},
+}
+
+// usage is the text of `ghostdriver --help`.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	for _, s := range synopses {
+		b.WriteString("  " + strings.ReplaceAll(s.text, "\n", "\n  ") + "\n")
+	}
+	b.WriteString("  ghostdriver --version\n\n`ghostdriver COMMAND --help` lists a command's flags with their defaults.\n")
+	return b.String()
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run is the whole CLI. Exit codes: 0 done (and every --help), 1 a runtime failure,
+// 2 a usage error (unknown command or flag, bad flag value, missing argument).
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return 2
 	}
 	switch args[0] {
@@ -44,16 +68,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdReplay(args[1:], stdout, stderr)
 	case "live":
 		return cmdLive(args[1:], stdout, stderr)
+	case "record":
+		return cmdRecord(args[1:], stdout, stderr)
 	case "cuda":
 		return cmdCUDA(args[1:], stdout, stderr)
 	case "doctor":
 		return cmdDoctor(args[1:], stdout, stderr)
 	case "spans":
 		return cmdSpans(args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
+	case "version":
+		return cmdVersion(args[1:], stdout, stderr)
+	case "--version", "-version", "-v":
+		fmt.Fprintln(stdout, version.Full("ghostdriver"))
+		return 0
+	case "-h", "--help", "-help", "help":
+		fmt.Fprint(stdout, usage())
 		return 0
 	}
-	fmt.Fprintf(stderr, "ghostdriver: unknown command %q\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "ghostdriver: unknown command %q\n%s", args[0], usage())
 	return 2
 }

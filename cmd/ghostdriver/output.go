@@ -33,14 +33,14 @@ type pipelineFlags struct {
 }
 
 func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
-	d := assemble.DefaultConfig()
+	d := receiverDefaults() // the collector's defaults: both run the same pipeline
 	pf := &pipelineFlags{}
 	fs.DurationVar(&pf.jobTimeout, "job-timeout", d.JobTimeout, "evict jobs without progress for this long (capture clock)")
 	fs.IntVar(&pf.maxPending, "max-pending-jobs", d.MaxPendingJobs, "cap on unfinished jobs held")
 	fs.DurationVar(&pf.reorderWindow, "reorder-window", d.ReorderWindow, "hold finished jobs this long for late events")
-	fs.DurationVar(&pf.flushInterval, "flush-interval", 200*time.Millisecond, "how often spans are written")
-	fs.DurationVar(&pf.collectEvery, "collection-interval", 10*time.Second, "how often metrics are written")
-	fs.BoolVar(&pf.noStageSpans, "no-stage-spans", false, "one span per job, without its stage child spans (stages stay in the metrics)")
+	fs.DurationVar(&pf.flushInterval, "flush-interval", d.FlushInterval, "how often spans are written")
+	fs.DurationVar(&pf.collectEvery, "collection-interval", d.CollectionInterval, "how often metrics are written")
+	fs.BoolVar(&pf.noStageSpans, "no-stage-spans", !d.StageSpans, "one span per job, without its stage child spans (stages stay in the metrics)")
 	return pf
 }
 

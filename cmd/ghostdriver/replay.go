@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 
@@ -26,26 +27,26 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	metricsOut := fs.String("metrics-output", "", "write metrics as OTLP/JSON lines to this file")
 	quiet := fs.Bool("quiet", false, "do not print the summary table")
 	cfgFlags := addPipelineFlags(fs)
-	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
-		return 2
+	if code, done := parseArgs(fs, reorderFlags(fs, args), stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "ghostdriver replay: exactly one CAPTURE file is needed\n%s", usage)
-		return 2
+		return usageError(stderr, fs, "exactly one CAPTURE file is needed, got %d arguments", fs.NArg())
+	}
+	if *speed < 0 || math.IsNaN(*speed) || math.IsInf(*speed, 0) {
+		return usageError(stderr, fs, "--speed %v: want 0 (as fast as possible) or a positive factor", *speed)
 	}
 	rc := replay.Config{Path: fs.Arg(0), Speed: *speed}
 	if *epoch != "" {
 		ep, err := replay.ParseEpoch(*epoch)
 		if err != nil {
-			fmt.Fprintf(stderr, "ghostdriver replay: --epoch: %v\n", err)
-			return 2
+			return usageError(stderr, fs, "--epoch: %v", err)
 		}
 		rc.Epoch, rc.HasEpoch = ep, true
 	}
 	src, err := replay.New(rc)
 	if err != nil {
-		fmt.Fprintf(stderr, "ghostdriver replay: %v\n", err)
-		return 1
+		return fail(stderr, "replay", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

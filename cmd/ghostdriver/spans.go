@@ -20,12 +20,14 @@ func cmdSpans(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	limit := fs.Int("limit", 5, "print at most this many jobs (0: all)")
 	completedOnly := fs.Bool("completed", false, "only jobs whose status is not an error")
-	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
-		return 2
+	if code, done := parseArgs(fs, reorderFlags(fs, args), stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "ghostdriver spans: exactly one FILE is needed\n%s", usage)
-		return 2
+		return usageError(stderr, fs, "exactly one FILE is needed, got %d arguments", fs.NArg())
+	}
+	if *limit < 0 {
+		return usageError(stderr, fs, "--limit %d: want 0 (all) or more", *limit)
 	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {

@@ -1,0 +1,52 @@
+// `ghostdriver doctor`: which hook each stage would use on this host, or why none, and
+// a one-line verdict: can this host follow GPU jobs, and what is missing.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/probe"
+)
+
+// doctorJSON is `doctor --json`: the verdict and the hook table.
+type doctorJSON struct {
+	Verdict probe.Verdict `json:"verdict"`
+	Hooks   []probe.Entry `json:"hooks"`
+}
+
+func cmdDoctor(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, `print {"verdict": {...}, "hooks": [{"stage","hook","status","reason"}...]}`)
+	classic := fs.Bool("classic-tracepoints", false, "report what `live --classic-tracepoints` would attach")
+	if code, done := parseArgs(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() != 0 {
+		return usageError(stderr, fs, "takes no arguments, got %q", fs.Args())
+	}
+	cfg := probe.DefaultConfig()
+	cfg.ClassicTracepoints = *classic
+	rep := probe.Doctor(cfg, zap.NewNop())
+	v := probe.Assess(rep, probe.ProbeHost("/dev", "/sys"))
+	if *asJSON {
+		hooks := rep.Entries
+		if hooks == nil {
+			hooks = []probe.Entry{}
+		}
+		b, err := json.MarshalIndent(doctorJSON{Verdict: v, Hooks: hooks}, "", "  ")
+		if err != nil {
+			return fail(stderr, "doctor", err)
+		}
+		fmt.Fprintln(stdout, string(b))
+		return 0
+	}
+	fmt.Fprint(stdout, rep.String())
+	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, v.Line)
+	return 0
+}

@@ -1,0 +1,125 @@
+// The verdict on a capability report: can this host follow GPU jobs, with which stages,
+// and what is missing. `ghostdriver doctor` ends with it and the receiver logs it as a
+// warning at Start when no GPU job hook attached (the live source would run and emit
+// nothing).
+package probe
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// jobStages are the stages whose hooks identify GPU jobs: without one of them there is
+// no gpu.job span, whatever else attached (ioctl, dma_fence and irq alone are not jobs).
+var jobStages = []string{StageJobQueue, StageJobRun, StageJobDone, StageAMDGPU, StageI915, StageXe, StageMSM}
+
+// Host is what the verdict needs to know about the machine besides the report.
+type Host struct {
+	// DRMDevices are the entries of /dev/dri (card*, renderD*); DRMErr why none were read.
+	DRMDevices []string
+	DRMErr     error
+	// SchedModule: /sys/module/gpu_sched exists (the DRM GPU scheduler is loaded).
+	SchedModule bool
+	Privileges  error // nil: CAP_BPF+CAP_PERFMON or CAP_SYS_ADMIN
+	BTF         error // nil: /sys/kernel/btf/vmlinux
+	Tracefs     error // nil: tracefs mounted
+	Fentry      error // nil: fentry/fexit load
+}
+
+// ProbeHost reads the host facts (devRoot: normally /dev; sysRoot: /sys).
+func ProbeHost(devRoot, sysRoot string) Host {
+	h := Host{Privileges: checkPrivileges(), BTF: HaveKernelBTF(), Tracefs: HaveTracefs()}
+	if h.Privileges == nil && h.BTF == nil {
+		h.Fentry = HaveFentry()
+	}
+	ents, err := os.ReadDir(filepath.Join(devRoot, "dri"))
+	if err != nil {
+		h.DRMErr = err
+	}
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, "card") || strings.HasPrefix(n, "renderD") {
+			h.DRMDevices = append(h.DRMDevices, n)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(sysRoot, "module", "gpu_sched")); err == nil {
+		h.SchedModule = true
+	}
+	return h
+}
+
+// Verdict is the one-line answer and its parts.
+type Verdict struct {
+	CanTraceJobs bool `json:"can_trace_jobs"`
+	// Stages are the report's stages with an attached hook; JobStages those of them that
+	// identify jobs.
+	Stages    []string `json:"stages_attached"`
+	JobStages []string `json:"job_stages_attached"`
+	// Missing are the host facts that stop a stage, each with what to do.
+	Missing []string `json:"missing"`
+	Line    string   `json:"line"`
+}
+
+// Assess decides from a report and the host facts.
+func Assess(r Report, h Host) Verdict {
+	v := Verdict{Stages: []string{}, JobStages: []string{}, Missing: []string{}}
+	seen := map[string]bool{}
+	for _, e := range r.Entries {
+		if e.Status == StatusAttached && !seen[e.Stage] {
+			seen[e.Stage] = true
+			v.Stages = append(v.Stages, e.Stage)
+		}
+	}
+	for _, s := range jobStages {
+		if seen[s] {
+			v.JobStages = append(v.JobStages, s)
+		}
+	}
+	v.CanTraceJobs = len(v.JobStages) > 0
+
+	if h.Privileges != nil {
+		v.Missing = append(v.Missing, "privileges: "+h.Privileges.Error())
+	}
+	if len(h.DRMDevices) == 0 {
+		why := "no DRM device: /dev/dri is empty"
+		if h.DRMErr != nil {
+			why = "no DRM device: no /dev/dri (no GPU driver with a DRM node is loaded)"
+		}
+		v.Missing = append(v.Missing, why)
+	}
+	if !h.SchedModule && !seen[StageJobQueue] && !seen[StageJobRun] && !seen[StageJobDone] {
+		v.Missing = append(v.Missing, "DRM GPU scheduler not loaded (no /sys/module/gpu_sched): no gpu_scheduler events")
+	}
+	if !v.CanTraceJobs {
+		v.Missing = append(v.Missing, "no GPU job tracepoint present (gpu_scheduler, amdgpu, i915, xe, msm)")
+	}
+	if h.BTF != nil {
+		v.Missing = append(v.Missing, "kernel BTF: "+h.BTF.Error()+" (tp_btf and fentry rungs unavailable; --classic-tracepoints needs none)")
+	}
+	if h.Fentry != nil && !seen[StageBOValidation] && !seen[StageRunJobEnd] {
+		v.Missing = append(v.Missing, "fentry/fexit (no kprobes either): bo_validation and run_job_end are not measured")
+	}
+	if h.Tracefs != nil {
+		v.Missing = append(v.Missing, "tracefs: "+h.Tracefs.Error()+" (classic-tracepoint rungs and `ghostdriver record` need it)")
+	}
+
+	attached := "none"
+	if len(v.Stages) > 0 {
+		s := append([]string(nil), v.Stages...)
+		sort.Strings(s)
+		attached = strings.Join(s, ", ")
+	}
+	if v.CanTraceJobs {
+		v.Line = fmt.Sprintf("verdict: this host can follow GPU jobs (job hooks: %s; all hooks: %s)",
+			strings.Join(v.JobStages, ", "), attached)
+		if len(v.Missing) > 0 {
+			v.Line += "; missing: " + strings.Join(v.Missing, "; ")
+		}
+		return v
+	}
+	v.Line = fmt.Sprintf("verdict: this host cannot follow GPU jobs: %s (hooks attached: %s)",
+		strings.Join(v.Missing, "; "), attached)
+	return v
+}

@@ -1,19 +1,11 @@
-// Output plumbing shared by the CLI commands: OTLP/JSON line files in the collector file
-// exporter's format, and the pipeline settings exposed as flags.
+// Pipeline settings exposed as flags, shared by the CLI commands (the output files are
+// otlpfile.go's).
 package main
 
 import (
-	"bufio"
-	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"os"
 	"strings"
 	"time"
-
-	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
@@ -30,6 +22,9 @@ type pipelineFlags struct {
 	noStageSpans  bool
 	spanOptions   []emit.SpanOption
 	enricher      pipeline.Enricher // live only
+	// lossless: the source waits for the output instead of dropping spans (replay).
+	lossless     bool
+	outputFormat string // formatJSON (default) or formatProto
 }
 
 func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
@@ -56,6 +51,7 @@ func (pf *pipelineFlags) config() pipeline.Config {
 		CollectionInterval: pf.collectEvery,
 		SpanOptions:        append([]emit.SpanOption{emit.WithStageSpans(!pf.noStageSpans)}, pf.spanOptions...),
 		Enricher:           pf.enricher,
+		Lossless:           pf.lossless,
 	}
 }
 
@@ -88,74 +84,4 @@ func reorderFlags(fs *flag.FlagSet, args []string) []string {
 		pos = append(pos, a)
 	}
 	return append(flags, pos...)
-}
-
-// jsonLines writes one JSON document per line, as the collector's file exporter does.
-type jsonLines struct {
-	f *os.File
-	w *bufio.Writer
-}
-
-func createJSONLines(path string) (*jsonLines, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return &jsonLines{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
-}
-
-func (j *jsonLines) write(b []byte) error {
-	if _, err := j.w.Write(b); err != nil {
-		return err
-	}
-	return j.w.WriteByte('\n')
-}
-
-func (j *jsonLines) close() error {
-	return errors.Join(j.w.Flush(), j.f.Close())
-}
-
-func fileOutputs(tracesPath, metricsPath string) (pipeline.Outputs, func() error, error) {
-	var outs pipeline.Outputs
-	var closers []func() error
-	if tracesPath != "" {
-		jl, err := createJSONLines(tracesPath)
-		if err != nil {
-			return outs, nil, fmt.Errorf("--output: %w", err)
-		}
-		closers = append(closers, jl.close)
-		var m ptrace.JSONMarshaler
-		outs.Traces = func(_ context.Context, td ptrace.Traces) error {
-			b, err := m.MarshalTraces(td)
-			if err != nil {
-				return err
-			}
-			return jl.write(b)
-		}
-	}
-	if metricsPath != "" {
-		jl, err := createJSONLines(metricsPath)
-		if err != nil {
-			for _, c := range closers {
-				_ = c()
-			}
-			return outs, nil, fmt.Errorf("--metrics-output: %w", err)
-		}
-		closers = append(closers, jl.close)
-		var m pmetric.JSONMarshaler
-		outs.Metrics = func(_ context.Context, md pmetric.Metrics) error {
-			b, err := m.MarshalMetrics(md)
-			if err != nil {
-				return err
-			}
-			return jl.write(b)
-		}
-	}
-	return outs, func() error {
-		var errs []error
-		for _, c := range closers {
-			errs = append(errs, c())
-		}
-		return errors.Join(errs...)
-	}, nil
 }

@@ -1,5 +1,6 @@
-// `ghostdriver replay`: a capture in, OTLP/JSON spans (the collector file exporter's
-// format: one ExportTraceServiceRequest per line) and a per-ring/per-stage summary out.
+// `ghostdriver replay`: a capture in, OTLP spans (the collector file exporter's formats:
+// OTLP/JSON lines, or length-prefixed protobuf) and a per-ring/per-stage summary out.
+// Replay is lossless: the reader waits for the output file, nothing is dropped.
 package main
 
 import (
@@ -23,10 +24,13 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	epoch := fs.String("epoch", "", "wall-clock time of capture timestamp 0: unix ns or RFC 3339 (default: anchor the capture to now)")
 	speed := fs.Float64("speed", 0, "0 = as fast as possible, 1 = real time")
-	output := fs.String("output", "", "write spans as OTLP/JSON lines to this file")
+	output := fs.String("output", "", "write spans to this file (OTLP/JSON lines, or see --output-format)")
 	metricsOut := fs.String("metrics-output", "", "write metrics as OTLP/JSON lines to this file")
 	quiet := fs.Bool("quiet", false, "do not print the summary table")
 	cfgFlags := addPipelineFlags(fs)
+	cfgFlags.lossless = true // a capture has no live source to protect: wait for the output
+	fs.StringVar(&cfgFlags.outputFormat, "output-format", formatJSON,
+		"json: OTLP/JSON, one request per line; proto: OTLP protobuf, each request preceded by its length (4 bytes, big-endian), as the collector's file exporter writes them")
 	if code, done := parseArgs(fs, reorderFlags(fs, args), stdout, stderr); done {
 		return code
 	}
@@ -56,7 +60,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 // runPipeline is shared by replay and live: run the source to its end, write the files,
 // print the summary.
 func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, output, metricsOut string, printSummary bool, stdout, stderr io.Writer) int {
-	outs, closeOuts, err := fileOutputs(output, metricsOut)
+	outs, closeOuts, err := fileOutputsAs(output, metricsOut, pf.outputFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "ghostdriver: %v\n", err)
 		return 1

@@ -1,0 +1,142 @@
+// OTLP files as the collector's file exporter writes them, streamed batch by batch:
+//
+//	json  one ExportTraceServiceRequest (ExportMetricsServiceRequest) per line, OTLP/JSON
+//	proto each request as protobuf, preceded by its length as 4 bytes big-endian (the
+//	      file exporter's `format: proto` framing)
+//
+// Spans are encoded by emit.AppendTracesJSON (the pdata marshaller's bytes, faster) into a
+// buffer reused across batches; metrics, a few batches per run, by pdata's marshallers.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+)
+
+// Output formats (--output-format).
+const (
+	formatJSON  = "json"
+	formatProto = "proto"
+)
+
+// otlpFile is one output file and its framing.
+type otlpFile struct {
+	f     *os.File
+	w     *bufio.Writer
+	proto bool
+	buf   []byte // the encoding of the current batch, reused
+}
+
+func createOTLPFile(path, format string) (*otlpFile, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &otlpFile{f: f, w: bufio.NewWriterSize(f, 1<<20), proto: format == formatProto}, nil
+}
+
+// writeMessage writes one encoded request with the format's framing.
+func (o *otlpFile) writeMessage(b []byte) error {
+	if o.proto {
+		var n [4]byte
+		if uint64(len(b)) > 1<<32-1 {
+			return fmt.Errorf("a batch of %d bytes does not fit the 4-byte length prefix", len(b))
+		}
+		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+		if _, err := o.w.Write(n[:]); err != nil {
+			return err
+		}
+		_, err := o.w.Write(b)
+		return err
+	}
+	if _, err := o.w.Write(b); err != nil {
+		return err
+	}
+	return o.w.WriteByte('\n')
+}
+
+func (o *otlpFile) writeTraces(td ptrace.Traces) error {
+	if o.proto {
+		var m ptrace.ProtoMarshaler
+		b, err := m.MarshalTraces(td)
+		if err != nil {
+			return err
+		}
+		return o.writeMessage(b)
+	}
+	o.buf = emit.AppendTracesJSON(o.buf[:0], td)
+	return o.writeMessage(o.buf)
+}
+
+func (o *otlpFile) writeMetrics(md pmetric.Metrics) error {
+	var b []byte
+	var err error
+	if o.proto {
+		var m pmetric.ProtoMarshaler
+		b, err = m.MarshalMetrics(md)
+	} else {
+		var m pmetric.JSONMarshaler
+		b, err = m.MarshalMetrics(md)
+	}
+	if err != nil {
+		return err
+	}
+	return o.writeMessage(b)
+}
+
+func (o *otlpFile) close() error {
+	return errors.Join(o.w.Flush(), o.f.Close())
+}
+
+// fileOutputs writes OTLP/JSON lines (the CUDA command's and the default format).
+func fileOutputs(tracesPath, metricsPath string) (pipeline.Outputs, func() error, error) {
+	return fileOutputsAs(tracesPath, metricsPath, formatJSON)
+}
+
+// fileOutputsAs writes spans to tracesPath and metrics to metricsPath (either may be
+// empty) in format. The pipeline calls each output from one goroutine at a time.
+func fileOutputsAs(tracesPath, metricsPath, format string) (pipeline.Outputs, func() error, error) {
+	var outs pipeline.Outputs
+	if format == "" {
+		format = formatJSON
+	}
+	if format != formatJSON && format != formatProto {
+		return outs, nil, fmt.Errorf("--output-format %q: want %q or %q", format, formatJSON, formatProto)
+	}
+	var closers []func() error
+	closeAll := func() error {
+		var errs []error
+		for _, c := range closers {
+			errs = append(errs, c())
+		}
+		return errors.Join(errs...)
+	}
+	if tracesPath != "" {
+		of, err := createOTLPFile(tracesPath, format)
+		if err != nil {
+			return outs, nil, fmt.Errorf("--output: %w", err)
+		}
+		closers = append(closers, of.close)
+		outs.Traces = func(_ context.Context, td ptrace.Traces) error { return of.writeTraces(td) }
+	}
+	if metricsPath != "" {
+		of, err := createOTLPFile(metricsPath, format)
+		if err != nil {
+			_ = closeAll()
+			return outs, nil, fmt.Errorf("--metrics-output: %w", err)
+		}
+		closers = append(closers, of.close)
+		outs.Metrics = func(_ context.Context, md pmetric.Metrics) error { return of.writeMetrics(md) }
+	}
+	return outs, closeAll, nil
+}

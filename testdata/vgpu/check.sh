@@ -5,6 +5,8 @@
 #  - every job the app printed is in the ground truth once, with the same ring, pid, tid and fence;
 #  - the fake engine behaved as modelled: serial per ring, a job starts at max(handover, previous end),
 #    never ends before start + engine time, never runs before its dependencies ended;
+#  - the dependency rules of drm_sched (own entity ignored, same scheduler until scheduled, other
+#    until signalled) are all exercised, a ring fills, and no job ran before they made it runnable;
 #  - tracefs.txt holds the scheduler / dma_fence events of that kernel generation, one per job;
 #  - the timer noise (hw_end - hw_start - engine_ns) is summarised into noise.txt.
 # Exit status 0 when every check passes. Needs only bash and awk.
@@ -99,6 +101,63 @@ while IFS= read -r line; do
 	esac
 done <<<"$awk_out"
 N=$(grep -c '^ring=' "$DIR/groundtruth.txt")
+
+# ---- dependency rules: what drm_sched waits for, from the driver's log alone ----
+# drm_sched_entity_add_dependency_cb: a fence of the job's own entity (context entity_ctx or
+# entity_ctx + 1) is ignored; a fence of the same scheduler (no error, not DONT_PIPELINE) is waited
+# for until its scheduled fence signals; any other until it signals. td = max(push, those ends) must
+# not be later than the job's run_job (handover) — else the log or the rule is wrong. The rig must
+# exercise all three kinds and a ring that fills (a job runnable at td while credit_limit jobs of its
+# ring held credits). e2e/vgpu_deps_test.go checks the spans against the same rules.
+if grep -q ' push_ns=' "$DIR/groundtruth.txt"; then
+	limit=$(sed -n 's/^vgpu credit_limit=//p' "$DIR/modules.txt" 2>/dev/null)
+	dep_out=$(awk -v limit="${limit:-0}" '
+	function kv(line, arr,   i, n, f, p) {
+		n = split(line, f, " ")
+		for (i = 1; i <= n; i++) { p = index(f[i], "="); if (p) arr[substr(f[i], 1, p - 1)] = substr(f[i], p + 1) }
+	}
+	/^ring=/ {
+		delete g; kv($0, g); n++
+		ring[n] = g["ring"]; run[n] = g["handover_ns"]; fin[n] = g["finished_ns"]; td = g["push_ns"]
+		if (g["deps"] != "-") {
+			nd = split(g["deps"], d, ","); split(g["dep_sched"], sc, ","); split(g["dep_signal_ns"], sig, ",")
+			split(g["dep_scheduled_ns"], sch, ","); split(g["dep_error"], er, ","); split(g["dep_dont_pipeline"], dp, ",")
+			for (i = 1; i <= nd; i++) {
+				split(d[i], c, ":")
+				if (c[1] == g["entity_ctx"] || c[1] == g["entity_ctx"] + 1) { own++; continue }
+				if (sc[i] == g["sched"] && er[i] == 0 && dp[i] == 0) { same++; end = sch[i] } else { other++; end = sig[i] }
+				if (end < 0) { printf "bad job %s: dependency %s has no signal time in the log\n", g["fence"], d[i]; continue }
+				if (end + 0 > td + 0) td = end
+			}
+		}
+		tdj[n] = td
+		if (td + 0 > g["handover_ns"] + 0) early++
+		if (td + 0 > g["handover_ns"] + 0) printf "bad job %s: by the scheduler rules runnable at %s, but run_job came at %s\n", g["fence"], td, g["handover_ns"]
+	}
+	END {
+		for (j = 1; j <= n; j++) {
+			busy = 0
+			for (k = 1; k <= n; k++) if (k != j && ring[k] == ring[j] && run[k] <= tdj[j] && fin[k] > tdj[j]) busy++
+			if (limit > 0 && busy >= limit && run[j] > tdj[j]) full++
+		}
+		printf "info  dependencies by rule: own entity %d, same scheduler %d, other scheduler %d; %d runnable jobs found the ring full (credit_limit %d)\n", own, same, other, full, limit
+		if (!own) print "bad no dependency on the job'"'"'s own entity"
+		if (!same) print "bad no same-scheduler dependency"
+		if (!other) print "bad no cross-scheduler dependency"
+		if (!full) print "bad no runnable job waited for ring credits"
+		if (own && same && other && full) print "ok dependency rules exercised (all three kinds, a full ring)"
+		if (!early) print "ok no job ran before the scheduler rules made it runnable"
+	}' "$DIR/groundtruth.txt")
+	while IFS= read -r line; do
+		case $line in
+		"bad "*) bad "${line#bad }" ;;
+		"ok "*) ok "${line#ok }" ;;
+		*) echo "$line" ;;
+		esac
+	done <<<"$dep_out"
+else
+	bad "groundtruth.txt has no push_ns: vgpu.ko predates the dependency ground truth"
+fi
 
 # ---- timer noise: how late the hrtimer "interrupt" fired ----
 awk '{ for (i = 1; i <= NF; i++) { split($i, a, "="); v[a[1]] = a[2] }

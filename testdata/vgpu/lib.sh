@@ -86,11 +86,12 @@ kernel_6_1() {
 
 build_module_6_1() { # SRC OUTDIR
 	local b=$2/kmod
-	rm -rf "$b" && mkdir -p "$b" && cp "$1"/vgpu.c "$1"/vgpu_drm.h "$1"/Kbuild "$b"/
+	rm -rf "$b" && mkdir -p "$b" && cp "$1"/vgpu.c "$1"/vgpu_drm.h "$1"/Kbuild "$1"/probe.sh "$b"/
 	{ make -s -C "/usr/src/linux-headers-$KVER" M="$b" modules 2>&1 || true; } |
 		{ grep -v '^Skipping BTF generation' || true; } >&2
 	[ -e "$b/vgpu.ko" ] || die "module build (6.1) failed"
 	VGPU_KO=$b/vgpu.ko
+	log_module_api "$b"
 	# Debian 6.1's headers ship no vmlinux, so kbuild skips the module's BTF. Do its step by hand
 	# against the vmlinux inside the very image we boot: then fentry/fexit on vgpu's own functions
 	# work in the guest. Best effort: without it only core functions and tracepoints are hookable.
@@ -174,13 +175,19 @@ trixie_chroot() {
 
 build_module_7_3() { # SRC OUTDIR
 	local b=$2/kmod
-	rm -rf "$b" && mkdir -p "$b" && cp "$1"/vgpu.c "$1"/vgpu_drm.h "$1"/Kbuild "$b"/
+	rm -rf "$b" && mkdir -p "$b" && cp "$1"/vgpu.c "$1"/vgpu_drm.h "$1"/Kbuild "$1"/probe.sh "$b"/
 	mkdir -p "$CHROOT/build"
 	# objtool reads /proc; the mounts live in a private namespace and vanish with it.
 	unshare -m sh -c "mount --bind '$b' '$CHROOT/build' && mount -t proc proc '$CHROOT/proc' &&
 		chroot '$CHROOT' make -s -C /usr/src/linux-headers-$KVER M=/build modules" >&2 ||
 		die "module build (7.3) failed"
 	VGPU_KO=$b/vgpu.ko
+	log_module_api "$b"
+}
+
+# log_module_api BUILDDIR: the kernel APIs probe.sh found in the headers (kmod/probe.sh).
+log_module_api() {
+	log "vgpu.ko API (probe.sh): $(sed -n 's/^#define HAVE_\([A-Z0-9_]*\) 1$/\1/p' "$1/vgpu_config.h" | tr '\n' ' ')"
 }
 
 # ---- initramfs ----------------------------------------------------------------------------
@@ -267,6 +274,7 @@ build_initramfs() {
 		GHOSTDRIVER_ARGS="${GHOSTDRIVER_ARGS:-live --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
 		GHOSTDRIVER_CLASSIC_ARGS="${GHOSTDRIVER_CLASSIC_ARGS-live --classic-tracepoints --output /out/spans-classic.json --clock-out /out/clock-classic.txt --ready-file /tmp/gd-classic.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
 		CLASSIC_JOBS_PER_THREAD=${VGPU_CLASSIC_JOBS:-16}
+		CREDIT_LIMIT=${VGPU_CREDIT_LIMIT:-2}
 		VGPU_BENCH=${VGPU_BENCH:-}
 		VGPU_BENCH_RUNS=${VGPU_BENCH_RUNS:-3}
 	EOF

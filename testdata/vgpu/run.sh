@@ -8,6 +8,8 @@
 #   VGPU_OUT         artifact directory (default testdata/vgpu/out/<kernel>)
 #   VGPU_CACHE       downloads and build cache (default testdata/vgpu/cache, gitignored)
 #   VGPU_JOBS        jobs per thread of the workload (default 16)
+#   VGPU_CREDIT_LIMIT  the vgpu schedulers' credit limit (jobs on the hardware per ring, default 2:
+#                    the rings fill and jobs wait for credits)
 #   GHOSTDRIVER_BIN  static ghostdriver binary to run in the guest (default: built from ./cmd/ghostdriver
 #                    when that exists and go is installed; VGPU_NO_GHOSTDRIVER=1 disables)
 #   GHOSTDRIVER_ARGS its arguments (default: live --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job; stopped with SIGTERM after the app)
@@ -35,7 +37,7 @@ REPO=$(cd "$VGPU_DIR/../.." && pwd)
 VGPU_OUT=${VGPU_OUT:-$VGPU_DIR/out/$KERNEL_LABEL}
 mkdir -p "$VGPU_CACHE"
 t_start=$(date +%s.%N)
-cache_before=$(du -sb "$VGPU_CACHE" 2>/dev/null | cut -f1)
+cache_before=$(du -sb "$VGPU_CACHE" 2>/dev/null | cut -f1) || true # du fails when another run changes the cache meanwhile
 
 ensure_pkgs qemu-system-x86 busybox-static cpio xz-utils zstd gcc libc6-dev make
 
@@ -72,6 +74,7 @@ log "initramfs $(du -h "$INITRD" | cut -f1)"
 t_prep=$(date +%s.%N)
 
 rm -rf "$VGPU_OUT" && mkdir -p "$VGPU_OUT"
+cp "$BUILD/kmod/vgpu_config.h" "$VGPU_OUT/vgpu_config.h" # the APIs probe.sh found
 log "boot $KVER under QEMU ($QEMU_ACCEL)"
 set +e
 timeout "${VGPU_TIMEOUT:-900}" qemu-system-x86_64 \
@@ -94,7 +97,14 @@ for f in $(sed -n 's/^=====VGPU-BEGIN \(.*\)=====\r\?$/\1/p' "$VGPU_OUT/console.
 		"$VGPU_OUT/console.log" >"$VGPU_OUT/$f"
 done
 
-cache_after=$(du -sb "$VGPU_CACHE" | cut -f1)
+# The same run through the replay source: the guest's tracefs capture replayed on the host
+# (--epoch 0: span times are the capture's CLOCK_MONOTONIC), checked like the live spans.
+if [ -n "${GHOSTDRIVER_BIN:-}" ] && [ -s "$VGPU_OUT/tracefs.txt" ]; then
+	"$GHOSTDRIVER_BIN" replay --epoch 0 --quiet --output "$VGPU_OUT/spans-replay.json" "$VGPU_OUT/tracefs.txt" \
+		>"$VGPU_OUT/replay.log" 2>&1 || log "ghostdriver replay of tracefs.txt failed (replay.log)"
+fi
+
+cache_after=$(du -sb "$VGPU_CACHE" 2>/dev/null | cut -f1) || true
 {
 	echo "kernel_label=$KERNEL_LABEL"
 	echo "kver=$KVER"
@@ -103,7 +113,7 @@ cache_after=$(du -sb "$VGPU_CACHE" | cut -f1)
 	echo "prepare_s=$(awk "BEGIN{printf \"%.1f\", $t_prep-$t_start}")"
 	echo "qemu_s=$(awk "BEGIN{printf \"%.1f\", $t_end-$t_prep}")"
 	echo "total_s=$(awk "BEGIN{printf \"%.1f\", $t_end-$t_start}")"
-	echo "cache_growth_bytes=$((cache_after - ${cache_before:-0}))"
+	echo "cache_growth_bytes=$((${cache_after:-0} - ${cache_before:-0}))"
 	echo "initramfs_bytes=$(stat -c %s "$INITRD")"
 	echo "qemu_rc=$qemu_rc"
 	echo "ghostdriver=$([ -n "${GHOSTDRIVER_BIN:-}" ] && echo yes || echo no)"

@@ -4,12 +4,24 @@
  *
  * Three processes on both rings of /dev/dri/renderD* (A and B two threads each, C one):
  *   A0  ring 0; every job's finished fence goes to syncobj SA; every 2nd job is also exported as a
- *       sync_file and sent (SCM_RIGHTS) to process B with its context:seqno
- *   A1  ring 1; every 3rd job waits for SA (another thread's job on the other ring, via syncobj)
+ *       sync_file and sent (SCM_RIGHTS) to process B with its context:seqno; every 4th job (i % 4 == 1)
+ *       waits for SA, i.e. for A0's own previous job: a dependency on the job's own entity (same
+ *       file, same ring), which drm_sched ignores
+ *   A1  ring 1; every 3rd job waits for SA (another thread's job on the other ring, via syncobj):
+ *       cross-ring
  *   B0  for each sync_file from A: one job (ring alternating) that waits for it — a dependency
- *       across processes
- *   B1  rings alternating; every 4th job waits for its own previous job via syncobj
- *   C0  a few jobs, rings alternating, no dependency
+ *       across processes: on ring 0 the same ring (same scheduler, another entity), on ring 1
+ *       cross-ring
+ *   B1  rings alternating; every 4th job waits for its own previous job via syncobj (the other
+ *       ring: same file, another scheduler)
+ *   C0  rounds (rings alternating) that fill the ring — with the rig's credit limit of 2 — and wait
+ *       behind it, on two render-node files (two entities per ring):
+ *         X, Y  3 ms each, file 1: they take both credits
+ *         D     1 ms, file 1, waits for Y (its own entity: ignored); runnable at once, it waits
+ *               for a credit until X ends; exported as a sync_file
+ *         J     0.5 ms, file 2, waits for D (same scheduler, another entity: until D is
+ *               *scheduled*, i.e. until X ends), then for a credit until Y ends
+ *       then waits for J before the next round
  * Application trace context, one kind per process (what the receiver must link each job to):
  *   A   OTEP 4947: each thread publishes its own record through the exported TLS variable
  *       otel_thread_ctx_v1 (different trace id per thread; the active span changes every 4
@@ -84,6 +96,7 @@ struct thread {
 	int used[VGPU_NUM_RINGS];
 	uint32_t shared;	/* A0: SA (also its ring-0 tracker); A1: SA to wait on */
 	const char *ctx_kind;	/* "otep4947", "traceparent" or "none" */
+	uint64_t engine_ns;	/* the next job's engine time; 0: random 0.3 .. 3 ms */
 	struct otel_thread_ctx ctx;	/* otep4947: the published record; traceparent: the ids */
 	unsigned int njobs;
 };
@@ -252,6 +265,9 @@ static struct job_result submit(struct thread *t, unsigned int ring, uint32_t fl
 	uint32_t handles[NBOS];
 	unsigned int nb = 2 + rand_r(&t->seed) % 2, i, first = rand_r(&t->seed) % NBOS;
 	uint64_t engine_ns = 300000 + (uint64_t)(rand_r(&t->seed) % 2700) * 1000; /* 0.3 .. 3 ms */
+
+	if (t->engine_ns)
+		engine_ns = t->engine_ns;
 	struct job_result r;
 	uint64_t t0, t1;
 	char line[640], ids[80] = "";
@@ -374,16 +390,22 @@ static int recv_fence(int sock, struct msg *m)
 static void *thread_a0(void *arg)
 {
 	struct thread *t = arg;
-	char dep[8] = "-";
 	int i;
 
 	thread_ctx_start(t);
 	for (i = 0; i < jobs_per_thread; i++) {
-		int export = i % 2 == 0;
+		int export = i % 2 == 0, same_entity = i % 4 == 1;
+		uint32_t flags = export ? VGPU_SUBMIT_OUT_FENCE_FD : 0;
 		struct job_result r;
+		char dep[64] = "-";
 
 		pthread_mutex_lock(&sa_lock);
-		r = submit(t, 0, export ? VGPU_SUBMIT_OUT_FENCE_FD : 0, 0, -1, dep);
+		if (same_entity && sa_last.seqno) { /* SA holds this thread's previous (ring 0) job */
+			snprintf(dep, sizeof(dep), "syncobj:%llu:%llu", (unsigned long long)sa_last.context,
+				 (unsigned long long)sa_last.seqno);
+			flags |= VGPU_SUBMIT_IN_SYNCOBJ;
+		}
+		r = submit(t, 0, flags, t->shared, -1, dep);
 		sa_last.context = r.context;
 		sa_last.seqno = r.seqno;
 		pthread_mutex_unlock(&sa_lock);
@@ -394,7 +416,8 @@ static void *thread_a0(void *arg)
 			send_fence(t->sock, r.out_fd, &m);
 			close(r.out_fd);
 		}
-		pace(t);
+		if (i % 4 != 0) /* the next (same-entity) job follows at once: its dependency is still running */
+			pace(t);
 	}
 	shutdown(t->sock, SHUT_WR);
 	wait_own(t);
@@ -477,17 +500,49 @@ static void *thread_b1(void *arg)
 	return NULL;
 }
 
+static void wait_syncobj(struct thread *t, uint32_t handle)
+{
+	struct drm_syncobj_wait w = { 0 };
+
+	w.handles = (uintptr_t)&handle;
+	w.count_handles = 1;
+	w.timeout_nsec = (int64_t)(now_ns() + 120ull * 1000000000ull);
+	if (xioctl(t->fd, DRM_IOCTL_SYNCOBJ_WAIT, &w))
+		die("SYNCOBJ_WAIT %s", t->name);
+}
+
 static void *thread_c0(void *arg)
 {
-	struct thread *t = arg;
-	int i, n = jobs_per_thread / 4 > 2 ? jobs_per_thread / 4 : 2;
+	struct thread *t = arg, t2 = *t;	/* t2: the same thread on a second file (another entity) */
+	int i, rounds = jobs_per_thread / 4 > 2 ? jobs_per_thread / 4 : 2;
 
 	thread_ctx_start(t);
-	for (i = 0; i < n; i++) {
-		submit(t, i % 2, 0, 0, -1, "-");
+	t2.fd = open(node, O_RDWR | O_CLOEXEC);
+	if (t2.fd < 0)
+		die("open %s", node);
+	memset(t2.used, 0, sizeof(t2.used));
+	thread_setup(&t2);
+	for (i = 0; i < rounds; i++) {
+		unsigned int ring = i % 2;
+		struct job_result y, d;
+		char dep[64];
+
+		t->engine_ns = 3000000;
+		submit(t, ring, 0, 0, -1, "-");					/* X */
+		y = submit(t, ring, 0, 0, -1, "-");				/* Y */
+		t->engine_ns = 1000000;
+		snprintf(dep, sizeof(dep), "syncobj:%llu:%llu", (unsigned long long)y.context, (unsigned long long)y.seqno);
+		d = submit(t, ring, VGPU_SUBMIT_IN_SYNCOBJ | VGPU_SUBMIT_OUT_FENCE_FD, t->own[ring], -1, dep); /* D */
+		t2.engine_ns = 500000;
+		snprintf(dep, sizeof(dep), "sync_file:%llu:%llu", (unsigned long long)d.context, (unsigned long long)d.seqno);
+		submit(&t2, ring, VGPU_SUBMIT_IN_FENCE_FD, 0, d.out_fd, dep);		/* J */
+		close(d.out_fd);
+		wait_syncobj(&t2, t2.own[ring]);
 		pace(t);
 	}
+	t->engine_ns = 0;
 	wait_own(t);
+	close(t2.fd);
 	return NULL;
 }
 

@@ -25,7 +25,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	epoch := fs.String("epoch", "", "wall-clock time of capture timestamp 0: unix ns or RFC 3339 (default: anchor the capture to now)")
 	speed := fs.Float64("speed", 0, "0 = as fast as possible, 1 = real time")
 	output := fs.String("output", "", "write spans to this file (OTLP/JSON lines, or see --output-format)")
-	metricsOut := fs.String("metrics-output", "", "write metrics as OTLP/JSON lines to this file")
+	metricsOut := fs.String("metrics-output", "", "write metrics to this file (in --output-format)")
 	quiet := fs.Bool("quiet", false, "do not print the summary table")
 	cfgFlags := addPipelineFlags(fs)
 	cfgFlags.lossless = true // a capture has no live source to protect: wait for the output
@@ -39,6 +39,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	if *speed < 0 || math.IsNaN(*speed) || math.IsInf(*speed, 0) {
 		return usageError(stderr, fs, "--speed %v: want 0 (as fast as possible) or a positive factor", *speed)
+	}
+	if f := cfgFlags.outputFormat; f != formatJSON && f != formatProto {
+		return usageError(stderr, fs, "--output-format %q: want %q or %q", f, formatJSON, formatProto)
 	}
 	rc := replay.Config{Path: fs.Arg(0), Speed: *speed}
 	if *epoch != "" {

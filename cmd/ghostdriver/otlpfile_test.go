@@ -1,0 +1,152 @@
+// The replay command's output files: the protobuf framing read back the way the collector
+// file exporter's readers do (4-byte big-endian length, then an ExportTraceServiceRequest),
+// the same spans in both formats, every job present, and a bad format refused.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ghostdriver/ghostdriver/bench/capture"
+)
+
+// readProtoFile reads length-prefixed protobuf requests to the end of the file.
+func readProtoFile(t *testing.T, path string) []ptrace.Traces {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	var out []ptrace.Traces
+	var u ptrace.ProtoUnmarshaler
+	for {
+		var n [4]byte
+		if _, err := io.ReadFull(r, n[:]); errors.Is(err, io.EOF) {
+			return out
+		} else if err != nil {
+			t.Fatalf("message %d: length prefix: %v", len(out), err)
+		}
+		msg := make([]byte, binary.BigEndian.Uint32(n[:]))
+		if _, err := io.ReadFull(r, msg); err != nil {
+			t.Fatalf("message %d: %d bytes announced: %v", len(out), len(msg), err)
+		}
+		td, err := u.UnmarshalTraces(msg)
+		if err != nil {
+			t.Fatalf("message %d: %v", len(out), err)
+		}
+		out = append(out, td)
+	}
+}
+
+func readJSONFile(t *testing.T, path string) []ptrace.Traces {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ptrace.Traces
+	var u ptrace.JSONUnmarshaler
+	for i, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		td, err := u.UnmarshalTraces(line)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		out = append(out, td)
+	}
+	return out
+}
+
+// spanLines renders every span as one sorted line: ids, name, times, attributes, status.
+func spanLines(tds []ptrace.Traces) []string {
+	var lines []string
+	for _, td := range tds {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			res := fmt.Sprint(rs.Resource().Attributes().AsRaw())
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				spans := rs.ScopeSpans().At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					s := spans.At(k)
+					lines = append(lines, fmt.Sprint(s.TraceID(), s.SpanID(), s.ParentSpanID(), s.Name(), s.StartTimestamp(),
+						s.EndTimestamp(), s.Attributes().AsRaw(), s.Links().Len(), s.Status().Code(), s.Status().Message(), res))
+				}
+			}
+		}
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+func TestReplayProtoAndJSONFiles(t *testing.T) {
+	const jobs = 3000
+	dir := t.TempDir()
+	in := filepath.Join(dir, "capture.txt")
+	f, err := os.Create(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := capture.Write(f, capture.Options{Style: "6.17", Jobs: jobs, Rings: 4, Procs: 8}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got := map[string][]ptrace.Traces{}
+	for _, format := range []string{formatJSON, formatProto} {
+		out := filepath.Join(dir, "spans."+format)
+		var stdout, stderr bytes.Buffer
+		if rc := cmdReplay([]string{in, "--quiet", "--epoch", "1700000000000000000", "--output", out, "--output-format", format},
+			&stdout, &stderr); rc != 0 {
+			t.Fatalf("%s: exit %d: %s", format, rc, stderr.String())
+		}
+		if format == formatProto {
+			got[format] = readProtoFile(t, out)
+		} else {
+			got[format] = readJSONFile(t, out)
+		}
+		n := 0
+		for _, td := range got[format] {
+			for i := 0; i < td.ResourceSpans().Len(); i++ {
+				ss := td.ResourceSpans().At(i).ScopeSpans()
+				for j := 0; j < ss.Len(); j++ {
+					for k := 0; k < ss.At(j).Spans().Len(); k++ {
+						if ss.At(j).Spans().At(k).Name() == "gpu.job" {
+							n++
+						}
+					}
+				}
+			}
+		}
+		if n != jobs {
+			t.Errorf("%s: %d gpu.job spans, want %d", format, n, jobs)
+		}
+	}
+	j, p := spanLines(got[formatJSON]), spanLines(got[formatProto])
+	if len(j) != len(p) || len(j) < jobs {
+		t.Fatalf("%d spans in JSON, %d in protobuf (%d jobs)", len(j), len(p), jobs)
+	}
+	for i := range j {
+		if j[i] != p[i] {
+			t.Fatalf("span %d differs between the formats:\njson  %s\nproto %s", i, j[i], p[i])
+		}
+	}
+}
+
+func TestReplayRefusesUnknownOutputFormat(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	rc := cmdReplay([]string{"x.txt", "--output", filepath.Join(t.TempDir(), "o"), "--output-format", "yaml"}, &stdout, &stderr)
+	if rc != 2 || !strings.Contains(stderr.String(), `--output-format "yaml"`) {
+		t.Fatalf("exit %d, stderr %q: want a usage error naming the format", rc, stderr.String())
+	}
+}

@@ -116,6 +116,9 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		CollectionInterval: r.cfg.CollectionInterval,
 		SpanOptions:        spanOpts,
 		Enricher:           enricher,
+		// A capture has no live source to protect: the reader waits for the next
+		// consumer (backpressure) instead of dropping spans.
+		Lossless: r.cfg.Source == SourceReplay,
 	}, src, r.outputs(), log)
 
 	wg.Add(1)

@@ -46,8 +46,9 @@
 //	msm_gpu_submit_retired start=, end=             ts, th measured on the GPU's clock, mapped to the CPU clock by
 //	                                                       gpuToCPU through the flush's anchor (hooks
 //	                                                       "msm_gpu_submit_retired(gpu_start)", "…(gpu_end)"); without
-//	                                                       stamps or anchor, or when they fail gpuExecution's checks:
-//	                                                       th falls back to tf, ts is ring_serial
+//	                                                       stamps or anchor th falls back to tf, ts is ring_serial;
+//	                                                       stamps that fail gpuExecution's checks: th = tf, rule
+//	                                                       "gpu_stamps_rejected" (standalone; drm_sched keeps its signal)
 //	pid= of any of the three                        —      the job's thread when no submitter event gave one; the
 //	                                                       process when the event ran on that thread (TGID column)
 package assemble

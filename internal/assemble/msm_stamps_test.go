@@ -167,8 +167,10 @@ func TestMsmStampsCapture(t *testing.T) {
 	wantStage(t, j3, "execution", 5050, 5600, Measured, gs+"→"+ge)
 	wantStage(t, j3, "fence_signal", 5600, 5700, Measured, ge+"→msm_gpu_submit_retired")
 
-	// 104: rejected stamps, so the inference: ts = max(te 1.006000, 103's end 1.005600), th = tf.
-	wantStage(t, j4, "execution", 6000, 6500, Inferred, "ring_serial→fallback_to_finished")
+	// 104: rejected stamps, so the inference: ts = max(te 1.006000, 103's end 1.005600), th = tf,
+	// named for why.
+	wantStage(t, j4, "execution", 6000, 6500, Inferred, "ring_serial→gpu_stamps_rejected")
+	wantStage(t, j4, "fence_signal", 6500, 6500, Inferred, "gpu_stamps_rejected→msm_gpu_submit_retired")
 
 	// Submitters: the msm_gpu_submit line's thread and TGID; for 104, only pid= (the flush
 	// ran on a worker, whose TGID is not the submitter's process).
@@ -219,4 +221,18 @@ func TestMsmStampsWithDrmSched(t *testing.T) {
 	wantPoint(t, j, PointEmitted, 150, Measured, "msm_gpu_submit_flush")
 	wantStage(t, j, "execution", 170, 1150, Measured, gs+"→"+ge)
 	wantStage(t, j, "fence_signal", 1150, 1300, Measured, ge+"→drm_sched_job_done")
+}
+
+// Under drm_sched a rejected pair leaves th to the scheduler side (here no hardware fence
+// is traced: th = tf, fallback_to_finished), never the retire, which comes after tf.
+func TestMsmRejectedStampsWithDrmSched(t *testing.T) {
+	text := strings.Replace(msmSchedCapture, "start=1920000384 end=1920019200", "start=1000 end=5000", 1)
+	c, jobs := assembleText(t, text)
+	if len(jobs) != 1 {
+		t.Fatalf("want one job, got %s", dump(jobs))
+	}
+	wantStage(t, jobs[0], "execution", 150, 1300, Inferred, "ring_serial→fallback_to_finished")
+	if st := c.a.GPUStamps(); st != (GPUStampStats{Rejected: 1}) {
+		t.Errorf("stamp stats %+v", st)
+	}
 }

@@ -153,10 +153,12 @@ func (a *Assembler) mergeMsm(x, j *job) {
 	}
 }
 
-// Hooks of the points measured by msm's GPU stamps.
+// Hooks of the points measured by msm's GPU stamps, and the rule of th when a
+// submit's stamps failed gpuExecution's checks (th = tf, inferred).
 const (
-	hookMsmGPUStart = "msm_gpu_submit_retired(gpu_start)"
-	hookMsmGPUEnd   = "msm_gpu_submit_retired(gpu_end)"
+	hookMsmGPUStart       = "msm_gpu_submit_retired(gpu_start)"
+	hookMsmGPUEnd         = "msm_gpu_submit_retired(gpu_end)"
+	ruleGPUStampsRejected = "gpu_stamps_rejected"
 )
 
 // msmStamps sets ts and th from a retired submit's GPU stamps (drivers.go: gpuExecution).
@@ -173,6 +175,12 @@ func (a *Assembler) msmStamps(j *job, e *event.Event) {
 	ts, th, why := gpuExecution(an, e.GPUStart, e.GPUEnd, e.Time, gpuClocks[famMsm].hz)
 	if why != "" {
 		a.gpu.st.Rejected++
+		if j.fam == famMsm && !j.out.Points[PointHWDone].Known() {
+			// th = tf (the retire) as fallback_to_finished would set it, named so that the
+			// job says its stamps were there and did not hold. Not under drm_sched: there
+			// the retire comes after tf, and th keeps its fence signal or fallback.
+			j.set(PointHWDone, e.Time, 0, Inferred, ruleGPUStampsRejected)
+		}
 		return
 	}
 	j.set(PointHWStart, ts, prioGPUStamp, Measured, hookMsmGPUStart)

@@ -13,6 +13,17 @@
 // across boots, so the receiver should pass a per-boot salt (WithIDSalt), for example from
 // /proc/sys/kernel/random/boot_id. Jobs without a finished fence (old kernels that print
 // only pointers or job ids) fall back to (device, ring, job id, start time, tid).
+//
+// Two jobs can still share an identity: a job the assembler could only put together in
+// two pieces, a fence key the kernel reused (a 32-bit seqno wrapped), hostile input. The
+// builder therefore checks every span id it hands out against the ids of the last
+// idMemory spans (idGuard): a job whose ids are taken gets the next derivation of its
+// identity — (identity, occurrence 1, 2, …) — instead, and the renaming is counted. The
+// first job of an identity keeps the plain derivation, so links computed from a
+// dependency's finished fence still reach it. Span ids are thus unique among the last
+// idMemory spans of a builder whatever the input, and across more only as far as the
+// identities differ (a repeat further apart than that is a fence key reused across
+// 2^32 jobs of one context, or across boots without a salt).
 package emit
 
 import (
@@ -33,6 +44,7 @@ const (
 	tagTraceHi       byte = 'h'
 	tagTraceLo       byte = 'l'
 	tagStage         byte = 'c'
+	tagOccurrence    byte = 'o'
 )
 
 // identityOfFence is the identity of the job whose finished fence is f.
@@ -77,13 +89,60 @@ func nonZero(v uint64) uint64 {
 
 // jobIDs are the trace id, span id and parent span id of job j's span: the application's
 // trace when the job carries a valid context (both ids non-zero, as W3C requires), else
-// a trace of its own rooted at the job.
-func jobIDs(salt uint64, j *assemble.Job) (trace pcommon.TraceID, span, parent pcommon.SpanID) {
-	trace, span = derivedIDs(identityOf(salt, j))
+// a trace of its own rooted at the job. The span id and its stage children's ids are
+// claimed in g (nil: not checked); stages is how many stage spans the job gets.
+func jobIDs(salt uint64, j *assemble.Job, g *idGuard, stages []assemble.StageSpan) (trace pcommon.TraceID, span, parent pcommon.SpanID) {
+	identity := identityOf(salt, j)
+	trace, span = derivedIDs(identity)
+	if g != nil {
+		// each occurrence is a fresh 64-bit draw: the loop ends at the first free one (the
+		// bound only keeps hostile input from spinning if the guard were ever full of them)
+		for occ := uint64(1); occ <= maxOccurrence && !g.claim(span, stages); occ++ {
+			trace, span = derivedIDs(uint64(fnv.New().Byte(tagOccurrence).U64(identity).U64(occ)))
+			g.renamed++
+		}
+	}
 	if hasAppContext(j) {
 		trace, parent = j.TraceID, j.SpanID
 	}
 	return trace, span, parent
+}
+
+// maxOccurrence bounds the renaming of one job.
+const maxOccurrence = 1 << 16
+
+// idMemory is how many recent span ids the guard remembers (2 MiB of index and ring).
+const idMemory = 1 << 17
+
+// idGuard remembers the span ids handed out recently.
+type idGuard struct {
+	used    *recent[uint64, struct{}]
+	renamed uint64 // jobs whose derived ids were taken and were renamed
+}
+
+func newIDGuard() *idGuard {
+	return &idGuard{used: newRecent[uint64, struct{}](idMemory, func(v uint64) uint64 { return v })}
+}
+
+// claim records the job span id and its stages' ids, or returns false (recording
+// nothing) when any of them was handed out already.
+func (g *idGuard) claim(span pcommon.SpanID, stages []assemble.StageSpan) bool {
+	id := binary.BigEndian.Uint64(span[:])
+	if _, taken := g.used.get(id); taken {
+		return false
+	}
+	for i := range stages {
+		c := stageSpanID(span, stages[i].Stage)
+		if _, taken := g.used.get(binary.BigEndian.Uint64(c[:])); taken {
+			return false
+		}
+	}
+	g.used.put(id, struct{}{})
+	for i := range stages {
+		c := stageSpanID(span, stages[i].Stage)
+		g.used.put(binary.BigEndian.Uint64(c[:]), struct{}{})
+	}
+	return true
 }
 
 func hasAppContext(j *assemble.Job) bool {

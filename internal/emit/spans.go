@@ -84,6 +84,7 @@ type SpanBuilder struct {
 	sizes map[uint32]int
 
 	emitted  *recent[event.FenceKey, spanRef] // finished fence → ids, across batches
+	ids      *idGuard                         // span ids handed out recently (ids.go)
 	exeNames *recent[uint32, string]          // PID → executable name, across batches
 }
 
@@ -108,8 +109,13 @@ func NewSpanBuilder(clock event.Clock, opts ...SpanOption) *SpanBuilder {
 		sizes:    make(map[uint32]int),
 		emitted:  newRecent[event.FenceKey, spanRef](cfg.linkMemory, hashFence),
 		exeNames: newRecent[uint32, string](maxRememberedProcesses, hashPID),
+		ids:      newIDGuard(),
 	}
 }
+
+// RenamedIDs is how many jobs got another derivation of their ids because a recent span
+// had them already (two jobs of one identity: ids.go).
+func (b *SpanBuilder) RenamedIDs() uint64 { return b.ids.renamed }
 
 // Len is the number of jobs buffered since the last Take.
 func (b *SpanBuilder) Len() int { return b.jobs }
@@ -130,7 +136,11 @@ func (b *SpanBuilder) Take() ptrace.Traces {
 
 // Append renders job j: its span, its stage children and its links.
 func (b *SpanBuilder) Append(j *assemble.Job) {
-	traceID, spanID, parentID := jobIDs(b.cfg.salt, j)
+	stages := j.Stages
+	if b.cfg.noStages {
+		stages = nil
+	}
+	traceID, spanID, parentID := jobIDs(b.cfg.salt, j, b.ids, stages)
 	spans := b.tenantOf(j).spans // presized from the previous batch, then grows by append
 
 	sp := spans.AppendEmpty()
@@ -155,10 +165,6 @@ func (b *SpanBuilder) Append(j *assemble.Job) {
 	}
 	b.appendLinks(sp, j)
 
-	stages := j.Stages
-	if b.cfg.noStages {
-		stages = nil
-	}
 	for i := range stages {
 		st := &stages[i]
 		c := spans.AppendEmpty()

@@ -1,0 +1,94 @@
+// Span ids are unique whatever the jobs: two jobs of one identity (the same finished
+// fence, the same fallback identity) never share a span id; the first keeps the derived
+// id that links computed from the fence point at; the renaming is counted. The fuzz
+// target feeds hostile job sequences (few fence keys, fallback identities, app contexts,
+// stages on and off, batches taken at any point) and checks every span id in the output.
+package emit
+
+import (
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+func stagedJob(fin event.FenceKey, start int64) *assemble.Job {
+	return &assemble.Job{
+		Driver: "amdgpu", Ring: "gfx", Finished: fin, Start: start, End: start + 300,
+		Stages: []assemble.StageSpan{
+			{Stage: assemble.StageFenceDependency, Start: start, End: start + 100},
+			{Stage: assemble.StageExecution, Start: start + 100, End: start + 300},
+		},
+	}
+}
+
+func TestSameIdentityTwice(t *testing.T) {
+	fin := event.FenceKey{Context: 4929, Seqno: 3832}
+	b := NewSpanBuilder(testClock)
+	b.Append(stagedJob(fin, 1000))
+	b.Append(stagedJob(fin, 5000)) // the same job assembled a second time from pieces
+	spans := flatten(b.Take())
+	seen := map[pcommon.SpanID]bool{}
+	for _, e := range spans {
+		if seen[e.span.SpanID()] {
+			t.Fatalf("span id %v twice", e.span.SpanID())
+		}
+		seen[e.span.SpanID()] = true
+	}
+	jobs := jobSpans(spans)
+	if len(jobs) != 2 || len(spans) != 6 {
+		t.Fatalf("%d spans, %d job spans", len(spans), len(jobs))
+	}
+	// the first keeps the id a link to the fence computes
+	_, linked := derivedIDs(identityOfFence(0, fin))
+	if jobs[0].span.SpanID() != linked || jobs[1].span.SpanID() == linked {
+		t.Errorf("ids %v %v, a link to the fence reaches %v", jobs[0].span.SpanID(), jobs[1].span.SpanID(), linked)
+	}
+	if b.RenamedIDs() != 1 {
+		t.Errorf("renamed %d, want 1", b.RenamedIDs())
+	}
+}
+
+func FuzzSpanIDsUnique(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0})                                     // one job twice
+	f.Add([]byte{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 0xff, 0, 0, 0})          // repeats and a batch cut
+	f.Add([]byte{0x80, 0, 1, 0, 0x80, 0, 1, 0, 0x40, 1, 1, 1, 0x40, 1, 1, 1}) // fallback identities, app contexts
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 4*2000 {
+			data = data[:4*2000]
+		}
+		for _, stages := range []bool{true, false} {
+			b := NewSpanBuilder(testClock, WithStageSpans(stages), WithLinkMemory(4))
+			seen := map[pcommon.SpanID]bool{}
+			check := func() {
+				for _, e := range flatten(b.Take()) {
+					id := e.span.SpanID()
+					if id.IsEmpty() || seen[id] {
+						t.Fatalf("span id %v empty or repeated (stages %v)", id, stages)
+					}
+					seen[id] = true
+				}
+			}
+			for i := 0; i+4 <= len(data); i += 4 {
+				c, s, st, flags := data[i], data[i+1], data[i+2], data[i+3]
+				if c == 0xff {
+					check() // a batch ends here
+					continue
+				}
+				j := stagedJob(event.FenceKey{Context: uint64(c & 3), Seqno: uint64(s & 3)}, int64(st&7))
+				if c&0x80 != 0 {
+					j.Finished = event.FenceKey{} // the fallback identity: device, ring, job id, start, tid
+					j.JobID = uint64(s & 1)
+				}
+				if c&0x40 != 0 {
+					j.TraceID, j.SpanID = [16]byte{1}, [8]byte{flags | 1} // an app context: its span is the parent
+				}
+				j.Stages = j.Stages[:int(flags)%3]
+				b.Append(j)
+			}
+			check()
+		}
+	})
+}

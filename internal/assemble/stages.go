@@ -16,7 +16,7 @@
 //	    ("dependency_done", "dependency_run")
 //	te  no emission hook                    → te = tr          rule "fallback_to_run"
 //	th  no hardware-fence signal            → th = tf          rule "fallback_to_finished"
-//	ts  not measured (only i915_request_in measures it)
+//	ts  not measured (i915_request_in and msm's GPU stamps measure it: native.go)
 //	                                        → ts = max(te, previous job's th-or-tf on the ring),
 //	                                          at most th        rule "ring_serial"
 //

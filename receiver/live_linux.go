@@ -170,6 +170,12 @@ func openLive(cfg *Config, log *zap.Logger) (event.Source, pipeline.Enricher, fu
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// Attached hooks without a GPU job hook (ioctl, dma_fence only: no DRM driver, no
+	// scheduler) make a source that runs and emits nothing: say so once, with why.
+	if v := probe.Assess(report, probe.ProbeHost("/dev", cfg.Tenant.SysRoot)); !v.CanTraceJobs {
+		log.Warn("ghostdriver live source: no GPU job hook attached, so no gpu.job spans will be emitted; run `ghostdriver doctor` on this host for every hook and reason",
+			zap.String("verdict", v.Line))
+	}
 	if !cfg.Tenant.Enabled {
 		return live, nil, live.Close, nil
 	}

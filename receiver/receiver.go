@@ -23,6 +23,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
+	"github.com/ghostdriver/ghostdriver/internal/version"
 )
 
 const transport = "ebpf"
@@ -70,6 +71,7 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 	}
 	r.started = true
 	log := r.set.Logger
+	log.Info("ghostdriver receiver starting", zap.String("version", version.String()), zap.String("source", r.cfg.Source))
 
 	src, enricher, closeSrc, err := r.openSource(log)
 	runCUDA, err := r.openCUDA(host, log, err)

@@ -102,7 +102,7 @@ func Assess(r Report, h Host) Verdict {
 		v.Missing = append(v.Missing, "fentry/fexit (no kprobes either): bo_validation and run_job_end are not measured")
 	}
 	if h.Tracefs != nil {
-		v.Missing = append(v.Missing, "tracefs: "+h.Tracefs.Error()+" (classic-tracepoint rungs and `ghostdriver record` need it)")
+		v.Missing = append(v.Missing, h.Tracefs.Error()+" (the classic-tracepoint rungs need it; `ghostdriver record` mounts it itself)")
 	}
 
 	attached := "none"

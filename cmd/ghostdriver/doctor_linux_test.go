@@ -1,0 +1,59 @@
+// `ghostdriver doctor` on this host ends with one verdict line; where the host has no DRM
+// device and no GPU scheduler (read here, from /dev and /sys, not from the code under
+// test), the verdict must say plainly that GPU jobs cannot be followed, and why. --json
+// carries the same verdict.
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestDoctorVerdict(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: doctor loads the eBPF programs to see what attaches (CI runs as root)")
+	}
+	code, out, errOut := runCLI("doctor")
+	if code != 0 {
+		t.Fatalf("doctor: exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "verdict: this host ") {
+		t.Fatalf("doctor does not end with a verdict: %q", last)
+	}
+	_, gpuSched := os.Stat("/sys/module/gpu_sched")
+	dri, _ := os.ReadDir("/dev/dri")
+	noGPU := gpuSched != nil && len(dri) == 0
+	if noGPU {
+		for _, want := range []string{"cannot follow GPU jobs", "/dev/dri", "gpu_sched"} {
+			if !strings.Contains(last, want) {
+				t.Errorf("host without DRM devices or gpu_sched: verdict lacks %q: %s", want, last)
+			}
+		}
+	}
+
+	code, out, errOut = runCLI("doctor", "--json")
+	if code != 0 {
+		t.Fatalf("doctor --json: exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Verdict struct {
+			CanTraceJobs *bool    `json:"can_trace_jobs"`
+			Missing      []string `json:"missing"`
+			Line         string   `json:"line"`
+		} `json:"verdict"`
+		Hooks []struct{ Stage, Hook, Status, Reason string } `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	if doc.Verdict.CanTraceJobs == nil || doc.Verdict.Line != last || len(doc.Hooks) == 0 {
+		t.Errorf("doctor --json verdict %+v (line %q, %d hooks), text verdict %q", doc.Verdict, doc.Verdict.Line, len(doc.Hooks), last)
+	}
+	if noGPU && (*doc.Verdict.CanTraceJobs || len(doc.Verdict.Missing) == 0) {
+		t.Errorf("doctor --json on a host without GPU: %+v", doc.Verdict)
+	}
+}

@@ -6,6 +6,10 @@ OCB := $(shell $(GO) env GOPATH)/bin/builder
 DIST := build/otelcol-ghostdriver/otelcol-ghostdriver
 CAPTURE ?= testdata/captures/gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz
 RUN_FOR ?=
+# The version (internal/version) of the CLI, the receiver and the distribution (ocb's
+# dist.version, read from the environment): one value, from git.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+VERSION_LDFLAGS := -X github.com/ghostdriver/ghostdriver/internal/version.Version=$(VERSION)
 
 .PHONY: all build cli dist run test test-unit test-dist test-fuzz test-jaeger test-vgpu generate check-generate bench vet clean
 
@@ -14,7 +18,7 @@ all: build
 build: cli dist
 
 cli:
-	CGO_ENABLED=0 $(GO) build -o bin/ghostdriver ./cmd/ghostdriver
+	CGO_ENABLED=0 $(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/ghostdriver ./cmd/ghostdriver
 
 $(OCB):
 	GOFLAGS=-mod=mod $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
@@ -22,7 +26,7 @@ $(OCB):
 # The collector distribution (ocb). Sources: builder-config.yaml.
 dist: $(OCB)
 	mkdir -p build/otelcol-ghostdriver
-	$(OCB) --config builder-config.yaml
+	env "dist.version=$(VERSION)" $(OCB) --config builder-config.yaml --ldflags="-s -w $(VERSION_LDFLAGS)"
 
 # Build the distribution and run it on the bundled real capture: job spans with their
 # stage children on the console (debug exporter), metrics on http://127.0.0.1:8889/metrics.

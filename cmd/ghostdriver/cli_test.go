@@ -18,7 +18,14 @@ import (
 // doubled matches "ghostdriver replay: replay: …".
 var doubled = regexp.MustCompile(`^ghostdriver (\w+): (\w+): `)
 
-var commands = []string{"replay", "live", "record", "cuda", "doctor", "spans", "version"}
+// commands are main.go's synopses: a command added there is checked here.
+var commands = func() []string {
+	var out []string
+	for _, s := range synopses {
+		out = append(out, s.cmd)
+	}
+	return out
+}()
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer

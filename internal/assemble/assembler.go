@@ -129,6 +129,8 @@ type Assembler struct {
 	ringStats map[string]*RingStats
 
 	gpu gpuStamps // native.go: flush anchors of GPU stamps, and their counts
+
+	loss lossTracker // loss.go: windows of "[LOST n EVENTS]" notes
 }
 
 // Bounds of the lookaside tables.
@@ -271,6 +273,9 @@ func (a *Assembler) advance(bound int64) {
 
 // process applies one event, in (time, CPU) order.
 func (a *Assembler) process(e *event.Event) {
+	if a.loss.see(e) {
+		return
+	}
 	if c := uint32(e.CPU); c >= 64 || a.cpuSeen&(1<<c) == 0 {
 		if _, ok := a.cpuFirst[e.CPU]; !ok {
 			a.cpuFirst[e.CPU] = e.Time
@@ -339,6 +344,7 @@ func (a *Assembler) cpuEdge() int64 {
 
 // reset forgets everything about the input just flushed.
 func (a *Assembler) reset() {
+	a.loss.reset()
 	a.byKey.reset()
 	a.byPtr.reset()
 	clear(a.byID)

@@ -174,8 +174,9 @@ type Job struct {
 	SpanID  [8]byte
 	CtxTier uint8
 
-	Outcome Outcome // after CtxTier: the two bytes share one word
-	Reason  string  // why a job is Incomplete or Evicted, human-readable
+	Outcome Outcome  // after CtxTier: the two bytes share one word
+	Reason  string   // why a job is Incomplete or Evicted, human-readable
+	Loss    LossInfo // capture loss windows the job overlaps (loss.go)
 
 	// Tenant attribution, set by the enrich stage (live source only; replayed captures come
 	// from another machine and stay without). Resource is the submitting process's

@@ -324,6 +324,7 @@ func (a *Assembler) emit(j *job) {
 	a.countRing(j)
 	j.state = stateGone
 	j.prev, j.next, j.ring = nil, nil, nil
+	a.loss.mark(&j.out)
 	a.out(&j.out)
 }
 

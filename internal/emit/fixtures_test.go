@@ -88,6 +88,7 @@ func incompleteJob() *assemble.Job {
 		},
 		Start: 30000, End: 31000,
 		Outcome: assemble.Incomplete, Reason: "capture ended before the job finished",
+		Loss:    assemble.LossInfo{Windows: 1, Events: 7, Counted: true},
 		CtxTier: CtxTierTraceparent,
 	}
 }

@@ -243,6 +243,12 @@ func putJobAttributes(a pcommon.Map, j *assemble.Job) {
 	if len(j.Deps) > 0 {
 		a.PutInt(metadata.AttrJobDependencies, int64(len(j.Deps)))
 	}
+	if j.Loss.Windows > 0 {
+		a.PutBool(metadata.AttrJobEventsLost, true)
+		if j.Loss.Counted {
+			putUint(a, metadata.AttrJobLostEventCount, j.Loss.Events)
+		}
+	}
 	a.PutStr(metadata.AttrContextTier, ctxTierName(j.CtxTier))
 	putAttrs(a, j.Attrs)
 }
@@ -252,7 +258,7 @@ func putJobAttributes(a pcommon.Map, j *assemble.Job) {
 func jobAttributeCount(j *assemble.Job) int {
 	n := 2 + len(j.Attrs) // outcome, context tier
 	for _, set := range [...]bool{j.Driver != "", j.Device != "", j.Ring != "", j.JobID != 0, j.ClientID != 0,
-		j.PID != 0, j.TID != 0, j.Comm != "", len(j.Deps) > 0} {
+		j.PID != 0, j.TID != 0, j.Comm != "", len(j.Deps) > 0, j.Loss.Windows > 0, j.Loss.Windows > 0 && j.Loss.Counted} {
 		if set {
 			n++
 		}

@@ -38,6 +38,11 @@ const (
 	AttrJobID           = "ghostdriver.job.id"
 	AttrJobOutcome      = "ghostdriver.job.outcome"
 	AttrJobDependencies = "ghostdriver.job.dependency_count"
+	// AttrJobEventsLost is true on a job whose span meets a loss window of the capture (a
+	// "CPU:N [LOST n EVENTS]" note: assemble/loss.go); AttrJobLostEventCount sums the
+	// counts of those windows, when every note printed one.
+	AttrJobEventsLost     = "ghostdriver.job.events_lost"
+	AttrJobLostEventCount = "ghostdriver.job.lost_event_count"
 	// AttrDependencyWait, on a link to a dependency's job, says what the scheduler waited
 	// for on that fence: own_entity, same_scheduler or fence_signal (assemble.DepWait).
 	AttrDependencyWait = "ghostdriver.dependency.wait"

@@ -155,6 +155,9 @@ func (s *Summary) Write(w io.Writer, src event.SourceStats) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "malformed lines: %d\n", src.Malformed)
+	if src.Truncated > 0 {
+		fmt.Fprintf(w, "input cut inside its last line (not decoded): %d\n", src.Truncated)
+	}
 	for _, m := range src.MalformedSamples {
 		fmt.Fprintf(w, "  %s\n", m)
 	}

@@ -6,6 +6,8 @@
 //	ghostdriver cuda    [-- COMMAND]     CUDA applications through uprobes (NVIDIA has no DRM scheduler)
 //	ghostdriver doctor                   what the live source can attach on this host, and a verdict
 //	ghostdriver spans   FILE             job spans of an OTLP/JSON file as trees
+//	ghostdriver export  SPANS|CAPTURE    jobs as trace-event JSON (Perfetto UI, chrome://tracing)
+//	ghostdriver report  SPANS|CAPTURE    one self-contained HTML report: timeline, busy split, stages, tenants
 //	ghostdriver version                  the version (also --version)
 //
 // The synopsis of each command (synopses below) is what `ghostdriver --help` prints and
@@ -26,7 +28,7 @@ import (
 var synopses = []struct{ cmd, text string }{
 	{"replay", `ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--output-format json|proto] [--quiet]
                    [--job-timeout D] [--max-pending-jobs N] [--reorder-window D] [--flush-interval D]
-                   [--collection-interval D] [--no-stage-spans] CAPTURE`},
+                   [--collection-interval D] [--no-stage-spans] [--trace-json FILE] CAPTURE`},
 	{"live", `ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--ready-file FILE]
                    [--quiet] [--verbose] [--drm-major N]... [--bo-func F]... [--run-job-func F]...
                    [--context-tiers otep4947,obi,traceparent] [--obi-map-path PATH] [--no-tenant] [--proc-root DIR]
@@ -38,6 +40,8 @@ var synopses = []struct{ cmd, text string }{
                    [--verbose] [--flush-interval D] [--collection-interval D] [-- COMMAND [ARGS...]]`},
 	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints]`},
 	{"spans", `ghostdriver spans  [--limit N] [--completed] FILE`},
+	{"export", `ghostdriver export [--format trace-json] [--output FILE] SPANS|CAPTURE`},
+	{"report", `ghostdriver report [--output FILE] SPANS|CAPTURE`},
 	{"version", `ghostdriver version`},
 }
 
@@ -76,6 +80,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdDoctor(args[1:], stdout, stderr)
 	case "spans":
 		return cmdSpans(args[1:], stdout, stderr)
+	case "export":
+		return cmdExport(args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
 	case "version":
 		return cmdVersion(args[1:], stdout, stderr)
 	case "--version", "-version", "-v":

@@ -27,6 +27,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	output := fs.String("output", "", "write spans to this file (OTLP/JSON lines, or see --output-format)")
 	metricsOut := fs.String("metrics-output", "", "write metrics to this file (in --output-format)")
 	quiet := fs.Bool("quiet", false, "do not print the summary table")
+	traceJSON := fs.String("trace-json", "", "also write the jobs as Chrome trace-event JSON (Perfetto UI, chrome://tracing) to this file")
 	cfgFlags := addPipelineFlags(fs)
 	cfgFlags.lossless = true // a capture has no live source to protect: wait for the output
 	fs.StringVar(&cfgFlags.outputFormat, "output-format", formatJSON,
@@ -57,16 +58,27 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return runPipeline(ctx, src, cfgFlags, *output, *metricsOut, !*quiet, stdout, stderr)
+	var tj *traceJSONOutput // export.go
+	if *traceJSON != "" {
+		if tj, err = newTraceJSONOutput(*traceJSON); err != nil {
+			return fail(stderr, "replay", err)
+		}
+	}
+	return runPipeline(ctx, src, cfgFlags, *output, *metricsOut, !*quiet, stdout, stderr, tj)
 }
 
 // runPipeline is shared by replay and live: run the source to its end, write the files,
-// print the summary.
-func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, output, metricsOut string, printSummary bool, stdout, stderr io.Writer) int {
+// print the summary; pictures (replay --trace-json) are written after the run.
+func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, output, metricsOut string, printSummary bool, stdout, stderr io.Writer, pictures ...*traceJSONOutput) int {
 	outs, closeOuts, err := fileOutputsAs(output, metricsOut, pf.outputFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "ghostdriver: %v\n", err)
 		return 1
+	}
+	for _, pic := range pictures {
+		if pic != nil {
+			outs.Traces = pic.tee(outs.Traces)
+		}
 	}
 	sum := summary.New()
 	outs.Job = func(j *assemble.Job) { sum.Add(j) }
@@ -76,6 +88,14 @@ func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, outpu
 	st := p.Stats()
 	if printSummary {
 		sum.Write(stdout, st.Source)
+	}
+	for _, pic := range pictures {
+		if pic != nil && runErr == nil {
+			if err := pic.write(stdout, printSummary); err != nil {
+				fmt.Fprintf(stderr, "ghostdriver: %v\n", err)
+				return 1
+			}
+		}
 	}
 	if runErr != nil {
 		fmt.Fprintf(stderr, "ghostdriver: %v\n", runErr)

@@ -53,8 +53,10 @@ type oracleJob struct {
 	waited              bool // some dependency ended after push: a real fence wait
 }
 
-// dependencyOracle computes a job's td from its ground-truth line alone.
-func dependencyOracle(g gtJob) (oracleJob, error) {
+// dependencyOracle computes a job's td from its ground-truth line. byFence holds the
+// run's other lines: a dependency that is a job of the run must agree with that job's own
+// line (the same kernel timestamps, read when each job was freed).
+func dependencyOracle(g gtJob, byFence map[string]gtJob) (oracleJob, error) {
 	kv := g.kv
 	if _, ok := kv["push_ns"]; !ok {
 		return oracleJob{}, fmt.Errorf("job %s: the ground truth has no push_ns: the run's vgpu.ko predates the dependency ground truth", g.fence)
@@ -116,6 +118,18 @@ func dependencyOracle(g gtJob) (oracleJob, error) {
 				return o, fmt.Errorf("job %s: dependency %s has no signal time (%q)", g.fence, d, signal[i])
 			}
 		}
+		if dj, ok := byFence[d]; ok {
+			if fin := dj.kv["finished_ns"]; fin != signal[i] {
+				return o, fmt.Errorf("job %s: dependency %s signalled at %s, its own line says finished at %s", g.fence, d, signal[i], fin)
+			}
+			// A scheduled time taken before the push may be drm_sched's rewrite of it (vgpu.c,
+			// struct vgpu_signal_cb); after the push it is the callback's, the same as the job's own.
+			own, _ := strconv.ParseInt(dj.kv["scheduled_ns"], 10, 64)
+			field, _ := strconv.ParseInt(schedNs[i], 10, 64)
+			if sched[i] != "-" && field != own && (own > o.push || field > o.push) {
+				return o, fmt.Errorf("job %s: dependency %s scheduled at %s, its own line says %s", g.fence, d, schedNs[i], dj.kv["scheduled_ns"])
+			}
+		}
 		if od.class != depOwnEntity && od.end > o.td {
 			o.td, o.waited = od.end, true
 		}
@@ -126,9 +140,13 @@ func dependencyOracle(g gtJob) (oracleJob, error) {
 
 func dependencyOracles(t *testing.T, gt []gtJob) []oracleJob {
 	t.Helper()
+	byFence := map[string]gtJob{}
+	for _, g := range gt {
+		byFence[g.fence] = g
+	}
 	var out []oracleJob
 	for _, g := range gt {
-		o, err := dependencyOracle(g)
+		o, err := dependencyOracle(g, byFence)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,6 +197,11 @@ func TestVirtualGPUDependencyOracle(t *testing.T) {
 			}
 			// run_job (handover) and the job's scheduled fence come after the scheduler
 			// stopped waiting: an oracle td later than either is a wrong oracle.
+			// The scheduled fence signals right after run_job returns (drm_sched_fence_scheduled).
+			if o.scheduled < o.handover || o.finished < o.g.hwEnd {
+				t.Errorf("%s job %s: scheduled at %d before run_job's handover %d, or finished at %d before the hardware's end %d",
+					phase, o.g.fence, o.scheduled, o.handover, o.finished, o.g.hwEnd)
+			}
 			if o.td > o.handover || o.td > o.scheduled {
 				t.Errorf("%s job %s: oracle td %d after the job ran (run_job %d, scheduled %d): the oracle contradicts the kernel",
 					phase, o.g.fence, o.td, o.handover, o.scheduled)

@@ -20,13 +20,13 @@
  * fires. hw_start_ns/hw_end_ns in the log are the times the model really used (ktime_get_ns(),
  * CLOCK_MONOTONIC), so hw_end_ns - hw_start_ns - engine_ns is the timer noise.
  *
- * Ground truth for dependency waits: each job's line also carries what the scheduler's own records
- * say about its dependencies, read in free_job (after the job's finished fence signalled): every
- * in-fence as the driver added it (context:seqno), the time the kernel stamped on it when it
- * signalled (dma_fence->timestamp), and for a drm_sched fence its scheduler and the time its
- * *scheduled* fence signalled; plus the job's own entity (scheduled fence context), scheduler,
- * push time and scheduled/finished timestamps. An oracle can then apply drm_sched's rules
- * (drm_sched_entity_add_dependency_cb) without trusting any tracer.
+ * Ground truth for dependency waits: each job's line (written in free_job, after its finished fence
+ * signalled) also carries every in-fence as the driver added it (context:seqno), the time the kernel
+ * stamped on it when it signalled (dma_fence->timestamp), and for a drm_sched fence its scheduler
+ * and the time its *scheduled* fence signalled; plus the job's own entity (scheduled fence
+ * context), scheduler, push time, and when its scheduled and finished fences signalled. Scheduled
+ * fences are timed by a callback on them (struct vgpu_signal_cb says why). An oracle can then apply
+ * drm_sched's rules (drm_sched_entity_add_dependency_cb) without trusting any tracer.
  *
  * Builds for every kernel whose API probe.sh recognises (Debian 6.1 point releases with and without
  * the drm_sched_init_args backport, trixie-backports 7.3): vgpu_config.h, generated from the headers
@@ -105,6 +105,20 @@ struct vgpu_file {
 	struct mutex submit_lock;	/* drm_sched_job_arm + push must not interleave per entity */
 };
 
+/*
+ * The time a fence signalled, taken in a callback on it: dma_fence_signal() stamps
+ * fence->timestamp before it runs the callbacks, so the callback reads the kernel's own signal
+ * time. Needed for scheduled fences: drm_sched later overwrites scheduled.timestamp with the
+ * previous job's finished time ("make the scheduled timestamp more accurate", in
+ * drm_sched_get_cleanup_job / drm_sched_get_finished_job, 6.1 and 7.3), so reading it
+ * afterwards gives a time that is not the signal's.
+ */
+struct vgpu_signal_cb {
+	struct dma_fence_cb cb;
+	struct dma_fence *fence;	/* our reference while the callback is registered */
+	s64 ns;				/* the signal time; -1 until then */
+};
+
 struct vgpu_job {
 	struct drm_sched_job base;
 	struct kref ref;		/* the scheduler's (free_job) + the submit ioctl's until it unlocks the BOs */
@@ -120,16 +134,18 @@ struct vgpu_job {
 	struct dma_fence *hw_fence;
 	u64 hw_context, hw_seqno;
 	u64 push_ns;			/* right before drm_sched_entity_push_job */
+	struct vgpu_signal_cb scheduled;	/* the job's own scheduled fence */
 	u32 ndeps;
 	u64 dep_context[VGPU_MAX_DEPS], dep_seqno[VGPU_MAX_DEPS];
 	struct dma_fence *dep_fence[VGPU_MAX_DEPS];	/* our references, read in free_job */
+	struct vgpu_signal_cb dep_scheduled[VGPU_MAX_DEPS];	/* a drm_sched dependency's scheduled fence */
 };
 
 /* What the kernel recorded about one in-fence, read in free_job. */
 struct vgpu_gt_dep {
 	u64 context, seqno;
 	s64 signal_ns;		/* dma_fence->timestamp, -1: not signalled (yet) */
-	s64 scheduled_ns;	/* a drm_sched fence: its scheduled fence's timestamp, -1: none / not signalled */
+	s64 scheduled_ns;	/* a drm_sched fence: when its scheduled fence signalled, -1: none / not signalled */
 	int sched;		/* a drm_sched fence: its scheduler's ring index, -1: another kind of fence, -2: other scheduler */
 	int error;
 	bool dont_pipeline;	/* DRM_SCHED_FENCE_DONT_PIPELINE set on the fence */
@@ -201,8 +217,38 @@ static s64 vgpu_fence_time(struct dma_fence *f)
 	return ktime_to_ns(f->timestamp);
 }
 
+static void vgpu_signal_cb_func(struct dma_fence *f, struct dma_fence_cb *cb)
+{
+	container_of(cb, struct vgpu_signal_cb, cb)->ns = ktime_to_ns(f->timestamp);
+}
+
+/*
+ * Take @f's signal time when it signals. Already signalled: its timestamp now (it may already
+ * carry drm_sched's rewrite, but that too happened before now, so it is still no later than now).
+ */
+static void vgpu_signal_cb_watch(struct vgpu_signal_cb *w, struct dma_fence *f)
+{
+	w->ns = -1;
+	w->fence = dma_fence_get(f);
+	if (dma_fence_add_callback(f, &w->cb, vgpu_signal_cb_func)) {
+		w->ns = vgpu_fence_time(f);
+		dma_fence_put(w->fence);
+		w->fence = NULL;
+	}
+}
+
+static void vgpu_signal_cb_release(struct vgpu_signal_cb *w)
+{
+	if (!w->fence)
+		return;
+	dma_fence_remove_callback(w->fence, &w->cb);
+	dma_fence_put(w->fence);
+	w->fence = NULL;
+}
+
 /* What the kernel recorded about in-fence @f (any kind of fence). */
-static void vgpu_gt_read_dep(const struct vgpu_device *vdev, struct vgpu_gt_dep *d, struct dma_fence *f)
+static void vgpu_gt_read_dep(const struct vgpu_device *vdev, struct vgpu_gt_dep *d, struct dma_fence *f,
+			     const struct vgpu_signal_cb *scheduled)
 {
 	struct drm_sched_fence *sf = to_drm_sched_fence(f);
 	int i;
@@ -222,7 +268,7 @@ static void vgpu_gt_read_dep(const struct vgpu_device *vdev, struct vgpu_gt_dep 
 	for (i = 0; i < VGPU_NUM_RINGS; i++)
 		if (sf->sched == &vdev->rings[i].sched)
 			d->sched = i;
-	d->scheduled_ns = vgpu_fence_time(&sf->scheduled);
+	d->scheduled_ns = scheduled->ns;
 }
 
 /* Called from free_job, before drm_sched_job_cleanup (which drops the job's scheduler fences). */
@@ -235,7 +281,7 @@ static void vgpu_gt_record(const struct vgpu_job *job)
 	u32 n, i;
 
 	for (i = 0; i < job->ndeps; i++)
-		vgpu_gt_read_dep(job->ring->vdev, &deps[i], job->dep_fence[i]);
+		vgpu_gt_read_dep(job->ring->vdev, &deps[i], job->dep_fence[i], &job->dep_scheduled[i]);
 
 	raw_spin_lock_irqsave(&gt.lock, flags);
 	n = gt.n;
@@ -260,7 +306,7 @@ static void vgpu_gt_record(const struct vgpu_job *job)
 	e->engine_ns = job->engine_ns;
 	e->push_ns = job->push_ns;
 	e->entity_ctx = s_fence->scheduled.context;
-	e->scheduled_ns = vgpu_fence_time(&s_fence->scheduled);
+	e->scheduled_ns = job->scheduled.ns;
 	e->finished_ns = vgpu_fence_time(&s_fence->finished);
 	e->ndeps = job->ndeps;
 	for (i = 0; i < job->ndeps; i++)
@@ -457,8 +503,11 @@ static void vgpu_job_release(struct kref *ref)
 	u32 i;
 
 	vgpu_put_bos(job);
-	for (i = 0; i < job->ndeps; i++)
+	vgpu_signal_cb_release(&job->scheduled);
+	for (i = 0; i < job->ndeps; i++) {
+		vgpu_signal_cb_release(&job->dep_scheduled[i]);
 		dma_fence_put(job->dep_fence[i]);
+	}
 	kfree(job);
 }
 
@@ -570,6 +619,9 @@ static int vgpu_add_dep(struct vgpu_job *job, struct dma_fence *fence)
 		job->dep_context[job->ndeps] = fence->context;
 		job->dep_seqno[job->ndeps] = fence->seqno;
 		job->dep_fence[job->ndeps] = dma_fence_get(fence);
+		job->dep_scheduled[job->ndeps].ns = -1;
+		if (to_drm_sched_fence(fence))
+			vgpu_signal_cb_watch(&job->dep_scheduled[job->ndeps], &to_drm_sched_fence(fence)->scheduled);
 		job->ndeps++;
 	}
 	return drm_sched_job_add_dependency(&job->base, fence);
@@ -673,6 +725,7 @@ static int vgpu_ioctl_submit(struct drm_device *dev, void *data, struct drm_file
 		dma_resv_add_fence(job->bos[i]->resv, finished, DMA_RESV_USAGE_READ);
 	/* Once pushed, the job may run, finish and be freed before we unlock its BOs: hold it. */
 	kref_get(&job->ref);
+	vgpu_signal_cb_watch(&job->scheduled, &job->base.s_fence->scheduled);
 	job->push_ns = ktime_get_ns();
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&vf->submit_lock);

@@ -298,8 +298,8 @@ func Write(w io.Writer, set *timeline.Set) (Stats, error) {
 	sort.Slice(ringList, func(a, b int) bool { return ringList[a].ring.String() < ringList[b].ring.String() })
 	for i, rt := range ringList {
 		pid := int64(ringPIDBase + i<<laneBits)
-		ew.meta("process_name", pid, 0, map[string]any{"name": "GPU " + rt.ring.String()})
-		ew.meta("process_sort_index", pid, 0, map[string]any{"sort_index": i})
+		ew.meta("process_name", pid, pid, map[string]any{"name": "GPU " + rt.ring.String()})
+		ew.meta("process_sort_index", pid, pid, map[string]any{"sort_index": i})
 		tid := pid
 		for _, g := range []struct {
 			name string
@@ -339,8 +339,8 @@ func Write(w io.Writer, set *timeline.Set) (Stats, error) {
 		pid := tt.key.pid
 		if !named[pid] {
 			named[pid] = true
-			ew.meta("process_name", pid, 0, map[string]any{"name": procNames[pid]})
-			ew.meta("process_sort_index", pid, 0, map[string]any{"sort_index": len(ringList) + len(named)})
+			ew.meta("process_name", pid, pid, map[string]any{"name": procNames[pid]})
+			ew.meta("process_sort_index", pid, pid, map[string]any{"sort_index": len(ringList) + len(named)})
 		}
 		for n, lane := range tt.g.lanes() {
 			tid, name := tt.key.tid, tt.name
@@ -389,6 +389,9 @@ func (ew *eventWriter) event(e *event) {
 	ew.raw(string(b))
 }
 
+// meta writes a metadata event. Process-level ones carry tid = pid: Perfetto's importer
+// registers the (tid, pid) of every event as a thread, and pid is the process's own
+// (main-thread) id, whereas tid 0 would be taken for one thread moving between processes.
 func (ew *eventWriter) meta(name string, pid, tid int64, args map[string]any) {
 	ew.event(&event{Name: name, Ph: "M", Pid: pid, Tid: tid, Args: args})
 }

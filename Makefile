@@ -11,7 +11,7 @@ RUN_FOR ?=
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 VERSION_LDFLAGS := -X github.com/ghostdriver/ghostdriver/internal/version.Version=$(VERSION)
 
-.PHONY: all build cli dist run test test-unit test-dist test-fuzz test-jaeger test-vgpu generate check-generate bench vet clean
+.PHONY: all build cli dist run test test-unit test-dist test-docs test-fuzz test-jaeger test-vgpu generate check-generate bench vet clean
 
 all: build
 
@@ -23,19 +23,21 @@ cli:
 $(OCB):
 	GOFLAGS=-mod=mod $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
 
-# The collector distribution (ocb). Sources: builder-config.yaml.
+# The collector distribution (ocb). Sources: builder-config.yaml. The script runs ocb and
+# compiles with ocb's flags, printing progress (a first build takes many minutes).
 dist: $(OCB)
-	mkdir -p build/otelcol-ghostdriver
-	env "dist.version=$(VERSION)" $(OCB) --config builder-config.yaml --ldflags="-s -w $(VERSION_LDFLAGS)"
+	env "dist.version=$(VERSION)" VERSION_LDFLAGS="$(VERSION_LDFLAGS)" OCB=$(OCB) DIST=$(DIST) GO=$(GO) scripts/build-dist.sh
 
-# Build the distribution and run it on the bundled real capture: job spans with their
-# stage children on the console (debug exporter), metrics on http://127.0.0.1:8889/metrics.
-# RUN_FOR=30s stops it after that long; otherwise it runs until Ctrl-C.
-run: dist cli
-	RUN_FOR=$(RUN_FOR) CAPTURE=$(CAPTURE) DIST=$(DIST) scripts/run.sh
+# Build the CLI and the distribution (with progress; the CLI's replay summary of the capture
+# is shown while the collector builds) and run it on the bundled real capture: where the
+# time went per ring, job trees, metrics on http://127.0.0.1:8889/metrics. RUN_FOR=30s
+# stops it after that long; otherwise it runs until Ctrl-C. scripts/run.sh calls make cli
+# and make dist itself, after saying what they are about to do.
+run:
+	RUN_FOR=$(RUN_FOR) CAPTURE=$(CAPTURE) DIST=$(DIST) OCB=$(OCB) GO=$(GO) MAKE="$(MAKE)" scripts/run.sh
 
 # Everything CI checks: vet, unit + capture tests, the distribution end to end.
-test: vet test-unit test-fuzz test-dist test-jaeger
+test: vet test-unit test-fuzz test-dist test-docs test-jaeger
 
 vet:
 	$(GO) vet ./...
@@ -56,6 +58,11 @@ test-fuzz:
 # Prometheus scrape of the stage histograms.
 test-dist: dist
 	DIST=$(DIST) scripts/test-dist.sh
+
+# Every ```yaml receiver configuration in README.md and documentation.md passes the
+# distribution's own `validate` as written (e2e/docs_config_test.go).
+test-docs: dist
+	GHOSTDRIVER_DIST=$$(realpath $(DIST)) $(GO) test -count=1 -v -run TestDocsConfigBlocksValidate ./e2e/
 
 # Application spans and GPU job spans as one trace in a real Jaeger (v1.75.0, built from
 # the module proxy in tools/jaeger), and a Prometheus scrape with tenant dimensions.

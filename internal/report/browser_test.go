@@ -114,6 +114,22 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkInChromium(t, bin, set, want)
+}
+
+// TestHandSetInChromium: thread-only tenants, a failed job, a stage name the page has no
+// colour or category for, a ring without execution.
+func TestHandSetInChromium(t *testing.T) {
+	bin := chromium(t)
+	set := handSet()
+	set.Jobs = append(set.Jobs, timeline.Job{Ring: timeline.Ring{Driver: "xe", Ring: "bcs"}, Start: 400, End: 420,
+		Stages: []timeline.Stage{st("fence_dependency", 400, 420)}})
+	checkInChromium(t, bin, set, len(set.Jobs))
+}
+
+// checkInChromium writes the report of set, loads it and checks it shows want jobs.
+func checkInChromium(t *testing.T, bin string, set *timeline.Set, want int) {
+	t.Helper()
 	page := filepath.Join(t.TempDir(), "report.html")
 	f, err := os.Create(page)
 	if err != nil {

@@ -134,6 +134,8 @@ func (m *MetricsRecorder) Collect(now time.Time, src event.SourceStats, asm Asse
 			m.unknown.write(c, d, src.Unknown)
 		case metadata.MetricDecoderMalformed:
 			c.sumPoint(c.metric(d).Sum().DataPoints(), src.Malformed)
+		case metadata.MetricDecoderTruncated:
+			c.sumPoint(c.metric(d).Sum().DataPoints(), src.Truncated)
 		case metadata.MetricSourceLostEvents:
 			c.sumPoint(c.metric(d).Sum().DataPoints(), src.Lost)
 		case metadata.MetricJobEvictions:

@@ -325,7 +325,7 @@ func TestSourceAndAssemblerCounters(t *testing.T) {
 	for i := 0; i < maxUnknownNames+6; i++ {
 		src.Unknown[fmt.Sprintf("ev_%03d", i)] = uint64(i + 1)
 	}
-	src.Malformed, src.Lost = 4, 9
+	src.Malformed, src.Lost, src.Truncated = 4, 9, 1
 	src.Hooks = []event.HookStatus{
 		{Stage: "ioctl", Hook: "tracepoint/syscalls/sys_enter_ioctl", Status: "attached"},
 		{Stage: "queue", Hook: "tp_btf/drm_sched_job_queue", Status: "unavailable", Reason: "tracepoint not present"},
@@ -380,10 +380,11 @@ func TestSourceAndAssemblerCounters(t *testing.T) {
 	numPoint(t, unk, map[string]any{"ghostdriver.event.name": "ev_063"})
 
 	for name, want := range map[string]int64{
-		"ghostdriver.decoder.malformed":  4,
-		"ghostdriver.source.lost_events": 9,
-		"ghostdriver.job.pending":        17,
-		"ghostdriver.job.spans_dropped":  5,
+		"ghostdriver.decoder.malformed":       4,
+		"ghostdriver.decoder.truncated_lines": 1,
+		"ghostdriver.source.lost_events":      9,
+		"ghostdriver.job.pending":             17,
+		"ghostdriver.job.spans_dropped":       5,
 	} {
 		if v := numPoint(t, ms[name], map[string]any{}).IntValue(); v != want {
 			t.Errorf("%s = %d, want %d", name, v, want)

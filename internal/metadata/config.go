@@ -28,6 +28,7 @@ type MetricsConfig struct {
 	GhostdriverDecoderEvents        MetricConfig `mapstructure:"ghostdriver.decoder.events"`
 	GhostdriverDecoderUnknownEvents MetricConfig `mapstructure:"ghostdriver.decoder.unknown_events"`
 	GhostdriverDecoderMalformed     MetricConfig `mapstructure:"ghostdriver.decoder.malformed"`
+	GhostdriverDecoderTruncated     MetricConfig `mapstructure:"ghostdriver.decoder.truncated_lines"`
 	GhostdriverSourceLostEvents     MetricConfig `mapstructure:"ghostdriver.source.lost_events"`
 	GhostdriverJobEvictions         MetricConfig `mapstructure:"ghostdriver.job.evictions"`
 	GhostdriverJobPending           MetricConfig `mapstructure:"ghostdriver.job.pending"`
@@ -73,6 +74,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverDecoderEvents:        on,
 		GhostdriverDecoderUnknownEvents: on,
 		GhostdriverDecoderMalformed:     on,
+		GhostdriverDecoderTruncated:     on,
 		GhostdriverSourceLostEvents:     on,
 		GhostdriverJobEvictions:         on,
 		GhostdriverJobPending:           on,
@@ -108,6 +110,8 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverDecoderUnknownEvents
 	case MetricDecoderMalformed:
 		return &c.GhostdriverDecoderMalformed
+	case MetricDecoderTruncated:
+		return &c.GhostdriverDecoderTruncated
 	case MetricSourceLostEvents:
 		return &c.GhostdriverSourceLostEvents
 	case MetricJobEvictions:

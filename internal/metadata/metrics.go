@@ -15,6 +15,7 @@ const (
 	MetricDecoderEvents        = "ghostdriver.decoder.events"
 	MetricDecoderUnknownEvents = "ghostdriver.decoder.unknown_events"
 	MetricDecoderMalformed     = "ghostdriver.decoder.malformed"
+	MetricDecoderTruncated     = "ghostdriver.decoder.truncated_lines"
 	MetricSourceLostEvents     = "ghostdriver.source.lost_events"
 	MetricJobEvictions         = "ghostdriver.job.evictions"
 	MetricJobPending           = "ghostdriver.job.pending"
@@ -157,6 +158,14 @@ var Metrics = []MetricDesc{
 		Name:        MetricDecoderMalformed,
 		Description: "Input lines or records that could not be parsed.",
 		Unit:        "{record}",
+		Instrument:  Sum,
+		Value:       Int,
+		Monotonic:   true,
+	},
+	{
+		Name:        MetricDecoderTruncated,
+		Description: "Inputs that ended inside a line (no final newline); the cut line is not decoded.",
+		Unit:        "{line}",
 		Instrument:  Sum,
 		Value:       Int,
 		Monotonic:   true,

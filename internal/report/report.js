@@ -66,6 +66,17 @@
     return ns + " ns";
   }
 
+  // fmtTick prints an axis time in the unit of the tick step, with the decimals it needs.
+  function fmtTick(ns, step) {
+    var units = [[1e9, " s"], [1e6, " ms"], [1e3, " µs"], [1, " ns"]];
+    for (var i = 0; i < units.length; i++) {
+      if (step >= units[i][0] || i === units.length - 1) {
+        var u = units[i][0], d = Math.max(0, Math.ceil(-Math.log10(step / u) - 1e-9));
+        return (ns / u).toFixed(Math.min(d, 3)) + units[i][1];
+      }
+    }
+  }
+
   function height() {
     var h = AXIS_H;
     layout.forEach(function (r) { h += HEADER_H + (r.hw.length + r.flight.length) * (LANE_H + GAP) + GAP; });
@@ -92,7 +103,7 @@
     for (var t = Math.ceil(view.t0 / step) * step; t <= view.t1; t += step) {
       var px = x(t);
       ctx.beginPath(); ctx.moveTo(px, AXIS_H - 4); ctx.lineTo(px, h); ctx.stroke();
-      ctx.fillText(fmt(t), px + 2, 12);
+      ctx.fillText(fmtTick(t, step), px + 2, 12);
     }
     document.getElementById("view").textContent = "view " + fmt(view.t0) + " – " + fmt(view.t1) + " of " + fmt(data.extent);
 

@@ -90,6 +90,21 @@ func loadInChromium(t *testing.T, bin, page string) (dom string, console []strin
 
 func TestReportInChromium(t *testing.T) {
 	bin := chromium(t)
+	otlp := captureOTLP(t)
+	want := countJobs(t, otlp)
+	if want < 700 {
+		t.Fatalf("%d gpu.job spans from the capture: the replay lost most of them", want)
+	}
+	set, err := timeline.Read(bytes.NewReader(otlp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInChromium(t, bin, set, want)
+}
+
+// captureOTLP replays the bundled amdgpu capture and returns its spans as OTLP/JSON lines.
+func captureOTLP(t *testing.T) []byte {
+	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
 	capture := filepath.Join(filepath.Dir(self), "..", "..", "testdata", "captures", "gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz")
 	var otlp bytes.Buffer
@@ -106,15 +121,7 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := countJobs(t, otlp.Bytes())
-	if want < 700 {
-		t.Fatalf("%d gpu.job spans from the capture: the replay lost most of them", want)
-	}
-	set, err := timeline.Read(bytes.NewReader(otlp.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkInChromium(t, bin, set, want)
+	return otlp.Bytes()
 }
 
 // TestHandSetInChromium: thread-only tenants, a failed job, a stage name the page has no

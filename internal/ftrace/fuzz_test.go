@@ -1,6 +1,6 @@
 // FuzzDecode: any bytes in, a counted outcome out, never a panic, and the same outcome
 // from a decoder that has seen the line before. Seeds: the committed
-// corpus in testdata/fuzz/FuzzDecode plus the rendered format lines.
+// corpus in testdata/fuzz/FuzzDecode plus the rendered format lines and latency-format lines.
 package ftrace
 
 import (
@@ -18,6 +18,11 @@ func FuzzDecode(f *testing.F) {
 	for _, c := range i915Cases {
 		f.Add([]byte(rendered(c.name, c.payload)))
 	}
+	// the latency format, plain, verbose and in the kernel log, and loss notes
+	f.Add([]byte(latPlain("kworker/u16:3", 215, 3, "d.h2.", 1234, ' ', "dma_fence_signaled", "driver=amdgpu timeline=gfx_0.0.0 context=12 seqno=99081")))
+	f.Add([]byte("<0>[  812.512345][    C3] " + latVerbose("sdma0", 199, 0, 1, 0, 7, 5689000, 1, 0, "dma_fence_signaled", "driver=a timeline=b context=1 seqno=2")))
+	f.Add([]byte("CPU:7 [LOST 12 EVENTS]"))
+	f.Add([]byte("[   46.129062] Dumping ftrace buffer:"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		d := NewDecoder()
 		var e event.Event

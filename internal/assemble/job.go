@@ -1,6 +1,6 @@
 // Package assemble joins the events of one GPU job — seen on the submitting thread, the
 // scheduler worker and in interrupt context — into a Job with the timestamps of its
-// critical path, and tiles that path into stages (DESIGN.md "Stages").
+// critical path, and tiles that path into stages (docs/stages.md).
 //
 // This file is the output model. It imports nothing from the collector: emit renders it.
 package assemble
@@ -10,7 +10,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
-// Point is one timestamp on a job's critical path (DESIGN.md: t0 … tf).
+// Point is one timestamp on a job's critical path (docs/stages.md: t0 … tf).
 type Point uint8
 
 const (

@@ -2,9 +2,9 @@
 // kernel generation, which Kind each becomes, and the exact print format of every
 // generation, with where each fact comes from. Nothing about kernels lives elsewhere.
 //
-// Sources are the files of shared/kernel-tracepoints (copied to testdata/kernel-tracepoints,
-// where a test checks that every format they list is here) and the real lines of
-// shared/captures. "commit" means the commit named in those files.
+// Sources are the kernel-history files in testdata/kernel-tracepoints (a test checks that
+// every format they list is here) and the real lines of testdata/captures at the repository
+// root. "commit" means the commit named in those files.
 package ftrace
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

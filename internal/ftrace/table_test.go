@@ -1,5 +1,5 @@
 // Checks the table against the kernel history it was written from
-// (testdata/kernel-tracepoints, copied from shared/kernel-tracepoints): every event name
+// (testdata/kernel-tracepoints): every event name
 // there is known, and every print format of a decoded event is in its family.
 package ftrace
 

@@ -19,7 +19,7 @@ import (
 type formatBlock struct{ system, text string }
 
 // readFormats reads testdata/formats/<file>: format files of several events, each
-// after a "## system: <system>" line (the layout of shared/kernel-tracepoints).
+// after a "## system: <system>" line (the layout of internal/ftrace/testdata/kernel-tracepoints).
 func readFormats(t *testing.T, file string) map[string]formatBlock {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "formats", file))

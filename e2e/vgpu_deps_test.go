@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 type depClass string
@@ -244,6 +246,18 @@ func TestVirtualGPUDependencyOracle(t *testing.T) {
 	}
 }
 
+// linkWait is the ghostdriver.dependency.wait value of a link for each oracle class.
+var linkWait = map[depClass]string{depOwnEntity: "own_entity", depSameSched: "same_scheduler", depOther: "fence_signal"}
+
+func linkTo(s, target ptrace.Span) (ptrace.SpanLink, bool) {
+	for i := 0; i < s.Links().Len(); i++ {
+		if l := s.Links().At(i); l.SpanID() == target.SpanID() {
+			return l, true
+		}
+	}
+	return ptrace.SpanLink{}, false
+}
+
 // spanSet is one observation of the run: its spans and the offset of their clock to
 // CLOCK_MONOTONIC.
 type spanSet struct {
@@ -336,13 +350,23 @@ func checkDependencyWaits(t *testing.T, dir string, set spanSet) {
 			}
 		}
 		// Every dependency the scheduler really waited for (one that ended after the push;
-		// one already signalled then need not be reported by the scheduler) is a link.
+		// one already signalled then need not be reported by the scheduler) is a link, and a
+		// link names the rule the scheduler applied (ghostdriver.dependency.wait).
 		for _, dep := range o.deps {
-			if dep.class == depOwnEntity || dep.end <= o.push {
+			ds, ok := jobs[dep.fence]
+			if !ok {
 				continue
 			}
-			if ds, ok := jobs[dep.fence]; ok && !hasLink(sj.job, ds.job) {
-				damage.errorf("job %s: no span link to its dependency %s", o.g.fence, dep.fence)
+			link, linked := linkTo(sj.job, ds.job)
+			if !linked {
+				if dep.class != depOwnEntity && dep.end > o.push {
+					damage.errorf("job %s: no span link to its dependency %s", o.g.fence, dep.fence)
+				}
+				continue
+			}
+			if w := mapStr(link.Attributes(), "ghostdriver.dependency.wait"); w != linkWait[dep.class] {
+				damage.errorf("job %s: link to %s says the scheduler waited %q, the oracle says %s (%q)",
+					o.g.fence, dep.fence, w, dep.class, linkWait[dep.class])
 			}
 		}
 	}

@@ -295,7 +295,7 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 	if len(jobs) != len(gt) {
 		t.Errorf("%d gpu.job spans for %d jobs the hardware ran", len(jobs), len(gt))
 	}
-	stages := []string{"ioctl", "bo_validation", "fence_dependency", "ring_emission", "dma_scheduling", "execution", "fence_signal"}
+	stages := []string{"ioctl", "bo_validation", "fence_dependency", "scheduler_queue", "ring_emission", "dma_scheduling", "execution", "fence_signal"}
 	var startErrs, endErrs []int64
 	outliers := 0
 	// On the preemptible 7.3 kernel under TCG the kernel occasionally skips a tracing
@@ -373,15 +373,6 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 	}
 	t.Logf("%d jobs; |Δ hw_start| median %d ns max %d ns; |Δ hw_end| median %d ns max %d ns",
 		len(gt), median(startErrs), maxOf(startErrs), median(endErrs), maxOf(endErrs))
-}
-
-func hasLink(s, target ptrace.Span) bool {
-	for i := 0; i < s.Links().Len(); i++ {
-		if s.Links().At(i).SpanID() == target.SpanID() {
-			return true
-		}
-	}
-	return false
 }
 
 func abs(v int64) int64 {

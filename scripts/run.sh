@@ -14,6 +14,8 @@ rm -f "$out"/spans.json "$out"/collector.log "$out"/scrape.txt
 start=$SECONDS
 stamp() { local s=$((SECONDS - start)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 mib() { du -sm "$1" 2>/dev/null | cut -f1; }
+modcache=$($GO env GOMODCACHE)
+buildcache=$($GO env GOCACHE)
 
 # heartbeat LABEL CMD...: run CMD with its output in a log, printing a line every 15 s
 # (elapsed time, the Go caches' sizes); show the log if it fails.
@@ -22,13 +24,12 @@ heartbeat() {
   shift
   log=$(mktemp)
   "$@" >"$log" 2>&1 &
-  local p=$! n=0
+  local p=$! last=$SECONDS
   while kill -0 $p 2>/dev/null; do
     sleep 1
-    n=$((n + 1))
-    if ((n % 15 == 0)) && kill -0 $p 2>/dev/null; then
-      printf '   [%s] %s: module cache %s MiB, build cache %s MiB\n' "$(stamp)" "$label" \
-        "$(mib "$($GO env GOMODCACHE)")" "$(mib "$($GO env GOCACHE)")"
+    if ((SECONDS - last >= 15)) && kill -0 $p 2>/dev/null; then
+      printf '   [%s] %s: module cache %s MiB, build cache %s MiB\n' "$(stamp)" "$label" "$(mib "$modcache")" "$(mib "$buildcache")"
+      last=$SECONDS
     fi
   done
   if ! wait $p; then

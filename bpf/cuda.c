@@ -29,6 +29,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
+#include "arch.h"
 #include "appctx.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
@@ -107,9 +108,10 @@ const volatile __u64 wakeup_bytes = 1 << 20;
  *   bits 16..31  location of the stream argument
  *   bits 32..47  location of the size argument
  *   bits 48..63  location of the handle argument
- * A location: bits 0..3 argument index (0-based, x86-64 SysV: 0..5 in registers,
- * 6.. on the stack); bits 4..5 mode (0 none, 1 the argument, 2 a u64 read from the
- * argument as a pointer + offset); bits 8..15 that offset in bytes.
+ * A location: bits 0..3 integer argument slot (0-based; arch.h says which slots are in
+ * registers: 0..5 on x86-64, 0..7 on arm64, the rest on the stack); bits 4..5 mode (0
+ * none, 1 the argument, 2 a u64 read from the argument as a pointer + offset); bits
+ * 8..15 that offset in bytes.
  */
 #define COOKIE_PROCADDR (1ULL << 12)
 #define LOC_NONE 0
@@ -159,17 +161,9 @@ struct {
 
 static __always_inline __u64 arg_n(struct pt_regs *ctx, __u32 i, __u8 *flags)
 {
-	switch (i) {
-	case 0: return ctx->di;
-	case 1: return ctx->si;
-	case 2: return ctx->dx;
-	case 3: return ctx->cx;
-	case 4: return ctx->r8;
-	case 5: return ctx->r9;
-	}
-	/* At function entry [sp] is the return address; argument 6 is at sp+8. */
-	__u64 v = 0;
-	if (bpf_probe_read_user(&v, sizeof(v), (void *)(ctx->sp + 8 * (i - 5))))
+	bool fault = false;
+	__u64 v = uprobe_arg(ctx, i, &fault);
+	if (fault)
 		*flags |= CUDA_F_ARG_FAULT;
 	return v;
 }
@@ -212,12 +206,12 @@ int cuda_enter(struct pt_regs *ctx)
 	 * program (a hook added while the process runs), or when a call unwinds without
 	 * returning (longjmp, exceptions). Without this a stale frame would make every
 	 * later call of the thread "nested". */
-	__u64 sp = ctx->sp;
+	__u64 sp = PT_REGS_SP(ctx);
 	if (d <= MAX_DEPTH) {
 #pragma unroll
 		for (int i = MAX_DEPTH - 1; i >= 0; i--) {
 			if ((__u32)i == d - 1 && d > 0 &&
-			    (sp > ts->f[i].sp || (sp == ts->f[i].sp && ts->last_ret_sp == sp + 8))) {
+			    (sp > ts->f[i].sp || (sp == ts->f[i].sp && ts->last_ret_sp == sp + URET_SP_DELTA))) {
 				d--;
 				stale_frame();
 			}
@@ -233,8 +227,8 @@ int cuda_enter(struct pt_regs *ctx)
 	f->cookie = cookie;
 	f->flags = 0;
 	if (cookie & COOKIE_PROCADDR) {
-		f->handle = ctx->di; /* const char *symbol */
-		f->aux = ctx->si;    /* void **pfn */
+		f->handle = PT_REGS_PARM1(ctx); /* const char *symbol */
+		f->aux = PT_REGS_PARM2(ctx);    /* void **pfn */
 		f->stream = 0;
 		f->bytes = 0;
 	} else {
@@ -287,20 +281,21 @@ int cuda_return(struct pt_regs *ctx)
 		return 0; /* entered before we attached */
 	__u32 d = ts->depth;
 	if (d <= MAX_DEPTH) {
-		/* Pair by stack position: after `ret` the stack pointer is the entry's + 8
-		 * (a tail call's frames share one return: inner first, then outer). Frames
+		/* Pair by stack position: after the return the stack pointer is the entry's +
+		 * URET_SP_DELTA (arch.h: 8 on x86-64, whose call pushed the return address; 0 on
+		 * arm64) (a tail call's frames share one return: inner first, then outer). Frames
 		 * deeper than this return are stale (their returns were missed); a return that
 		 * matches no frame is one whose entry we did not see (the return program is
 		 * attached first, or the call began before we attached). */
-		__u64 sp = ctx->sp;
+		__u64 sp = PT_REGS_SP(ctx);
 #pragma unroll
 		for (int i = MAX_DEPTH - 1; i >= 0; i--) {
-			if ((__u32)i == d - 1 && d > 0 && ts->f[i].sp + 8 < sp) {
+			if ((__u32)i == d - 1 && d > 0 && ts->f[i].sp + URET_SP_DELTA < sp) {
 				d--;
 				stale_frame();
 			}
 		}
-		if (d == 0 || ts->f[(d - 1) & (MAX_DEPTH - 1)].sp + 8 != sp) {
+		if (d == 0 || ts->f[(d - 1) & (MAX_DEPTH - 1)].sp + URET_SP_DELTA != sp) {
 			ts->depth = d;
 			return 0;
 		}
@@ -317,7 +312,7 @@ int cuda_return(struct pt_regs *ctx)
 		r->end = end;
 		r->depth = d > 255 ? 255 : d;
 		r->flags = CUDA_F_STACK_OVERFLOW;
-		r->ret = (__s32)ctx->ax;
+		r->ret = (__s32)PT_REGS_RC(ctx);
 		submit(r);
 		return 0;
 	}
@@ -339,7 +334,7 @@ int cuda_return(struct pt_regs *ctx)
 		__builtin_memcpy(r->trace_id, f->trace_id, sizeof(r->trace_id));
 		__builtin_memcpy(r->span_id, f->span_id, sizeof(r->span_id));
 	}
-	r->ret = (__s32)ctx->ax; /* CUresult and cudaError_t are C enums (int) */
+	r->ret = (__s32)PT_REGS_RC(ctx); /* CUresult and cudaError_t are C enums (int) */
 	if (kind == CUDA_REC_PROCADDR) {
 		__u64 fn = 0;
 		if (f->aux && bpf_probe_read_user(&fn, sizeof(fn), (void *)f->aux))

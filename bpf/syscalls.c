@@ -33,13 +33,13 @@
  * Only known processes produce records, so fork/exec-heavy hosts pay one hash delete.
  */
 #include "ghostdriver.h"
+#include "arch.h"
 #include "drm_types.h"
 #include "appctx.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
 #define MAX_MAJORS 8
-#define NR_IOCTL 16 /* x86_64 */
 #define S_IFMT 00170000
 #define S_IFCHR 0020000
 #define MINORBITS 20
@@ -296,26 +296,29 @@ int tp_sys_exit_ioctl(struct sys_exit_ioctl_args *ctx)
 	return 0;
 }
 
-/* raw_tp sys_enter(struct pt_regs *regs, long id): every syscall, cheap id check. */
+/*
+ * raw_tp sys_enter(struct pt_regs *regs, long id): every syscall, cheap id check. The
+ * arguments are read from the syscall's pt_regs per architecture (arch.h).
+ */
 SEC("raw_tp/sys_enter")
 int BPF_PROG(raw_sys_enter, struct pt_regs *regs, long id)
 {
 	if (id != NR_IOCTL)
 		return 0;
-	__u32 cmd = (__u32)BPF_CORE_READ(regs, si);
+	__u32 cmd = (__u32)PT_REGS_PARM2_CORE_SYSCALL(regs);
 	if (!cmd_type_followed(cmd))
 		return 0; /* before the other two reads (ioctl_enter checks it again) */
-	int fd = (int)BPF_CORE_READ(regs, di);
-	__u64 arg = BPF_CORE_READ(regs, dx);
+	int fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
+	__u64 arg = PT_REGS_PARM3_CORE_SYSCALL(regs);
 	ioctl_enter(fd, cmd, arg);
 	return 0;
 }
 
-/* raw_tp sys_exit(struct pt_regs *regs, long ret): the syscall number is orig_ax. */
+/* raw_tp sys_exit(struct pt_regs *regs, long ret): the syscall number is in regs (arch.h). */
 SEC("raw_tp/sys_exit")
 int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (BPF_CORE_READ(regs, orig_ax) != NR_IOCTL)
+	if (SYSCALL_NR_CORE(regs) != NR_IOCTL)
 		return 0;
 	ioctl_exit(ret);
 	return 0;

@@ -5,7 +5,8 @@
  * entry (cuda.c): the calling thread is stopped there, which is when OTEP 4947 allows
  * reading its otel_thread_ctx_v1 record. The in-kernel tiers are tried in ctx_order:
  *  - OTEP 4947: user space (internal/enrich via tenant's ThreadContextTLS) pushes the
- *    per-process recipe into `procs`; we follow it from task->thread.fsbase with
+ *    per-process recipe into `procs`; we follow it from the task's user thread pointer
+ *    (arch.h: thread.fsbase on x86-64, thread.uw.tp_value on arm64) with
  *    bpf_probe_read_user and copy the 28-byte header when valid == 1;
  *  - OBI: OBI's pinned traces_ctx_v1 map (the loader passes it in as a replacement of
  *    the placeholder below), looked up by pid_tgid.
@@ -19,6 +20,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "arch.h"
 #include "ctx_tier.h"
 
 #define MAX_CTX_TIERS 2
@@ -90,7 +92,7 @@ static __always_inline bool read_otep4947(__u8 trace_id[16], __u8 span_id[8], __
 	if (!rc || rc->kind == TLS_NONE)
 		return false;
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 tp = task->thread.fsbase;
+	__u64 tp = TASK_USER_TP(task);
 	if (!tp)
 		return false;
 	__u64 slot = 0;

@@ -51,8 +51,9 @@ const (
 	ScopeContext       // everything of the process (cuCtxSynchronize, cudaDeviceSynchronize)
 )
 
-// Loc is where an argument lives at function entry (x86-64 SysV), as bpf/cuda.c reads
-// it: bits 0..3 argument index (0..5 registers, 6.. stack), bits 4..5 mode (1 the
+// Loc is where an argument lives at function entry, as bpf/cuda.c reads it: bits 0..3 the
+// integer argument slot (registers: 0..5 on x86-64 SysV, 0..7 on AArch64 AAPCS64, which
+// also gives a 12-byte dim3 two slots; the rest on the stack: bpf/include/arch.h), bits 4..5 mode (1 the
 // argument, 2 a u64 at argument+offset), bits 8..15 the offset.
 type Loc uint16
 

@@ -106,7 +106,8 @@ cat <<EOF
 == where the time went, per ring (from the collector's Prometheus scrape, saved in $out/scrape.txt)
    share of job: the stage's summed duration ÷ the summed duration of the ring's job spans.
    measured: the part of those stage spans whose two bounds both came from kernel hooks.
-   busy ratio: the union of the ring's execution intervals ÷ the source time covered.
+   busy ratio: the ring's execution time (union of intervals) ÷ source time, over the last
+   collection window (here the whole capture: it replays within the first window).
 EOF
 awk -f scripts/run-summary.awk "$out/scrape.txt" | sed 's/^/   /'
 

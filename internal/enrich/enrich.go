@@ -121,6 +121,15 @@ type Config struct {
 	QueueSize int
 	// MaxProcesses bounds the snapshots kept (default 16384).
 	MaxProcesses int
+
+	// MaxWait bounds how long Hold keeps a job whose process's first read is in flight
+	// (default 1s; negative: jobs are never held). See hold.go.
+	MaxWait time.Duration
+	// MaxHeld bounds the jobs held at once, over all processes (default 4096).
+	MaxHeld int
+	// Rediscover is the least time between two re-discoveries of one process's OTEP 4947
+	// thread context after a miss (default 1s; negative: off). See rediscover.go.
+	Rediscover time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -139,6 +148,15 @@ func (c Config) withDefaults() Config {
 	if c.MaxProcesses <= 0 {
 		c.MaxProcesses = 16384
 	}
+	if c.MaxWait == 0 {
+		c.MaxWait = DefaultMaxWait
+	}
+	if c.MaxHeld <= 0 {
+		c.MaxHeld = 4096
+	}
+	if c.Rediscover == 0 {
+		c.Rediscover = time.Second
+	}
 	return c
 }
 
@@ -154,6 +172,13 @@ type Stats struct {
 	Recipes     uint64 // OTEP 4947 recipes pushed into the kernel
 	KernelErrs  uint64 // failed pushes into the kernel table
 	PidReuses   uint64 // pids acting again after their process exited, read as a new process
+
+	// Re-discovery of the OTEP 4947 thread context of processes whose read found none
+	// (rediscover.go), by outcome.
+	Rediscovery [numRediscoveryOutcomes]uint64
+	// Jobs whose process's first read was in flight when they were assembled (hold.go),
+	// by how they went out.
+	Held [numHoldOutcomes]uint64
 }
 
 // Kernel is the live source's table of resolved processes (probe.Live implements it):
@@ -166,7 +191,8 @@ type Kernel interface {
 type Enricher struct {
 	cfg    Config
 	res    *tenant.Resolver
-	kernel Kernel // nil: no in-kernel tiers (tests, or a source without them)
+	read   func(pid uint32) (*tenant.Process, error) // res.Process (tests slow it down)
+	kernel Kernel                                    // nil: no in-kernel tiers (tests, or a source without them)
 	log    *zap.Logger
 	now    func() time.Time
 	otep   bool // the OTEP 4947 tier is on: push recipes
@@ -175,9 +201,12 @@ type Enricher struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
+	rediscoverQ chan *proc // processes due for a thread-context re-discovery
+
 	mu    sync.Mutex
 	procs map[uint32]*proc // the process that holds each pid now
 	st    Stats
+	hold  holding // jobs held for their process's first read (hold.go)
 }
 
 // proc is one process as the enricher knows it: one holder of a pid.
@@ -208,6 +237,17 @@ type proc struct {
 	// still at the pid (a zombie, or threads that outlived the main thread). Activity
 	// within recheck of it is this process's, and costs no new read.
 	checkedAt time.Time
+
+	// Thread-context re-discovery (rediscover.go): the last search's time, whether one is
+	// queued or running, and how many searched changed modules.
+	searchedAt   time.Time
+	rediscovery  bool
+	rediscovered int
+
+	// Jobs held for this record's first read (hold.go), oldest first.
+	held     []heldJob
+	draining bool        // a goroutine is releasing held jobs (one at a time, in order)
+	timer    *time.Timer // releases held jobs past MaxWait
 }
 
 // recheck bounds how often activity after a process's exit re-reads a pid that last
@@ -221,11 +261,13 @@ func New(cfg Config, res *tenant.Resolver, kernel Kernel, log *zap.Logger) *Enri
 		log = zap.NewNop()
 	}
 	e := &Enricher{
-		cfg: cfg, res: res, kernel: kernel, log: log, now: time.Now,
-		queue: make(chan *proc, cfg.QueueSize),
-		stop:  make(chan struct{}),
-		procs: map[uint32]*proc{},
+		cfg: cfg, res: res, read: res.Process, kernel: kernel, log: log, now: time.Now,
+		queue:       make(chan *proc, cfg.QueueSize),
+		rediscoverQ: make(chan *proc, rediscoverQueue),
+		stop:        make(chan struct{}),
+		procs:       map[uint32]*proc{},
 	}
+	e.hold.init(&e.mu)
 	for _, t := range cfg.Tiers {
 		e.otep = e.otep || t == TierOTEP4947
 	}
@@ -328,6 +370,8 @@ func (e *Enricher) want(pid uint32, t int64, activity bool) *proc {
 		case p.goneAt.IsZero():
 			if !p.queued && e.now().Sub(p.loadedAt) >= e.res.Refresh() {
 				p.queued = e.enqueue(p)
+			} else if !p.queued {
+				e.maybeRediscover(p)
 			}
 		case e.afterExit(p, t, activity):
 			if n := e.successor(p, t); n != nil {
@@ -427,6 +471,9 @@ func (e *Enricher) worker() {
 			e.mu.Unlock()
 		case p := <-e.queue:
 			e.load(p)
+			e.drain(p)
+		case p := <-e.rediscoverQ:
+			e.rediscover(p)
 		}
 	}
 }
@@ -454,7 +501,7 @@ func (e *Enricher) load(p *proc) {
 	if first {
 		e.res.Forget(pid) // a read that raced the exit may have cached the old process
 	}
-	tp, err := e.res.Process(pid)
+	tp, err := e.read(pid)
 	took := time.Since(t0)
 
 	e.mu.Lock()
@@ -483,6 +530,7 @@ func (e *Enricher) load(p *proc) {
 	switch {
 	case err == nil:
 		p.p, p.resource, p.loadedAt = tp, tp.ResourceAttributes(), e.now()
+		p.searchedAt, p.rediscovered = p.loadedAt, 0
 	case errors.Is(err, tenant.ErrNoProcess):
 		e.st.Gone++
 		if p.goneAt.IsZero() {
@@ -542,9 +590,14 @@ func (e *Enricher) push(pid uint32, tp *tenant.Process) {
 }
 
 // Enrich implements pipeline.Enricher: tenant attributes and the tier decision for one
-// finished job.
+// finished job. It may wait (Config.Wait) for a process's first read; Hold does not.
 func (e *Enricher) Enrich(j *assemble.Job) {
 	tp, resource := e.lookup(j.PID, submitted(j))
+	e.apply(j, tp, resource)
+}
+
+// apply completes j with what is known of its process (tp nil: nothing).
+func (e *Enricher) apply(j *assemble.Job, tp *tenant.Process, resource []appctx.Attribute) {
 	j.Resource = resource
 	j.Attrs = e.jobAttrs(j, tp)
 	j.TraceID, j.SpanID, j.CtxTier = e.ChooseContext(j.CtxTier, j.TraceID, j.SpanID, tp)
@@ -572,20 +625,7 @@ func (e *Enricher) Lookup(pid uint32) (*tenant.Process, []appctx.Attribute) {
 // lookup is Lookup for work submitted at source time t (0: unknown): the process that
 // held pid then, the exited one while it lingers when t is at or before its exit.
 func (e *Enricher) lookup(pid uint32, t int64) (*tenant.Process, []appctx.Attribute) {
-	if pid == 0 {
-		return nil, nil
-	}
-	var p *proc
-	if t != 0 {
-		e.mu.Lock()
-		if cur := e.procs[pid]; cur != nil && cur.prev != nil && cur.prev.exitT != 0 && t <= cur.prev.exitT {
-			p = cur.prev
-		}
-		e.mu.Unlock()
-	}
-	if p == nil {
-		p = e.want(pid, t, false)
-	}
+	p := e.pick(pid, t)
 	if p == nil {
 		return nil, nil
 	}
@@ -622,6 +662,29 @@ func (e *Enricher) lookup(pid uint32, t int64) (*tenant.Process, []appctx.Attrib
 			e.mu.Unlock()
 		}
 	}
+	return e.snapshot(p)
+}
+
+// pick is the record of the process that held pid at source time t (0: unknown): the
+// exited one while it lingers when t is at or before its exit, else the current one
+// (queued for its first read when new). nil for pid 0 or when the queue is full.
+func (e *Enricher) pick(pid uint32, t int64) *proc {
+	if pid == 0 {
+		return nil
+	}
+	if t != 0 {
+		e.mu.Lock()
+		if cur := e.procs[pid]; cur != nil && cur.prev != nil && cur.prev.exitT != 0 && t <= cur.prev.exitT {
+			e.mu.Unlock()
+			return cur.prev
+		}
+		e.mu.Unlock()
+	}
+	return e.want(pid, t, false)
+}
+
+// snapshot is what p's reads produced so far (the record it folded back into, if any).
+func (e *Enricher) snapshot(p *proc) (*tenant.Process, []appctx.Attribute) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if p.same != nil {

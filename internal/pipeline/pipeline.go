@@ -56,6 +56,16 @@ type Enricher interface {
 	Enrich(j *assemble.Job)
 }
 
+// JobHolder is an Enricher that may hold a job until its process's first read lands
+// (internal/enrich, hold.go). The pipeline then calls Hold instead of Enrich: Hold
+// completes the job and hands it to now before returning (under the pipeline's lock),
+// or keeps it and hands it to later from another goroutine (later takes the lock).
+// ReleaseHeld, at the end of input, hands on everything held.
+type JobHolder interface {
+	Hold(j *assemble.Job, now, later func(*assemble.Job))
+	ReleaseHeld()
+}
+
 // Outputs receive what the pipeline produces. Any may be nil.
 type Outputs struct {
 	Traces  func(context.Context, ptrace.Traces) error
@@ -78,6 +88,9 @@ type Pipeline struct {
 
 	exp         *exporter
 	droppedJobs atomic.Uint64
+
+	holder         JobHolder             // cfg.Enricher when it holds jobs
+	emitNow, later func(j *assemble.Job) // emitJob, and emitJob under p.mu
 }
 
 // New builds a pipeline; nothing runs until Run.
@@ -98,6 +111,9 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 		log = zap.NewNop()
 	}
 	p := &Pipeline{cfg: cfg, src: src, out: out, log: log}
+	if h, ok := cfg.Enricher.(JobHolder); ok {
+		p.holder, p.emitNow, p.later = h, p.emitJob, p.emitLater
+	}
 	clock := sourceClock{src}
 	p.spans = emit.NewSpanBuilder(clock, cfg.SpanOptions...)
 	p.metrics = emit.NewMetricsRecorder(cfg.Metrics, time.Now())
@@ -122,9 +138,25 @@ func (c sourceClock) WallNanos(t int64) int64 { return c.src.Clock().WallNanos(t
 
 // onJob runs under p.mu (called from the assembler).
 func (p *Pipeline) onJob(j *assemble.Job) {
-	if p.cfg.Enricher != nil {
+	switch {
+	case p.holder != nil:
+		p.holder.Hold(j, p.emitNow, p.later)
+		return
+	case p.cfg.Enricher != nil:
 		p.cfg.Enricher.Enrich(j)
 	}
+	p.emitJob(j)
+}
+
+// emitLater is emitJob for a job the enricher held (another goroutine).
+func (p *Pipeline) emitLater(j *assemble.Job) {
+	p.mu.Lock()
+	p.emitJob(j)
+	p.mu.Unlock()
+}
+
+// emitJob records an enriched job and buffers its spans. Runs under p.mu.
+func (p *Pipeline) emitJob(j *assemble.Job) {
 	p.metrics.RecordJob(j, sourceClock{p.src})
 	if p.out.Job != nil {
 		p.out.Job(j)
@@ -183,6 +215,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.asm.Flush()
 	p.mu.Unlock()
+	if p.holder != nil {
+		p.holder.ReleaseHeld() // jobs waiting for their process's read go out now
+	}
 	// The final export must not be cut short by the cancelled run context.
 	p.exp.final(ctx)
 	return srcErr

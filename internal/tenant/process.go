@@ -59,6 +59,9 @@ type Process struct {
 	ThreadLocal      appctx.ThreadLocalSchema
 	ThreadContextTLS *appctx.TLSAccess
 	ThreadContextErr string
+	// Modules fingerprints the mapped modules the thread-context search examined
+	// (appctx.ModuleSet; 0 when there was no search): a re-search skips an unchanged set.
+	Modules uint64
 	// ProcessContextErr says why an OTEL_CTX mapping that exists could not be used
 	// (permissions, malformed, mid-update); empty when there is none or it was read.
 	ProcessContextErr string
@@ -214,8 +217,10 @@ func (r *Resolver) loadProcess(pid uint32) (*Process, error) {
 	if pc != nil {
 		p.ThreadLocal = pc.ThreadLocal()
 	}
-	if r.cfg.ResolveThreadContext && (p.ThreadLocal.SchemaVersion != "" || r.cfg.ScanThreadContext) {
-		if acc, err := r.tls.Find(pid); err == nil {
+	if r.SearchesThreadContext(p) {
+		acc, set, err := r.tls.FindChanged(pid, 0)
+		p.Modules = set
+		if err == nil {
 			p.ThreadContextTLS = &acc
 		} else if p.ThreadLocal.SchemaVersion != "" || !errors.Is(err, appctx.ErrNoTLSSymbol) {
 			p.ThreadContextErr = err.Error()

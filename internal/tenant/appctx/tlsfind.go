@@ -43,16 +43,69 @@ const maxCachedFiles = 4096
 // Find returns the recipe for pid, or ErrNoTLSSymbol when no mapped module defines the
 // symbol. The executable wins over libraries, as in symbol resolution.
 func (f *TLSFinder) Find(pid uint32) (TLSAccess, error) {
+	a, _, err := f.FindChanged(pid, 0)
+	return a, err
+}
+
+// FindChanged is Find for a process whose modules were last searched as the set
+// fingerprinted last (ModuleSet; 0: never): when its mapped modules are still that set,
+// it returns ErrModulesUnchanged without opening any file. It also returns the set's
+// fingerprint now (0 when the maps could not be read). The cost of an unchanged check is
+// one read of /proc/<pid>/maps.
+func (f *TLSFinder) FindChanged(pid uint32, last uint64) (TLSAccess, uint64, error) {
 	pidDir := filepath.Join(f.ProcRoot, strconv.FormatUint(uint64(pid), 10))
 	mf, err := os.Open(filepath.Join(pidDir, "maps"))
 	if err != nil {
-		return TLSAccess{}, err
+		return TLSAccess{}, 0, err
 	}
 	maps, err := ParseMaps(mf)
 	mf.Close()
 	if err != nil {
-		return TLSAccess{}, err
+		return TLSAccess{}, 0, err
 	}
+	set := ModuleSet(maps)
+	if last != 0 && set == last {
+		return TLSAccess{}, set, ErrModulesUnchanged
+	}
+	a, err := f.findIn(pid, pidDir, maps)
+	return a, set, err
+}
+
+// ErrModulesUnchanged: FindChanged found the same mapped modules as the last search.
+var ErrModulesUnchanged = errors.New("mapped modules unchanged since the last search")
+
+// ModuleSet fingerprints the modules a search examines (executable file mappings, by
+// device, inode and path, in address order): a library mapped or unmapped since changes
+// it. FNV-1a, never 0.
+func ModuleSet(maps []Mapping) uint64 {
+	h := uint64(14695981039346656037)
+	add := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * 1099511628211
+		}
+		h = (h ^ 0xff) * 1099511628211 // field separator
+	}
+	for _, mp := range maps {
+		if !searchable(mp) {
+			continue
+		}
+		add(mp.Dev)
+		add(strconv.FormatUint(mp.Inode, 10))
+		add(mp.Path)
+	}
+	if h == 0 {
+		h = 1
+	}
+	return h
+}
+
+// searchable: a mapping a search examines (an executable mapping of a file).
+func searchable(mp Mapping) bool {
+	return mp.Inode != 0 && strings.HasPrefix(mp.Path, "/") && strings.Contains(mp.Perms, "x")
+}
+
+// findIn searches the parsed maps of pid.
+func (f *TLSFinder) findIn(pid uint32, pidDir string, maps []Mapping) (TLSAccess, error) {
 	exe, _ := os.Readlink(filepath.Join(pidDir, "exe"))
 	exe = strings.TrimSuffix(exe, " (deleted)")
 	symbol := f.Symbol
@@ -72,7 +125,7 @@ func (f *TLSFinder) Find(pid uint32) (TLSAccess, error) {
 	seen := map[fileKey]bool{}
 	for _, mp := range maps {
 		k := fileKey{mp.Dev, mp.Inode, mp.Path}
-		if mp.Inode == 0 || !strings.HasPrefix(mp.Path, "/") || seen[k] || !strings.Contains(mp.Perms, "x") {
+		if !searchable(mp) || seen[k] {
 			continue
 		}
 		seen[k] = true

@@ -15,6 +15,7 @@ package tracejson
 
 import (
 	"bufio"
+	"container/heap"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -73,7 +74,7 @@ type event struct {
 type slice struct {
 	name, cat  string
 	start, end int64
-	args       map[string]any
+	args       func() map[string]any // built when written: a map per slice held for the whole input costs ~1 KiB a slice
 	bind       uint64
 	in, out    bool
 	kids       []*slice
@@ -110,8 +111,9 @@ func (g *group) nest(s *slice) int {
 	return moved
 }
 
-// lanes packs the group's slices: each goes to the first lane whose last slice ended by
-// its start.
+// lanes packs the group's slices in start order, each into the lowest-numbered lane that is
+// free by its start (a submitting thread's own track first), else a new lane. Two heaps (busy
+// lanes by end, free lanes by number) keep it O(n log n) however many lanes there are.
 func (g *group) lanes() [][]*slice {
 	u := g.units
 	sort.SliceStable(u, func(a, b int) bool {
@@ -124,23 +126,48 @@ func (g *group) lanes() [][]*slice {
 		return u[a].order < u[b].order
 	})
 	var lanes [][]*slice
-	var ends []int64
+	busy := &laneHeap{}
+	free := &laneHeap{} // end unused: ordered by lane number
 	for _, s := range u {
-		placed := false
-		for i := range lanes {
-			if ends[i] <= s.start {
-				lanes[i] = append(lanes[i], s)
-				ends[i] = s.end
-				placed = true
-				break
-			}
+		for busy.Len() > 0 && (*busy)[0].end <= s.start {
+			l := heap.Pop(busy).(laneEnd)
+			heap.Push(free, laneEnd{lane: l.lane})
 		}
-		if !placed {
-			lanes = append(lanes, []*slice{s})
-			ends = append(ends, s.end)
+		lane := len(lanes)
+		if free.Len() > 0 {
+			lane = heap.Pop(free).(laneEnd).lane
+		} else {
+			lanes = append(lanes, nil)
 		}
+		lanes[lane] = append(lanes[lane], s)
+		heap.Push(busy, laneEnd{s.end, lane})
 	}
 	return lanes
+}
+
+// laneEnd is when a lane's last slice ends.
+type laneEnd struct {
+	end  int64
+	lane int
+}
+
+// laneHeap orders lanes by end, then number.
+type laneHeap []laneEnd
+
+func (h laneHeap) Len() int { return len(h) }
+func (h laneHeap) Less(i, j int) bool {
+	if h[i].end != h[j].end {
+		return h[i].end < h[j].end
+	}
+	return h[i].lane < h[j].lane
+}
+func (h laneHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *laneHeap) Push(x any)   { *h = append(*h, x.(laneEnd)) }
+func (h *laneHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 type ringTracks struct {
@@ -193,15 +220,14 @@ func Write(w io.Writer, set *timeline.Set) (Stats, error) {
 			rings[j.Ring] = rt
 		}
 		label := jobLabel(j)
-		jobArgs := jobArgs(j)
 
 		// The ring: the job in flight, its ring-side stages nested; execution on the
 		// hardware track.
-		flight := &slice{name: "job " + label, cat: "job", start: j.Queued(), end: max(j.End, j.Queued()), args: jobArgs}
+		flight := &slice{name: "job " + label, cat: "job", start: j.Queued(), end: max(j.End, j.Queued()), args: func() map[string]any { return jobArgs(j) }}
 		var exec *slice
 		var onThread []*slice
 		for _, s := range j.Stages {
-			sl := &slice{name: s.Name, cat: "stage", start: s.Start, end: max(s.End, s.Start), args: stageArgs(j, s)}
+			sl := &slice{name: s.Name, cat: "stage", start: s.Start, end: max(s.End, s.Start), args: func() map[string]any { return stageArgs(j, s) }}
 			switch {
 			case timeline.OnThread(s.Name):
 				onThread = append(onThread, sl)
@@ -261,8 +287,9 @@ func Write(w io.Writer, set *timeline.Set) (Stats, error) {
 			source = onThread[0]
 		} else {
 			q := j.Queued()
-			source = &slice{name: "queue", cat: "submit", start: q, end: q, args: map[string]any{
-				"fence": j.Fence, "job_span_id": j.SpanID, "note": "the job was queued from this thread (no ioctl events in the input)",
+			source = &slice{name: "queue", cat: "submit", start: q, end: q, args: func() map[string]any {
+				return map[string]any{"fence": j.Fence, "job_span_id": j.SpanID,
+					"note": "the job was queued from this thread (no ioctl events in the input)"}
 			}}
 			tt.g.add(source)
 		}
@@ -402,7 +429,7 @@ func (ew *eventWriter) lane(pid, tid int64, lane []*slice, st *Stats) {
 	write = func(s *slice) {
 		ts, dur := usec(s.start-ew.origin), usec(s.end-s.start)
 		ew.event(&event{Name: s.name, Cat: s.cat, Ph: "X", Ts: &ts, Dur: &dur, Pid: pid, Tid: tid,
-			BindID: s.bind, FlowOut: s.out, FlowIn: s.in, Args: s.args})
+			BindID: s.bind, FlowOut: s.out, FlowIn: s.in, Args: s.args()})
 		st.Slices++
 		for _, k := range s.kids {
 			write(k)

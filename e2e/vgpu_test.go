@@ -837,20 +837,27 @@ func TestVirtualGPUClassicTracepoints(t *testing.T) {
 			}
 		}
 		// tf: the scheduler's finished fence, signalled in the engine's interrupt right
-		// after the driver logs hw_end (same tolerances as the main phase).
-		de := abs(int64(fs.EndTimestamp()) - offset - g.hwEnd)
+		// after the driver reads hw_end (same tolerances as the main phase). The kernel's own
+		// stamp of that signal (finished_ns, when the run's driver logs it) is the closer
+		// reference: a vCPU stall between the driver's read and the signal (seen: 3-20 ms
+		// at host load 19) is then not charged to the span.
+		want := g.hwEnd
+		if v, err := strconv.ParseInt(g.kv["finished_ns"], 10, 64); err == nil && v > 0 {
+			want = v
+		}
+		de := abs(int64(fs.EndTimestamp()) - offset - want)
 		endErrs = append(endErrs, de)
 		if de > hwBoundMaxErrNs {
 			outliers++
 			if de > hwBoundOutlierNs {
-				t.Errorf("job %s: finished %d ns away from the hardware's end", g.fence, de)
+				t.Errorf("job %s: finished %d ns away from the finished fence's signal (kernel stamp, else hw_end)", g.fence, de)
 			} else {
-				t.Logf("outlier: job %s finished %d ns away from the hardware's end (fence_signal %q)", g.fence, de, attrStr(fs, "ghostdriver.stage.rule"))
+				t.Logf("outlier: job %s finished %d ns away from the finished fence's signal (fence_signal %q)", g.fence, de, attrStr(fs, "ghostdriver.stage.rule"))
 			}
 		}
 	}
 	if outliers > outliersAllowed(len(gt)) {
-		t.Errorf("%d of %d jobs finished more than %d ns away from the hardware's end (at most %d may)", outliers, len(gt), hwBoundMaxErrNs, outliersAllowed(len(gt)))
+		t.Errorf("%d of %d jobs finished more than %d ns away from the finished fence's signal (at most %d may)", outliers, len(gt), hwBoundMaxErrNs, outliersAllowed(len(gt)))
 	}
 	// Every job without its done event is one done event fewer decoded (nothing was
 	// decoded wrongly), and such jobs stay rare.
@@ -859,12 +866,12 @@ func TestVirtualGPUClassicTracepoints(t *testing.T) {
 			doneMissed, events["job_done"], decoded["job_done"], len(gt))
 	}
 	if m := median(endErrs); m > hwBoundMedianErrNs {
-		t.Errorf("median |finished − hw_end| = %d ns > %d", m, hwBoundMedianErrNs)
+		t.Errorf("median |tf − finished signal| = %d ns > %d", m, hwBoundMedianErrNs)
 	}
 	if depLinks == 0 {
 		t.Error("no job of the classic phase links its dependency: the dependency events were not joined to their jobs")
 	}
-	t.Logf("classic phase: %d jobs, %d dependency links, scheduler hooks %v, |Δ hw_end| median %d ns max %d ns, lost %d",
+	t.Logf("classic phase: %d jobs, %d dependency links, scheduler hooks %v, |tf − finished signal| median %d ns max %d ns, lost %d",
 		len(gt), depLinks, sortedKeys(attached), median(endErrs), maxOf(endErrs), reportedLostIn(t, logPath))
 }
 

@@ -85,6 +85,22 @@ type ContextConfig struct {
 	Tiers []string `mapstructure:"tiers"`
 	// OBIMapPath is where OBI pins traces_ctx_v1 (default /sys/fs/bpf/traces_ctx_v1).
 	OBIMapPath string `mapstructure:"obi_map_path"`
+	// MaxWait bounds how long a job whose process is still being read (its first read:
+	// TRACEPARENT, resource, thread-context recipe) is held for that read, so that it is
+	// not emitted with a worse context than the read gives (default 1s, at most 1m; 0:
+	// never hold). Jobs of processes already read are never held.
+	MaxWait time.Duration `mapstructure:"max_wait"`
+}
+
+// maxContextWait is the longest context.max_wait accepted.
+const maxContextWait = time.Minute
+
+// enrichMaxWait is MaxWait as enrich.Config takes it (negative: never hold).
+func (c ContextConfig) enrichMaxWait() time.Duration {
+	if c.MaxWait == 0 {
+		return -1
+	}
+	return c.MaxWait
 }
 
 // TenantConfig configures tenant attribution (the enrich stage, live source only).
@@ -255,6 +271,9 @@ func (c *Config) Validate() error {
 	}
 	if strings.TrimSpace(c.Context.OBIMapPath) == "" {
 		errs = append(errs, errors.New("context.obi_map_path must not be empty"))
+	}
+	if c.Context.MaxWait < 0 || c.Context.MaxWait > maxContextWait {
+		errs = append(errs, fmt.Errorf("context.max_wait must be between 0 (never hold a job) and %v, got %v", maxContextWait, c.Context.MaxWait))
 	}
 	if c.Tenant.Enabled && (c.Tenant.ProcRoot == "" || c.Tenant.SysRoot == "") {
 		errs = append(errs, errors.New("tenant.proc_root and tenant.sys_root must not be empty"))

@@ -94,7 +94,8 @@ func TestLoadConfig(t *testing.T) {
 	if cfg.Live.RingBufferSize != 16<<20 || cfg.Live.PollInterval != 5*time.Millisecond {
 		t.Errorf("live config = %+v", cfg.Live)
 	}
-	if !slices.Equal(cfg.Context.Tiers, []string{"traceparent", "otep4947"}) || cfg.Context.OBIMapPath != "/run/obi/bpf/traces_ctx_v1" {
+	if !slices.Equal(cfg.Context.Tiers, []string{"traceparent", "otep4947"}) || cfg.Context.OBIMapPath != "/run/obi/bpf/traces_ctx_v1" ||
+		cfg.Context.MaxWait != 250*time.Millisecond || cfg.Context.enrichMaxWait() != 250*time.Millisecond {
 		t.Errorf("context = %+v", cfg.Context)
 	}
 	if !cfg.Tenant.Enabled || cfg.Tenant.ProcRoot != "/host/proc" || cfg.Tenant.SysRoot != "/sys" {
@@ -105,6 +106,12 @@ func TestLoadConfig(t *testing.T) {
 	}
 	if !slices.Equal(def.Context.Tiers, []string{"otep4947", "obi", "traceparent"}) || !slices.Equal(def.Metrics.Dimensions, []string{"service.name"}) {
 		t.Errorf("defaults: tiers %v dimensions %v", def.Context.Tiers, def.Metrics.Dimensions)
+	}
+	if def.Context.MaxWait != time.Second {
+		t.Errorf("default context.max_wait %v, want 1s", def.Context.MaxWait)
+	}
+	if never := (ContextConfig{}); never.enrichMaxWait() >= 0 {
+		t.Errorf("context.max_wait 0 must mean never hold, enrich gets %v", never.enrichMaxWait())
 	}
 }
 
@@ -129,6 +136,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad_function":       "is not a kernel symbol name",
 		"reorder_gt_timeout": "reorder_window must be in 0..job_timeout",
 		"bad_tier":           `context.tiers: unknown context tier "env"`,
+		"max_wait":           "context.max_wait must be between 0 (never hold a job) and 1m0s, got 2m0s",
 		"pid_dimension":      `"process.pid" is not an allowed dimension`,
 	}
 	for name, want := range cases {

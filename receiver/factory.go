@@ -40,6 +40,7 @@ func createDefaultConfig() component.Config {
 		Context: ContextConfig{
 			Tiers:      append([]string(nil), enrich.DefaultTiers...),
 			OBIMapPath: "/sys/fs/bpf/traces_ctx_v1",
+			MaxWait:    enrich.DefaultMaxWait,
 		},
 		Tenant: TenantConfig{Enabled: true, ProcRoot: "/proc", SysRoot: "/sys"},
 	}

@@ -181,7 +181,7 @@ func openLive(cfg *Config, log *zap.Logger) (event.Source, pipeline.Enricher, fu
 	}
 	tc := tenant.DefaultConfig()
 	tc.ProcRoot, tc.SysRoot = cfg.Tenant.ProcRoot, cfg.Tenant.SysRoot
-	enr := enrich.New(enrich.Config{Tiers: cfg.Context.Tiers}, tenant.NewResolver(tc), live, log)
+	enr := enrich.New(enrich.Config{Tiers: cfg.Context.Tiers, MaxWait: cfg.Context.enrichMaxWait()}, tenant.NewResolver(tc), live, log)
 	return live, enr, func() error { enr.Close(); return live.Close() }, nil
 }
 

@@ -262,8 +262,10 @@ func (j *Job) Tenant() string {
 			return fmt.Sprintf("%s (pid %d)", j.Service, j.PID)
 		}
 		return j.Service
-	case j.Executable != "":
+	case j.Executable != "" && j.PID != 0:
 		return fmt.Sprintf("%s (pid %d)", j.Executable, j.PID)
+	case j.Executable != "":
+		return j.Executable
 	case j.PID != 0:
 		return fmt.Sprintf("pid %d", j.PID)
 	case j.Thread != "":

@@ -31,7 +31,7 @@ const (
 	ringPIDBase     = 1 << 30   // ring i is process ringPIDBase + i<<laneBits
 	laneBits        = 16        // its tracks are that pid + 1 .. + 2^16-1
 	unknownPID      = 1<<30 - 1 // the process of threads whose process is not known
-	overflowTIDBase = 1<<31 + 0 // extra lanes of a submitting thread whose slices overlap
+	overflowTIDBase = 1 << 31   // extra lanes of a submitting thread whose slices overlap
 	maxRings        = 1<<(30-laneBits) - 1
 )
 

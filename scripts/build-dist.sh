@@ -10,7 +10,8 @@
 set -euo pipefail
 : "${OCB:?}" "${DIST:?}"
 GO=${GO:-go}
-start=$SECONDS
+# Times are counted from MAKE_RUN_T0 (unix seconds) when make run started this build.
+start=$(( SECONDS - ( $(date +%s) - ${MAKE_RUN_T0:-$(date +%s)} ) ))
 stamp() { local s=$((SECONDS - start)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 say() { printf '   [%s] %s\n' "$(stamp)" "$*"; }
 cachesize() { du -sm "$($GO env GOMODCACHE)" 2>/dev/null | cut -f1; }

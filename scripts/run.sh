@@ -12,6 +12,7 @@ out=build/run
 mkdir -p "$out"
 rm -f "$out"/spans.json "$out"/collector.log "$out"/scrape.txt
 start=$SECONDS
+export MAKE_RUN_T0=$(date +%s) # build-dist.sh's progress lines count from here too
 stamp() { local s=$((SECONDS - start)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 mib() { du -sm "$1" 2>/dev/null | cut -f1; }
 modcache=$($GO env GOMODCACHE)

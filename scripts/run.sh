@@ -48,7 +48,7 @@ cat <<EOF
    The first run on empty Go caches downloads about 360 MiB of Go modules (2.1 GiB once
    unpacked in the module cache) and fills about 1 GiB of build cache; it takes 15-25 minutes
    on a 2-core machine, most of it compiling the collector (about 1180 packages). Later runs
-   take about a minute. Each step below says what it is doing while it runs.
+   take a minute or two. Each step below says what it is doing while it runs.
 
 == 1/4 building the CLI (bin/ghostdriver)
 EOF

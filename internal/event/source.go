@@ -45,6 +45,9 @@ type SourceStats struct {
 	// Truncated counts inputs that ended inside a line (a capture cut short, no final
 	// newline): the partial line is not decoded.
 	Truncated uint64
+	// SortedRuns is how many sorted runs a capture not in time order was merged from (per-CPU
+	// files concatenated); 0 when it was read in its own order.
+	SortedRuns int
 	// Lost counts events the kernel could not deliver: ring buffer reserve failures and
 	// program runs it skipped (recursion protection).
 	Lost uint64

@@ -60,7 +60,9 @@ func (s *Source) Clock() event.Clock { return s.clock }
 func (s *Source) Stats() event.SourceStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.dec.Stats()
+	st := s.dec.Stats()
+	st.SortedRuns = s.runs
+	return st
 }
 
 // Run implements event.Source: it delivers every event of the capture and returns nil at

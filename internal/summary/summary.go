@@ -155,6 +155,9 @@ func (s *Summary) Write(w io.Writer, src event.SourceStats) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "malformed lines: %d\n", src.Malformed)
+	if src.SortedRuns > 1 {
+		fmt.Fprintf(w, "input not in time order: merged from %d sorted runs (per-CPU files concatenated?)\n", src.SortedRuns)
+	}
 	if src.Truncated > 0 {
 		fmt.Fprintf(w, "input cut inside its last line (not decoded): %d\n", src.Truncated)
 	}

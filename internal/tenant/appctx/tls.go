@@ -2,17 +2,21 @@
 // relocations through which the dynamic loader tells the module where its TLS lives.
 //
 // Where a TLS variable lives depends on the module and the loader, not on the access model
-// the compiler chose (x86-64, TLS variant II, thread pointer tp = %fs base):
+// the compiler chose. x86-64 uses TLS variant II (tp = %fs base, blocks below it), AArch64
+// variant I (tp = TPIDR_EL0 points at a 16-byte TCB, blocks after it); tlsabi.go is the one
+// table of the per-architecture facts.
 //
-//   - Main executable (module id 1): its block sits just below tp at a link-time constant,
-//     tp - roundup(PT_TLS.p_memsz, p_align) (+ alignment of p_vaddr). Computable from the
-//     ELF alone: local-exec and initial-exec code in the executable use exactly this.
+//   - Main executable (module id 1): its block sits at a link-time constant from tp:
+//     x86-64 tp - roundup(PT_TLS.p_memsz, p_align), AArch64 tp + roundup(16, p_align)
+//     (+ alignment of p_vaddr on both). Computable from the ELF alone: local-exec and
+//     initial-exec code in the executable use exactly this.
 //   - Shared object loaded at start-up: a static TLS block at a tp offset the loader picks;
-//     the object learns it through relocated GOT slots (R_X86_64_TPOFF64 for initial-exec,
-//     R_X86_64_TLSDESC resolved to the static resolver for TLSDESC).
+//     the object learns it through relocated GOT slots (R_X86_64_TPOFF64 /
+//     R_AARCH64_TLS_TPREL64 for initial-exec, R_X86_64_TLSDESC / R_AARCH64_TLSDESC resolved
+//     to the static resolver for TLSDESC).
 //   - Shared object loaded by dlopen without room in the surplus static TLS: only through
-//     the dynamic thread vector: its module id (R_X86_64_DTPMOD64 slot, or the TLSDESC
-//     dynamic argument {module id, offset}) indexes the thread's DTV.
+//     the dynamic thread vector: its module id (R_X86_64_DTPMOD64 / R_AARCH64_TLS_DTPMOD64
+//     slot, or the TLSDESC dynamic argument {module id, offset}) indexes the thread's DTV.
 //
 // InspectTLS collects what the file says; ResolveTLS (tlsresolve.go) reads the relocated GOT
 // slots of the running process and turns that into a TLSAccess for the BPF side.
@@ -32,16 +36,17 @@ const ThreadContextSymbol = "otel_thread_ctx_v1"
 // Errors of InspectTLS and ResolveTLS.
 var (
 	ErrNoTLSSymbol     = errors.New("module does not define the TLS symbol")
-	ErrUnsupportedArch = errors.New("TLS resolution is implemented for x86-64 only")
+	ErrUnsupportedArch = errors.New("TLS resolution is implemented for x86-64 and AArch64 only")
 )
 
-// TLSRelocKind is a TLS relocation that names the variable's module or offset.
+// TLSRelocKind is a TLS relocation that names the variable's module or offset (Name gives
+// its name in a machine's ABI, String the x86-64 one).
 type TLSRelocKind uint8
 
 const (
-	RelocTPOff   TLSRelocKind = iota + 1 // R_X86_64_TPOFF64: slot = tp-relative offset (initial-exec in a shared object)
-	RelocDTPMod                          // R_X86_64_DTPMOD64: slot = module id (general-/local-dynamic)
-	RelocTLSDesc                         // R_X86_64_TLSDESC: two slots {resolver, argument}
+	RelocTPOff   TLSRelocKind = iota + 1 // R_X86_64_TPOFF64, R_AARCH64_TLS_TPREL64: slot = tp-relative offset (initial-exec in a shared object)
+	RelocDTPMod                          // R_X86_64_DTPMOD64, R_AARCH64_TLS_DTPMOD64: slot = module id (general-/local-dynamic)
+	RelocTLSDesc                         // R_X86_64_TLSDESC, R_AARCH64_TLSDESC: two slots {resolver, argument}
 )
 
 func (k TLSRelocKind) String() string {
@@ -83,19 +88,14 @@ type TLSModule struct {
 	Relocs                          []TLSReloc
 }
 
-// x86-64 TLS relocation types (System V x86-64 psABI).
-const (
-	rX8664DTPMOD64 = 16
-	rX8664TPOFF64  = 18
-	rX8664TLSDESC  = 36
-)
-
 // InspectTLS looks symbol up in f's .dynsym (then .symtab) and gathers the TLS layout and
-// the dynamic relocations that refer to it. Only ELF64 x86-64 is supported.
+// the dynamic relocations that refer to it. ELF64 little-endian x86-64 and AArch64 are
+// supported.
 func InspectTLS(f *elf.File, symbol string) (TLSModule, error) {
 	m := TLSModule{Machine: f.Machine, Symbol: symbol}
-	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
-		return m, fmt.Errorf("%w (machine %v)", ErrUnsupportedArch, f.Machine)
+	abi, ok := abiOf(f.Machine)
+	if !ok || f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB {
+		return m, fmt.Errorf("%w (machine %v, %v, %v)", ErrUnsupportedArch, f.Machine, f.Class, f.Data)
 	}
 	// A module without a TLS segment defines no TLS symbol: most of a large process's
 	// modules are ruled out here, before any symbol table is read.
@@ -142,7 +142,7 @@ func InspectTLS(f *elf.File, symbol string) (TLSModule, error) {
 			m.Executable = true
 		}
 	}
-	relocs, err := tlsRelocs(f, symIndex, m.Value)
+	relocs, err := tlsRelocs(f, abi, symIndex, m.Value)
 	if err != nil {
 		return m, err
 	}
@@ -200,7 +200,7 @@ func findTLSSymbol(f *elf.File, typ elf.SectionType, symbol string) (int, uint64
 }
 
 // tlsRelocs scans the SHT_RELA sections that relocate against .dynsym.
-func tlsRelocs(f *elf.File, symIndex int, value uint64) ([]TLSReloc, error) {
+func tlsRelocs(f *elf.File, abi *tlsABI, symIndex int, value uint64) ([]TLSReloc, error) {
 	dynsym := -1
 	for i, s := range f.Sections {
 		if s.Type == elf.SHT_DYNSYM {
@@ -228,15 +228,8 @@ func tlsRelocs(f *elf.File, symIndex int, value uint64) ([]TLSReloc, error) {
 			info := binary.LittleEndian.Uint64(e[8:16])
 			add := int64(binary.LittleEndian.Uint64(e[16:24]))
 			sym, typ := int(info>>32), uint32(info)
-			var kind TLSRelocKind
-			switch typ {
-			case rX8664TPOFF64:
-				kind = RelocTPOff
-			case rX8664DTPMOD64:
-				kind = RelocDTPMod
-			case rX8664TLSDESC:
-				kind = RelocTLSDesc
-			default:
+			kind, ok := abi.relocs[typ]
+			if !ok {
 				continue
 			}
 			switch {
@@ -253,13 +246,29 @@ func tlsRelocs(f *elf.File, symIndex int, value uint64) ([]TLSReloc, error) {
 }
 
 // StaticTLSOffset returns the tp-relative offset of the variable when the module is the
-// main executable (x86-64 variant II, glibc's _dl_determine_tlsoffset for module 1, and
-// what the linker writes into local-exec code):
+// main executable (glibc's _dl_determine_tlsoffset for module 1, musl's static_init_tls,
+// and what the linker writes into local-exec code), per TLS variant (tlsabi.go):
 //
-//	block = the smallest offset ≥ p_memsz with tp-block ≡ p_vaddr (mod p_align)
-//	      = roundup(p_memsz, p_align) when PT_TLS is aligned, as linkers make it
-//	offset = st_value - block
+//	variant II (x86-64):
+//	  block = the smallest offset ≥ p_memsz with tp-block ≡ p_vaddr (mod p_align)
+//	        = roundup(p_memsz, p_align) when PT_TLS is aligned, as linkers make it
+//	  offset = st_value - block
+//	variant I (AArch64, TCB of 16 bytes at tp):
+//	  block = the smallest offset ≥ 16 with tp+block ≡ p_vaddr (mod p_align)
+//	        = roundup(16, p_align) when PT_TLS is aligned
+//	  offset = block + st_value
+//
+// A machine without a row in tlsabi.go is treated as variant II (InspectTLS refuses such
+// modules).
 func (m TLSModule) StaticTLSOffset() int64 {
+	if abi, ok := abiOf(m.Machine); ok && abi.variantI {
+		align := max(m.TLSAlign, 1)
+		block := roundUp(abi.tcbSize, align) + (m.TLSVaddr & (align - 1))
+		if block-align >= abi.tcbSize {
+			block -= align
+		}
+		return int64(block) + int64(m.Value)
+	}
 	align := max(m.TLSAlign, 1)
 	firstbyte := (-m.TLSVaddr) & (align - 1)
 	block := firstbyte

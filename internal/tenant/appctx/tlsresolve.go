@@ -3,7 +3,6 @@
 package appctx
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -41,7 +40,8 @@ const (
 )
 
 // TLSAccess is everything the BPF side needs, per process, to read the thread-context
-// pointer of the current thread. The thread pointer tp is task->thread.fsbase on x86-64.
+// pointer of the current thread. The thread pointer tp is task->thread.fsbase on x86-64 and
+// task->thread.uw.tp_value (TPIDR_EL0) on AArch64 (bpf/include/arch.h).
 //
 // For TLSDynamic the BPF program must treat a block pointer of 0 or ^0 (glibc's
 // TLS_DTV_UNALLOCATED: the thread never touched the variable) as "no context", and
@@ -51,7 +51,7 @@ type TLSAccess struct {
 	TPOffset     int64  // TLSStatic
 	ModuleID     uint64 // TLSDynamic
 	BlockOffset  uint64 // TLSDynamic
-	DTVOffset    uint64 // TLSDynamic: where tcbhead_t.dtv (glibc) / pthread.dtv (musl) sits: 8 on x86-64
+	DTVOffset    uint64 // TLSDynamic: where tcbhead_t.dtv (glibc) / pthread.dtv (musl) sits relative to tp (tlsabi.go; two's complement when below tp)
 	DTVEntrySize uint64 // TLSDynamic: sizeof(dtv_t): 16 on glibc (pointer + to_free), 8 on musl
 	// Via names the evidence: "executable", or the relocation that gave the answer.
 	Via    string
@@ -92,17 +92,30 @@ var ErrTLSUnresolved = errors.New("TLS location not resolvable")
 // target's memory (the relocated GOT slots). The executable needs no reads.
 //
 // Preference for shared objects: TPOFF64 (static), then TLSDESC (static or dynamic,
-// whichever the loader chose), then DTPMOD64 (dynamic).
+// whichever the loader chose), then DTPMOD64 (dynamic). The GOT contents are what the
+// loader's relocation code writes (glibc sysdeps/x86_64/dl-machine.h and
+// sysdeps/aarch64/dl-machine.h): TPOFF64 = st_value + addend - l_tls_offset (variant II)
+// or + l_tls_offset (variant I, TPREL64); a static TLSDESC argument is the same offset; a
+// dynamic one points at {module id, st_value + addend}.
 func ResolveTLS(m TLSModule, main bool, bias uint64, libc Libc, read func(addr uint64, buf []byte) error) (TLSAccess, error) {
-	if m.Machine != elf.EM_X86_64 {
+	abi, ok := abiOf(m.Machine)
+	if !ok {
 		return TLSAccess{}, ErrUnsupportedArch
 	}
 	if main {
 		return TLSAccess{Kind: TLSStatic, TPOffset: m.StaticTLSOffset(), Via: "executable"}, nil
 	}
-	dtv := TLSAccess{Kind: TLSDynamic, DTVOffset: 8, DTVEntrySize: 16}
+	dtv := TLSAccess{Kind: TLSDynamic, DTVOffset: uint64(abi.dtvOffset[libc]), DTVEntrySize: 16}
 	if libc == Musl {
 		dtv.DTVEntrySize = 8
+	}
+	name := func(k TLSRelocKind) string { return k.Name(m.Machine) }
+	// A static offset lies below tp in variant II, at or after the TCB in variant I.
+	staticSide := func(off int64) bool {
+		if abi.variantI {
+			return off >= int64(abi.tcbSize)
+		}
+		return off < 0
 	}
 	// varOff converts "block (or variable) + addend" values back to the variable.
 	varOff := func(r TLSReloc) int64 {
@@ -130,38 +143,44 @@ func ResolveTLS(m TLSModule, main bool, bias uint64, libc Libc, read func(addr u
 					continue
 				}
 				off := int64(binary.NativeEndian.Uint64(w[:8])) + varOff(r)
-				if off >= 0 {
-					note(fmt.Errorf("%w: positive tp offset %d from %v", ErrTLSUnresolved, off, r.Kind))
+				if !staticSide(off) {
+					note(fmt.Errorf("%w: tp offset %d from %v is on the wrong side of tp", ErrTLSUnresolved, off, name(r.Kind)))
 					continue
 				}
-				return TLSAccess{Kind: TLSStatic, TPOffset: off, Via: r.Kind.String()}, nil
+				return TLSAccess{Kind: TLSStatic, TPOffset: off, Via: name(r.Kind)}, nil
 			case RelocTLSDesc:
 				if err := read(bias+r.Offset, w[:16]); err != nil {
 					note(err)
 					continue
 				}
 				arg := binary.NativeEndian.Uint64(w[8:16])
-				if int64(arg) < 0 { // static resolver: the argument is the (negative) tp offset
-					return TLSAccess{Kind: TLSStatic, TPOffset: int64(arg) + varOff(r), Via: "R_X86_64_TLSDESC (static)"}, nil
+				if !abi.variantI && int64(arg) < 0 { // static resolver: the argument is the (negative) tp offset
+					return TLSAccess{Kind: TLSStatic, TPOffset: int64(arg) + varOff(r), Via: name(r.Kind) + " (static)"}, nil
 				}
-				// Dynamic resolver: the argument points at {module id, offset, …}.
-				if err := read(arg, w[:16]); err != nil {
-					note(err)
-					continue
-				}
+				// Dynamic resolver: the argument points at {module id, offset, …}. In variant I
+				// a static argument is a small positive offset, so the pointer reading is
+				// tried first: an offset below mmap_min_addr reads nothing.
+				err := read(arg, w[:16])
 				mod, off := binary.NativeEndian.Uint64(w[0:8]), binary.NativeEndian.Uint64(w[8:16])
 				want := uint64(r.Addend)
 				if !r.Local {
 					want = m.Value + uint64(r.Addend)
 				}
-				if mod == 0 || mod > 1<<20 || off != want {
-					// A lazily bound descriptor points at its relocation, not at a tls_index.
-					note(fmt.Errorf("%w: TLSDESC argument {%d,%d} is not a resolved tls_index", ErrTLSUnresolved, mod, off))
+				if err == nil && mod != 0 && mod <= 1<<20 && off == want {
+					a := dtv
+					a.ModuleID, a.BlockOffset, a.Via = mod, m.Value, name(r.Kind)+" (dynamic)"
+					return a, nil
+				}
+				if abi.variantI && arg < maxStaticTLSOffset && staticSide(int64(arg)+varOff(r)) {
+					return TLSAccess{Kind: TLSStatic, TPOffset: int64(arg) + varOff(r), Via: name(r.Kind) + " (static)"}, nil
+				}
+				if err != nil {
+					note(err)
 					continue
 				}
-				a := dtv
-				a.ModuleID, a.BlockOffset, a.Via = mod, m.Value, "R_X86_64_TLSDESC (dynamic)"
-				return a, nil
+				// A lazily bound descriptor points at its relocation, not at a tls_index.
+				note(fmt.Errorf("%w: TLSDESC argument {%d,%d} is not a resolved tls_index", ErrTLSUnresolved, mod, off))
+				continue
 			case RelocDTPMod:
 				if err := read(bias+r.Offset, w[:8]); err != nil {
 					note(err)
@@ -173,7 +192,7 @@ func ResolveTLS(m TLSModule, main bool, bias uint64, libc Libc, read func(addr u
 					continue
 				}
 				a := dtv
-				a.ModuleID, a.BlockOffset, a.Via = mod, m.Value, r.Kind.String()
+				a.ModuleID, a.BlockOffset, a.Via = mod, m.Value, name(r.Kind)
 				return a, nil
 			}
 		}
@@ -183,6 +202,11 @@ func ResolveTLS(m TLSModule, main bool, bias uint64, libc Libc, read func(addr u
 	}
 	return TLSAccess{}, fmt.Errorf("%w: shared object has no TLS relocation for %s", ErrTLSUnresolved, m.Symbol)
 }
+
+// maxStaticTLSOffset bounds a variant I static TLSDESC argument (a tp offset inside the
+// static TLS area, which glibc sizes at start-up to the initial modules' blocks plus a
+// surplus of a few KiB): anything larger that is not a tls_index is not a static offset.
+const maxStaticTLSOffset = 1 << 24
 
 // LoadBias computes a module's load bias from its mappings: the mapping of the first
 // PT_LOAD's page starts at bias + that page's link-time address.

@@ -30,9 +30,9 @@ type Config struct {
 	ReorderWindow time.Duration
 }
 
-// DefaultConfig returns the defaults: 5s timeout, 65536 pending jobs, 20ms window.
+// DefaultConfig returns the defaults, the receiver's and the CLI's: 10s timeout, 100000 pending jobs, 20ms window.
 func DefaultConfig() Config {
-	return Config{JobTimeout: 5 * time.Second, MaxPendingJobs: 65536, ReorderWindow: 20 * time.Millisecond}
+	return Config{JobTimeout: 10 * time.Second, MaxPendingJobs: 100000, ReorderWindow: 20 * time.Millisecond}
 }
 
 // Stats is what the assembler counted. Every event is either part of a job or counted

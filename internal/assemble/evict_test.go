@@ -10,7 +10,9 @@ import (
 
 func TestTimeoutEviction(t *testing.T) {
 	stuck, unrun, ok := fk(0x10, 1), fk(0x10, 2), fk(0x20, 1)
-	c := newCollector(DefaultConfig())
+	cfg := DefaultConfig()
+	cfg.JobTimeout = 5 * time.Second
+	c := newCollector(cfg)
 	c.a.Consume([]event.Event{
 		queue617(10, 100, stuck), run617(20, stuck), // the GPU hangs on it
 		queue617(30, 100, unrun),

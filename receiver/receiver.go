@@ -135,6 +135,7 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 			zap.Uint64("jobs_incomplete", st.Assembler.Incomplete),
 			zap.Uint64("malformed_lines", st.Source.Malformed),
 			zap.Uint64("truncated_lines", st.Source.Truncated),
+			zap.Uint64("span_ids_renamed", st.RenamedSpanIDs),
 			zap.Uint64("job_spans_dropped", st.DroppedJobs),
 			zap.Uint64("export_errors", st.ExportErrors),
 		}

@@ -28,6 +28,7 @@ package emit
 
 import (
 	"encoding/binary"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -99,7 +100,7 @@ func jobIDs(salt uint64, j *assemble.Job, g *idGuard, stages []assemble.StageSpa
 		// bound only keeps hostile input from spinning if the guard were ever full of them)
 		for occ := uint64(1); occ <= maxOccurrence && !g.claim(span, stages); occ++ {
 			trace, span = derivedIDs(uint64(fnv.New().Byte(tagOccurrence).U64(identity).U64(occ)))
-			g.renamed++
+			g.renamed.Add(1)
 		}
 	}
 	if hasAppContext(j) {
@@ -117,7 +118,7 @@ const idMemory = 1 << 17
 // idGuard remembers the span ids handed out recently.
 type idGuard struct {
 	used    *recent[uint64, struct{}]
-	renamed uint64 // jobs whose derived ids were taken and were renamed
+	renamed atomic.Uint64 // jobs whose derived ids were taken and were renamed
 }
 
 func newIDGuard() *idGuard {

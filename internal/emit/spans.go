@@ -114,8 +114,8 @@ func NewSpanBuilder(clock event.Clock, opts ...SpanOption) *SpanBuilder {
 }
 
 // RenamedIDs is how many jobs got another derivation of their ids because a recent span
-// had them already (two jobs of one identity: ids.go).
-func (b *SpanBuilder) RenamedIDs() uint64 { return b.ids.renamed }
+// had them already (two jobs of one identity: ids.go). Safe to call while Append runs.
+func (b *SpanBuilder) RenamedIDs() uint64 { return b.ids.renamed.Load() }
 
 // Len is the number of jobs buffered since the last Take.
 func (b *SpanBuilder) Len() int { return b.jobs }

@@ -263,6 +263,9 @@ type Stats struct {
 	Assembler    assemble.Stats
 	DroppedJobs  uint64 // spans not exported because the buffer was full
 	ExportErrors uint64 // Consume calls refused by the next consumer
+	// RenamedSpanIDs counts jobs whose derived span ids a recent span already had: they
+	// got the next derivation (emit/ids.go), so no span id repeats.
+	RenamedSpanIDs uint64
 }
 
 // Stats returns a snapshot; safe to call concurrently with Run.
@@ -270,5 +273,6 @@ func (p *Pipeline) Stats() Stats {
 	p.mu.Lock()
 	a := p.asm.Stats()
 	p.mu.Unlock()
-	return Stats{Source: p.src.Stats(), Assembler: a, DroppedJobs: p.droppedJobs.Load(), ExportErrors: p.exp.errs.Load()}
+	return Stats{Source: p.src.Stats(), Assembler: a, DroppedJobs: p.droppedJobs.Load(), ExportErrors: p.exp.errs.Load(),
+		RenamedSpanIDs: p.spans.RenamedIDs()}
 }

@@ -482,7 +482,8 @@ func fullOutputs() (ptrace.Traces, pmetric.Metrics) {
 	src.Malformed, src.Lost = 1, 1
 	src.Hooks = []event.HookStatus{{Stage: "ioctl", Hook: "fentry/drm_ioctl", Status: "unavailable", Reason: "no fentry"}}
 	td, md := b.Take(), m.Collect(t1, src, AssemblerCounters{EvictedTimeout: 1, EvictedCap: 1, Pending: 1, DroppedSpans: 1, Late: 1,
-		Unmatched: map[string]uint64{event.FenceSignaled.String(): 3}})
+		Unmatched: map[string]uint64{event.FenceSignaled.String(): 3},
+		Context:   ContextCounters{Enriched: true, Held: [4]uint64{1, 1, 1, 1}, Rediscovery: [3]uint64{1, 1, 1}}})
 	if cudaOutputs != nil {
 		ctd, cmd := cudaOutputs()
 		ctd.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())

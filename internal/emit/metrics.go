@@ -32,6 +32,16 @@ type AssemblerCounters struct {
 	Late, Duplicates, ClockJumps uint64
 	// Unmatched counts the events that matched no job, by kind name (assemble.Stats.Orphans).
 	Unmatched map[string]uint64
+	// Context: the enrich stage's counts, when the pipeline has one (live source).
+	Context ContextCounters
+}
+
+// ContextCounters are the enrich stage's counts (internal/enrich), indexed as
+// metadata.HoldOutcomes and metadata.RediscoveryOutcomes. Written only when Enriched.
+type ContextCounters struct {
+	Enriched    bool
+	Held        [4]uint64
+	Rediscovery [3]uint64
 }
 
 // MetricsRecorder accumulates job metrics between collections. It is not safe for
@@ -157,11 +167,26 @@ func (m *MetricsRecorder) Collect(now time.Time, src event.SourceStats, asm Asse
 			c.sumPoint(dps, asm.ClockJumps).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyClockJump)
 		case metadata.MetricAssemblerUnmatched:
 			writeUnmatched(c, d, asm.Unmatched)
+		case metadata.MetricContextHeldJobs:
+			writeOutcomes(c, d, asm.Context.Enriched, metadata.AttrHoldOutcome, metadata.HoldOutcomes, asm.Context.Held[:])
+		case metadata.MetricContextRediscoveries:
+			writeOutcomes(c, d, asm.Context.Enriched, metadata.AttrRediscoveryOutcome, metadata.RediscoveryOutcomes, asm.Context.Rediscovery[:])
 		}
 	}
 	m.closeBusyWindow()
 	c.ms.RemoveIf(func(x pmetric.Metric) bool { return dataPoints(x) == 0 })
 	return md
+}
+
+// writeOutcomes writes one cumulative point per outcome (nothing without an enrich stage).
+func writeOutcomes(c collection, d *metadata.MetricDesc, on bool, key string, names []string, counts []uint64) {
+	if !on {
+		return
+	}
+	dps := c.metric(d).Sum().DataPoints()
+	for i, name := range names {
+		c.sumPoint(dps, counts[i]).Attributes().PutStr(key, name)
+	}
 }
 
 // writeHooks renders the capability report: one point of value 1 per stage and hook.

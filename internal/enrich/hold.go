@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/emit"
 )
 
 // DefaultMaxWait is Config.MaxWait's default (the receiver's context.max_wait).
@@ -129,6 +130,13 @@ func (e *Enricher) ReleaseHeld() {
 		e.hold.drained.Wait()
 	}
 	e.mu.Unlock()
+}
+
+// ContextCounters implements the pipeline's hook for the metrics
+// ghostdriver.context.held_jobs and ghostdriver.context.rediscoveries.
+func (e *Enricher) ContextCounters() emit.ContextCounters {
+	st := e.Stats()
+	return emit.ContextCounters{Enriched: true, Held: st.Held, Rediscovery: st.Rediscovery}
 }
 
 // HeldJobs is the number of jobs held now.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
 )
 
@@ -261,5 +262,23 @@ func TestHoldKeepsOrderWhileReleasing(t *testing.T) {
 	}
 	if st := e.Stats(); st.Held[HoldReadLanded] < n/4 || e.HeldJobs() != 0 {
 		t.Errorf("read_landed %d (want at least %d), held %d", st.Held[HoldReadLanded], n/4, e.HeldJobs())
+	}
+}
+
+// The outcome names the enricher counts under are the metric attribute's enum values, in
+// the order the metrics write them.
+func TestOutcomeNamesMatchMetadata(t *testing.T) {
+	for i, name := range metadata.HoldOutcomes {
+		if got := HoldOutcome(i).String(); got != name {
+			t.Errorf("hold outcome %d: %q, metadata says %q", i, got, name)
+		}
+	}
+	for i, name := range metadata.RediscoveryOutcomes {
+		if got := RediscoveryOutcome(i).String(); got != name {
+			t.Errorf("re-discovery outcome %d: %q, metadata says %q", i, got, name)
+		}
+	}
+	if len(metadata.HoldOutcomes) != int(numHoldOutcomes) || len(metadata.RediscoveryOutcomes) != int(numRediscoveryOutcomes) {
+		t.Errorf("outcome counts differ from metadata")
 	}
 }

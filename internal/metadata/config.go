@@ -37,6 +37,10 @@ type MetricsConfig struct {
 	GhostdriverAssemblerAnomalies   MetricConfig `mapstructure:"ghostdriver.assembler.anomalies"`
 	GhostdriverAssemblerUnmatched   MetricConfig `mapstructure:"ghostdriver.assembler.unmatched_events"`
 
+	// The enrich stage (live source).
+	GhostdriverContextHeldJobs      MetricConfig `mapstructure:"ghostdriver.context.held_jobs"`
+	GhostdriverContextRediscoveries MetricConfig `mapstructure:"ghostdriver.context.rediscoveries"`
+
 	// The CUDA path (live.cuda).
 	GhostdriverCUDASubmissionDuration MetricConfig `mapstructure:"ghostdriver.cuda.submission.duration"`
 	GhostdriverCUDASyncWait           MetricConfig `mapstructure:"ghostdriver.cuda.sync.wait"`
@@ -83,6 +87,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverAssemblerAnomalies:   on,
 		GhostdriverAssemblerUnmatched:   on,
 
+		GhostdriverContextHeldJobs:      on,
+		GhostdriverContextRediscoveries: on,
+
 		GhostdriverCUDASubmissionDuration: on,
 		GhostdriverCUDASyncWait:           on,
 		GhostdriverCUDALaunches:           on,
@@ -126,6 +133,10 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverAssemblerAnomalies
 	case MetricAssemblerUnmatched:
 		return &c.GhostdriverAssemblerUnmatched
+	case MetricContextHeldJobs:
+		return &c.GhostdriverContextHeldJobs
+	case MetricContextRediscoveries:
+		return &c.GhostdriverContextRediscoveries
 	case MetricCUDASubmissionDuration:
 		return &c.GhostdriverCUDASubmissionDuration
 	case MetricCUDASyncWait:

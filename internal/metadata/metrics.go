@@ -234,6 +234,31 @@ var Metrics = []MetricDesc{
 		Monotonic:  true,
 		Attributes: []string{AttrEventKind},
 	},
+	// The enrich stage (internal/enrich; names in context.go). Live source only.
+	{
+		Name: MetricContextHeldJobs,
+		Description: "Jobs whose process's first read (TRACEPARENT, resource, thread-context recipe) was in " +
+			"flight when they were assembled, by how they went on: read_landed (held until the read landed), " +
+			"max_wait (held for context.max_wait, emitted without the read), max_held (not held: the bound " +
+			"on held jobs was reached), shutdown (let go when the receiver stopped).",
+		Unit:       "{job}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
+		Attributes: []string{AttrHoldOutcome},
+	},
+	{
+		Name: MetricContextRediscoveries,
+		Description: "Re-discoveries of the OTEP 4947 thread context of processes whose read found none, " +
+			"triggered by their submits, by outcome: found (a module mapped since defines otel_thread_ctx_v1; " +
+			"the recipe went into the kernel), not_found, rate_limited (not checked: at most one per process " +
+			"a second, 16 searches of changed modules per process between reads, 64 queued).",
+		Unit:       "{rediscovery}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
+		Attributes: []string{AttrRediscoveryOutcome},
+	},
 	// The CUDA path (internal/emit/cudaspans; names in cuda.go).
 	{
 		Name: MetricCUDASubmissionDuration,

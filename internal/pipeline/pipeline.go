@@ -66,6 +66,11 @@ type JobHolder interface {
 	ReleaseHeld()
 }
 
+// contextCounter is an Enricher with counts for the metrics (internal/enrich).
+type contextCounter interface {
+	ContextCounters() emit.ContextCounters
+}
+
 // Outputs receive what the pipeline produces. Any may be nil.
 type Outputs struct {
 	Traces  func(context.Context, ptrace.Traces) error
@@ -243,7 +248,12 @@ func (p *Pipeline) collect() pmetric.Metrics {
 // assemblerCounters runs under p.mu.
 func (p *Pipeline) assemblerCounters() emit.AssemblerCounters {
 	s := p.asm.Stats()
+	var ctx emit.ContextCounters
+	if c, ok := p.cfg.Enricher.(contextCounter); ok {
+		ctx = c.ContextCounters()
+	}
 	return emit.AssemblerCounters{
+		Context:        ctx,
 		Completed:      s.Completed,
 		Incomplete:     s.Incomplete,
 		EvictedTimeout: s.EvictedTimeout,

@@ -99,7 +99,16 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkInChromium(t, bin, set, want)
+	page := checkInChromium(t, bin, set, want)
+
+	// Zoomed in through the page's #view= address: the window 1.000–1.100 s is drawn.
+	dom, console := loadInChromium(t, bin, page+"#view=1000000000,1100000000")
+	for _, l := range console {
+		t.Errorf("console (zoomed): %s", l)
+	}
+	if !strings.Contains(dom, "view 1.000 s – 1.100 s of") {
+		t.Errorf("the zoomed page shows %s", regexp.MustCompile(`<span id="view">[^<]*`).FindString(dom))
+	}
 }
 
 // captureOTLP replays the bundled amdgpu capture and returns its spans as OTLP/JSON lines.
@@ -131,11 +140,12 @@ func TestHandSetInChromium(t *testing.T) {
 	set := handSet()
 	set.Jobs = append(set.Jobs, timeline.Job{Ring: timeline.Ring{Driver: "xe", Ring: "bcs"}, Start: 400, End: 420,
 		Stages: []timeline.Stage{st("fence_dependency", 400, 420)}})
-	checkInChromium(t, bin, set, len(set.Jobs))
+	_ = checkInChromium(t, bin, set, len(set.Jobs))
 }
 
-// checkInChromium writes the report of set, loads it and checks it shows want jobs.
-func checkInChromium(t *testing.T, bin string, set *timeline.Set, want int) {
+// checkInChromium writes the report of set, loads it and checks it shows want jobs; it
+// returns the page's path.
+func checkInChromium(t *testing.T, bin string, set *timeline.Set, want int) string {
 	t.Helper()
 	page := filepath.Join(t.TempDir(), "report.html")
 	f, err := os.Create(page)
@@ -177,4 +187,5 @@ func checkInChromium(t *testing.T, bin string, set *timeline.Set, want int) {
 	if !strings.Contains(dom, `<canvas id="timeline"`) || !regexp.MustCompile(`<canvas id="timeline"[^>]*height="[1-9]\d{2,}"`).MatchString(dom) {
 		t.Errorf("the timeline canvas was not sized by the script: %s", regexp.MustCompile(`<canvas[^>]*>`).FindString(dom))
 	}
+	return page
 }

@@ -56,6 +56,9 @@
   });
 
   var view = { t0: 0, t1: Math.max(data.extent, 1) };
+  // report.html#view=T0,T1 opens the timeline on [T0, T1] (ns since the first job).
+  var m = /view=(\d+),(\d+)/.exec(location.hash);
+  if (m && +m[2] > +m[1]) { view.t0 = +m[1]; view.t1 = +m[2]; }
   var hits = [];
 
   function fmt(ns) {

@@ -14,10 +14,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
@@ -100,12 +104,14 @@ func (o *otlpFile) close() error {
 
 // fileOutputs writes OTLP/JSON lines (the CUDA command's and the default format).
 func fileOutputs(tracesPath, metricsPath string) (pipeline.Outputs, func() error, error) {
-	return fileOutputsAs(tracesPath, metricsPath, formatJSON)
+	return fileOutputsAs(tracesPath, metricsPath, formatJSON, nil)
 }
 
 // fileOutputsAs writes spans to tracesPath and metrics to metricsPath (either may be
-// empty) in format. The pipeline calls each output from one goroutine at a time.
-func fileOutputsAs(tracesPath, metricsPath, format string) (pipeline.Outputs, func() error, error) {
+// empty) in format. The pipeline calls each output from one goroutine at a time. abort,
+// when set, is called with the first write error (the file is then useless: it ends the
+// run instead of failing batch after batch).
+func fileOutputsAs(tracesPath, metricsPath, format string, abort func(error)) (pipeline.Outputs, func() error, error) {
 	var outs pipeline.Outputs
 	if format == "" {
 		format = formatJSON
@@ -127,7 +133,9 @@ func fileOutputsAs(tracesPath, metricsPath, format string) (pipeline.Outputs, fu
 			return outs, nil, fmt.Errorf("--output: %w", err)
 		}
 		closers = append(closers, of.close)
-		outs.Traces = func(_ context.Context, td ptrace.Traces) error { return of.writeTraces(td) }
+		outs.Traces = func(_ context.Context, td ptrace.Traces) error {
+			return failed(abort, "--output "+tracesPath, of.writeTraces(td))
+		}
 	}
 	if metricsPath != "" {
 		of, err := createOTLPFile(metricsPath, format)
@@ -136,7 +144,29 @@ func fileOutputsAs(tracesPath, metricsPath, format string) (pipeline.Outputs, fu
 			return outs, nil, fmt.Errorf("--metrics-output: %w", err)
 		}
 		closers = append(closers, of.close)
-		outs.Metrics = func(_ context.Context, md pmetric.Metrics) error { return of.writeMetrics(md) }
+		outs.Metrics = func(_ context.Context, md pmetric.Metrics) error {
+			return failed(abort, "--metrics-output "+metricsPath, of.writeMetrics(md))
+		}
 	}
 	return outs, closeAll, nil
+}
+
+// failed passes err on as permanent (a file that failed a write is not retried), and to
+// abort as well, named by what.
+func failed(abort func(error), what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if abort != nil {
+		abort(fmt.Errorf("%s: %w", what, err))
+	}
+	return consumererror.NewPermanent(err)
+}
+
+// warnLogger shows the pipeline's warnings on stderr: live, spans dropped because the
+// output is slower than the source (with counts, at most every 10 s), and refused writes.
+func warnLogger(stderr io.Writer) *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.TimeKey = ""
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), zapcore.WarnLevel))
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -148,5 +149,33 @@ func TestReplayRefusesUnknownOutputFormat(t *testing.T) {
 	rc := cmdReplay([]string{"x.txt", "--output", filepath.Join(t.TempDir(), "o"), "--output-format", "yaml"}, &stdout, &stderr)
 	if rc != 2 || !strings.Contains(stderr.String(), `--output-format "yaml"`) {
 		t.Fatalf("exit %d, stderr %q: want a usage error naming the format", rc, stderr.String())
+	}
+}
+
+func TestReplayStopsOnWriteError(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full to fail the writes")
+	}
+	in := filepath.Join(t.TempDir(), "capture.txt")
+	f, err := os.Create(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := capture.Write(f, capture.Options{Style: "6.17", Jobs: 20_000, Rings: 4, Procs: 8}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	rc := cmdReplay([]string{in, "--quiet", "--output", "/dev/full"}, &stdout, &stderr)
+	// One failed write ends the run: not retried, not repeated batch after batch.
+	if rc != 1 || !strings.Contains(stderr.String(), "--output /dev/full: write /dev/full: no space left on device (the run stopped there)") {
+		t.Fatalf("exit %d, stderr:\n%s", rc, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "WARN"); n > 2 {
+		t.Errorf("%d warnings for one dead file:\n%s", n, stderr.String())
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("took %v to give up on a dead file", d)
 	}
 }

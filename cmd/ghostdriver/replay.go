@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -70,7 +71,10 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 // runPipeline is shared by replay and live: run the source to its end, write the files,
 // print the summary; pictures (replay --trace-json) are written after the run.
 func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, output, metricsOut string, printSummary bool, stdout, stderr io.Writer, pictures ...*traceJSONOutput) int {
-	outs, closeOuts, err := fileOutputsAs(output, metricsOut, pf.outputFormat)
+	// A file that cannot be written ends the run (the rest would be lost as well).
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	outs, closeOuts, err := fileOutputsAs(output, metricsOut, pf.outputFormat, abort)
 	if err != nil {
 		fmt.Fprintf(stderr, "ghostdriver: %v\n", err)
 		return 1
@@ -82,7 +86,7 @@ func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, outpu
 	}
 	sum := summary.New()
 	outs.Job = func(j *assemble.Job) { sum.Add(j) }
-	p := pipeline.New(pf.config(), src, outs, nil)
+	p := pipeline.New(pf.config(), src, outs, warnLogger(stderr))
 	runErr := p.Run(ctx)
 	closeErr := closeOuts()
 	st := p.Stats()
@@ -99,6 +103,10 @@ func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, outpu
 	}
 	if runErr != nil {
 		fmt.Fprintf(stderr, "ghostdriver: %v\n", runErr)
+		return 1
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		fmt.Fprintf(stderr, "ghostdriver: %v (the run stopped there)\n", cause)
 		return 1
 	}
 	if closeErr != nil {

@@ -58,6 +58,10 @@ type exporter struct {
 	warnMu      sync.Mutex
 	warnedDrops uint64
 	warnedAt    time.Time
+	// refusals: the first is logged at once, later ones at most once per dropWarnEvery
+	// with the count since the last line (a dead output must not flood the log).
+	refusedAt     time.Time
+	refusedSilent uint64
 }
 
 func newExporter(out Outputs, log *zap.Logger, flushEvery, collectEvery time.Duration, what string,
@@ -167,19 +171,37 @@ func (e *exporter) exportSpans(ctx context.Context, td ptrace.Traces) {
 		}
 	}
 	if err != nil {
-		e.errs.Add(1)
-		e.log.Warn("next consumer refused "+e.what, zap.Int("spans", td.SpanCount()), zap.Error(err))
+		e.refused("next consumer refused "+e.what, zap.Int("spans", td.SpanCount()), err)
 	}
+}
+
+// refused counts a refused export and logs it (rate-limited).
+func (e *exporter) refused(msg string, size zap.Field, err error) {
+	e.errs.Add(1)
+	e.warnMu.Lock()
+	defer e.warnMu.Unlock()
+	if !e.refusedAt.IsZero() && time.Since(e.refusedAt) < dropWarnEvery {
+		e.refusedSilent++
+		return
+	}
+	e.log.Warn(msg, size, zap.Error(err), zap.Uint64("refused_since_last_report", e.refusedSilent+1),
+		zap.Uint64("refused_total", e.errs.Load()))
+	e.refusedAt, e.refusedSilent = time.Now(), 0
 }
 
 // warnDrops logs, at warn level, the spans dropped since the last warning: at most once per
 // dropWarnEvery, and always at the end (final) when some are unreported.
 func (e *exporter) warnDrops(final bool) {
+	e.warnMu.Lock()
+	defer e.warnMu.Unlock()
+	if final && e.refusedSilent > 0 {
+		e.log.Warn("next consumer refused "+e.what+" or metrics", zap.Uint64("refused_since_last_report", e.refusedSilent),
+			zap.Uint64("refused_total", e.errs.Load()))
+		e.refusedSilent = 0
+	}
 	if e.dropped == nil {
 		return
 	}
-	e.warnMu.Lock()
-	defer e.warnMu.Unlock()
 	total := e.dropped()
 	if total == e.warnedDrops || (!final && time.Since(e.warnedAt) < dropWarnEvery) {
 		return
@@ -199,7 +221,6 @@ func (e *exporter) collectMetrics(ctx context.Context) {
 		return
 	}
 	if err := e.out.Metrics(ctx, md); err != nil {
-		e.errs.Add(1)
-		e.log.Warn("next consumer refused ghostdriver metrics", zap.Int("data_points", md.DataPointCount()), zap.Error(err))
+		e.refused("next consumer refused ghostdriver metrics", zap.Int("data_points", md.DataPointCount()), err)
 	}
 }

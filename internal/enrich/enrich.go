@@ -9,11 +9,16 @@
 // map lookup under a mutex, and hands work off: the first submit ioctl of a process queues
 // it for a background worker, which reads procfs through tenant.Resolver and pushes the
 // process's OTEP 4947 TLS recipe into the kernel (Kernel) so that the next
-// ioctls of its threads carry their thread context. Enrich runs for each finished job and
-// only reads what the worker produced. A job is normally finished long after its first
-// ioctl, so the process is resolved by then; when it is not (a job whose ioctl was not
-// seen), Enrich queues it and waits at most Config.Wait — once per process, not per job —
-// then emits the job without tenant attributes rather than stall the source.
+// ioctls of its threads carry their thread context. Hold (the pipeline's call, hold.go)
+// runs for each finished job and only reads what the worker produced. A job is normally
+// finished long after its first ioctl, so the process is resolved by then; when its read
+// is still in flight (or a job whose ioctl was not seen queues it), Hold keeps the job
+// until the read lands, at most Config.MaxWait, without ever stalling the source. Enrich
+// (and Lookup, for the CUDA path) waits instead, at most Config.Wait — once per process,
+// not per job — then goes on without tenant attributes.
+//
+// A process whose read found no OTEP 4947 thread context is looked at again when it
+// submits and its mapped modules changed (rediscover.go): a publisher loaded late.
 //
 // Cost of a first sight (worker, off the hot path): tenant reads /proc/<pid>/{stat,comm,
 // exe,cgroup,environ,maps}, the fdinfo of its DRM fds, at most 64 KiB of OTEL_CTX memory,

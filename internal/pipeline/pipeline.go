@@ -75,7 +75,8 @@ type contextCounter interface {
 type Outputs struct {
 	Traces  func(context.Context, ptrace.Traces) error
 	Metrics func(context.Context, pmetric.Metrics) error
-	// Job is called for every assembled job, on the source goroutine (keep it cheap).
+	// Job is called for every assembled job under the pipeline's lock, on the source
+	// goroutine, or on the enricher's for a job it held (keep it cheap).
 	Job func(*assemble.Job)
 }
 

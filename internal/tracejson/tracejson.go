@@ -15,12 +15,14 @@ package tracejson
 
 import (
 	"bufio"
+	"bytes"
 	"container/heap"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/ghostdriver/ghostdriver/internal/timeline"
 )
@@ -55,15 +57,16 @@ func (u usec) MarshalJSON() ([]byte, error) {
 	return []byte(fmt.Sprintf("%s%d.%03d", neg, v/1000, v%1000)), nil
 }
 
-// event is one trace event; fields left empty are left out.
+// event is one trace event; fields left empty are left out. The field order is Chrome's own
+// JSON exporter's (pid, tid, ts, ph, cat, name), the order importers are tested against.
 type event struct {
-	Name    string         `json:"name"`
-	Cat     string         `json:"cat,omitempty"`
-	Ph      string         `json:"ph"`
-	Ts      *usec          `json:"ts,omitempty"`
-	Dur     *usec          `json:"dur,omitempty"`
 	Pid     int64          `json:"pid"`
 	Tid     int64          `json:"tid"`
+	Ts      *usec          `json:"ts,omitempty"`
+	Ph      string         `json:"ph"`
+	Cat     string         `json:"cat,omitempty"`
+	Name    string         `json:"name"`
+	Dur     *usec          `json:"dur,omitempty"`
 	BindID  uint64         `json:"bind_id,omitempty"`
 	FlowOut bool           `json:"flow_out,omitempty"`
 	FlowIn  bool           `json:"flow_in,omitempty"`
@@ -392,6 +395,7 @@ func Write(w io.Writer, set *timeline.Set) (Stats, error) {
 
 // eventWriter writes the events, comma separated, keeping the first error.
 type eventWriter struct {
+	buf    bytes.Buffer
 	w      *bufio.Writer
 	origin int64
 	n      int
@@ -404,16 +408,20 @@ func (ew *eventWriter) raw(s string) {
 	}
 }
 
+// event writes one event. <, > and & stay as they are (valid JSON): encoding/json's default
+// \u003c escapes are more than some trace importers' string readers accept.
 func (ew *eventWriter) event(e *event) {
-	b, err := json.Marshal(e)
-	if err != nil && ew.err == nil {
-		ew.err = err
-	}
 	if ew.n > 0 {
 		ew.raw(",\n")
 	}
 	ew.n++
-	ew.raw(string(b))
+	ew.buf.Reset()
+	enc := json.NewEncoder(&ew.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil && ew.err == nil {
+		ew.err = err
+	}
+	ew.raw(strings.TrimSuffix(ew.buf.String(), "\n"))
 }
 
 // meta writes a metadata event. Process-level ones carry tid = pid: Perfetto's importer

@@ -192,7 +192,7 @@ func synthetic() ptrace.Traces {
 	s.job(jobSpec{service: "unknown_service", tid: 501, thread: "vkcube:cs0", ring: "gfx", fence: "7:4", start: 4000, end: 4400,
 		stages: []stg{{"fence_dependency", 4000, 4000}, {"ring_emission", 4000, 4010}, {"execution", 4010, 4400}}})
 	// A thread whose process nobody tells; no ioctl events.
-	s.job(jobSpec{service: "unknown_service", tid: 777, thread: "Xorg", ring: "gfx", fence: "9:1", start: 4100, end: 4600,
+	s.job(jobSpec{service: "unknown_service", tid: 777, thread: "Xorg<&>", ring: "gfx", fence: "9:1", start: 4100, end: 4600,
 		stages: []stg{{"fence_dependency", 4100, 4100}, {"ring_emission", 4100, 4120}, {"dma_scheduling", 4120, 4400}, {"execution", 4400, 4600}}})
 	// No submitting thread at all.
 	s.job(jobSpec{service: "unknown_service", ring: "sdma0", fence: "10:1", start: 5000, end: 5300,
@@ -225,10 +225,16 @@ func TestSyntheticTraceJSON(t *testing.T) {
 		t.Errorf("spans not drawn: other %q orphan %q, want 1 and 1", tf.other["spans_not_drawn_other"], tf.other["spans_not_drawn_orphan"])
 	}
 	procs := map[int64]string{}
+	named := false
 	for _, e := range tf.events {
 		if e.Ph == "M" && e.Name == "process_name" {
 			procs[e.Pid] = e.Args["name"].(string)
 		}
+		named = named || (e.Ph == "M" && e.Name == "thread_name" && e.Args["name"] == "Xorg<&>")
+	}
+	// <, > and & are written as themselves: importers' string readers do not all take \u escapes.
+	if !named || bytes.Contains(out, []byte(`\u003c`)) || bytes.Contains(out, []byte(`\u0026`)) || bytes.Contains(out, []byte(`\u003e`)) {
+		t.Errorf("the thread named Xorg<&>: named %v, \\u escapes in the file %v", named, bytes.Contains(out, []byte(`\u00`)))
 	}
 	for _, e := range tf.events {
 		if e.Ph != "X" {

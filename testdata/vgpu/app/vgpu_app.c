@@ -16,8 +16,9 @@
  *       ring: same file, another scheduler)
  *   C0  rounds (rings alternating) that fill the ring — with the rig's credit limit of 2 — and wait
  *       behind it, on two render-node files (two entities per ring):
- *         X, Y  3 ms each, file 1: they take both credits
- *         D     1 ms, file 1, waits for Y (its own entity: ignored); runnable at once, it waits
+ *         X, Y  10 ms each, file 1: they take both credits (long enough that D and J are
+ *               queued before X ends even when a loaded TCG guest makes each ioctl slow)
+ *         D     2 ms, file 1, waits for Y (its own entity: ignored); runnable at once, it waits
  *               for a credit until X ends; exported as a sync_file
  *         J     0.5 ms, file 2, waits for D (same scheduler, another entity: until D is
  *               *scheduled*, i.e. until X ends), then for a credit until Y ends
@@ -527,10 +528,10 @@ static void *thread_c0(void *arg)
 		struct job_result y, d;
 		char dep[64];
 
-		t->engine_ns = 3000000;
+		t->engine_ns = 10000000;
 		submit(t, ring, 0, 0, -1, "-");					/* X */
 		y = submit(t, ring, 0, 0, -1, "-");				/* Y */
-		t->engine_ns = 1000000;
+		t->engine_ns = 2000000;
 		snprintf(dep, sizeof(dep), "syncobj:%llu:%llu", (unsigned long long)y.context, (unsigned long long)y.seqno);
 		d = submit(t, ring, VGPU_SUBMIT_IN_SYNCOBJ | VGPU_SUBMIT_OUT_FENCE_FD, t->own[ring], -1, dep); /* D */
 		t2.engine_ns = 500000;

@@ -134,6 +134,7 @@ struct vgpu_job {
 	struct dma_fence *hw_fence;
 	u64 hw_context, hw_seqno;
 	u64 push_ns;			/* right before drm_sched_entity_push_job */
+	u64 push_end_ns;		/* right after it returned; 0 if free_job came first */
 	struct vgpu_signal_cb scheduled;	/* the job's own scheduled fence */
 	u32 ndeps;
 	u64 dep_context[VGPU_MAX_DEPS], dep_seqno[VGPU_MAX_DEPS];
@@ -159,6 +160,7 @@ struct vgpu_gt_entry {
 	u64 hw_context, hw_seqno;
 	u64 submit_ns, handover_ns, hw_start_ns, hw_end_ns, engine_ns;
 	u64 push_ns, entity_ctx;
+	s64 push_end_ns;
 	s64 scheduled_ns, finished_ns;
 	struct vgpu_gt_dep dep[VGPU_MAX_DEPS];
 };
@@ -305,6 +307,7 @@ static void vgpu_gt_record(const struct vgpu_job *job)
 	e->hw_end_ns = job->hw_end_ns;
 	e->engine_ns = job->engine_ns;
 	e->push_ns = job->push_ns;
+	e->push_end_ns = READ_ONCE(job->push_end_ns) ?: -1;
 	e->entity_ctx = s_fence->scheduled.context;
 	e->scheduled_ns = job->scheduled.ns;
 	e->finished_ns = vgpu_fence_time(&s_fence->finished);
@@ -359,10 +362,11 @@ static int vgpu_gt_show(struct seq_file *m, void *v)
 
 	seq_printf(m, "ring=%u fence=%llu:%llu pid=%d tid=%d hw_start_ns=%llu hw_end_ns=%llu engine_ns=%llu "
 		   "submit_ns=%llu handover_ns=%llu hw_fence=%llu:%llu sched_id=%llu sched=%s entity_ctx=%llu "
-		   "push_ns=%llu scheduled_ns=%lld finished_ns=%lld deps=",
+		   "push_ns=%llu push_end_ns=%lld scheduled_ns=%lld finished_ns=%lld deps=",
 		   e->ring, e->fence_context, e->fence_seqno, e->pid, e->tid, e->hw_start_ns, e->hw_end_ns,
 		   e->engine_ns, e->submit_ns, e->handover_ns, e->hw_context, e->hw_seqno, e->sched_id,
-		   vgpu_gt_sched_name(e->ring), e->entity_ctx, e->push_ns, e->scheduled_ns, e->finished_ns);
+		   vgpu_gt_sched_name(e->ring), e->entity_ctx, e->push_ns, e->push_end_ns, e->scheduled_ns,
+		   e->finished_ns);
 	VGPU_GT_DEP_LIST(m, e, "%llu:%llu", d->context, d->seqno);
 	seq_puts(m, " dep_signal_ns=");
 	VGPU_GT_DEP_LIST(m, e, "%lld", d->signal_ns);
@@ -728,6 +732,7 @@ static int vgpu_ioctl_submit(struct drm_device *dev, void *data, struct drm_file
 	vgpu_signal_cb_watch(&job->scheduled, &job->base.s_fence->scheduled);
 	job->push_ns = ktime_get_ns();
 	drm_sched_entity_push_job(&job->base);
+	WRITE_ONCE(job->push_end_ns, ktime_get_ns()); /* the queue event fired in between */
 	mutex_unlock(&vf->submit_lock);
 	vgpu_unlock_bos(job, &ww);
 	kref_put(&job->ref, vgpu_job_release);

@@ -11,7 +11,7 @@ RUN_FOR ?=
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 VERSION_LDFLAGS := -X github.com/ghostdriver/ghostdriver/internal/version.Version=$(VERSION)
 
-.PHONY: all build cli dist run test test-unit test-dist test-docs test-fuzz test-jaeger test-vgpu generate check-generate bench vet clean
+.PHONY: all build cli dist run test test-unit test-dist test-docs test-fuzz test-jaeger test-vgpu generate check-generate build-arm64 test-arm64 bench vet clean
 
 all: build
 
@@ -73,14 +73,36 @@ test-jaeger: dist
 test-vgpu: cli
 	testdata/vgpu/test.sh
 
-# Regenerate the committed bpf2go output (needs clang-14).
+# Regenerate the committed bpf2go output, x86-64 and arm64 objects (needs clang-14).
 generate:
 	$(GO) generate ./internal/probe/... ./internal/cuda/...
 
-# The committed bpf2go output (.o + Go types) must be what the C sources compile to.
+# The committed bpf2go output (.o + Go types, both targets) must be what the C sources
+# compile to: no file changed, none missing from git.
 check-generate: generate
-	git diff --exit-code --stat -- 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*' || \
-		{ echo "bpf2go output is stale: run make generate and commit it"; exit 1; }
+	@git diff --exit-code --stat -- 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*' && \
+	  test -z "$$(git status --porcelain -- 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*')" || \
+		{ git status --short -- 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*'; \
+		  echo "bpf2go output is stale: run make generate and commit it"; exit 1; }
+
+# The CLI and the collector for linux/arm64 (Grace Hopper / Grace Blackwell nodes), cross-built
+# here: bpf2go's build tags select the committed arm64 objects. The collector reuses the
+# sources ocb generated for dist. Each binary must be an AArch64 ELF (e_machine 183 = 0xb7).
+ARM64_CLI := bin/linux-arm64/ghostdriver
+ARM64_DIST := $(DIST)-linux-arm64
+build-arm64: dist
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -ldflags "$(VERSION_LDFLAGS)" -o $(ARM64_CLI) ./cmd/ghostdriver
+	cd $(dir $(DIST)) && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags "-s -w $(VERSION_LDFLAGS)" -o $(notdir $(ARM64_DIST)) .
+	@for b in $(ARM64_CLI) $(ARM64_DIST); do \
+	  m=$$(od -An -tx2 -j18 -N2 $$b | tr -d ' '); \
+	  test "$$m" = 00b7 || { echo "$$b: e_machine 0x$$m, not AArch64"; exit 1; }; \
+	  echo "$$b: linux/arm64 ELF, $$(du -h $$b | cut -f1)"; done
+
+# The arm64 rig: Debian's arm64 kernel under qemu-system-aarch64 (TCG) with DRM, gpu-sched
+# and vgem loaded; the arm64 CLI's doctor and the cross-compiled probe tests run there
+# (scripts/test-arm64.sh says what is checked). Needs qemu-system-arm.
+test-arm64: build-arm64
+	ARM64_CLI=$(ARM64_CLI) scripts/test-arm64.sh
 
 bench:
 	scripts/bench.sh

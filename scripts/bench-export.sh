@@ -9,6 +9,7 @@
 #   scripts/bench-export.sh                 1 000 000 jobs, 3 rounds
 #   EXPORT_JOBS=200000 EXPORT_ROUNDS=1 …    smaller
 #   EXPORT_COLLECTOR=0 …                    CLI only (the collector needs `make dist`)
+#   EXPORT_COLLECTOR_ROUNDS=N               collector rounds (default: EXPORT_ROUNDS)
 #
 # Results: $BENCH_OUT (default bench/results/<date>-export/): export.tsv, collector.tsv,
 # events.txt, summary.md (medians).
@@ -20,6 +21,7 @@ JOBS=${EXPORT_JOBS:-1000000}
 ROUNDS=${EXPORT_ROUNDS:-3}
 COLLECTOR=${EXPORT_COLLECTOR:-1}
 DIST=${DIST:-build/otelcol-ghostdriver/otelcol-ghostdriver}
+CROUNDS=${EXPORT_COLLECTOR_ROUNDS:-$ROUNDS}
 BUILD=${BENCH_BUILD:-/tmp/ghostdriver-bench}
 OUT=${BENCH_OUT:-bench/results/$(date -u +%Y%m%dT%H%M)-export}
 mkdir -p "$BUILD" "$OUT"
@@ -42,16 +44,17 @@ EPOCH=1700000000000000000
 EVENTS=$(sed -n 's/.*(total \([0-9]*\)).*/\1/p' "$OUT/events.txt")
 [ -n "$EVENTS" ] || die "no event total in $OUT/events.txt"
 
-# count FORMAT FILE: requests spans job_spans distinct_job_ids [grep_job_spans]
+# count FORMAT FILE ROUND: requests spans job_spans distinct_job_ids grep_job_spans. JSON is
+# counted by grep in every round and decoded by otlpcount (distinct ids) in round 1 only:
+# decoding gigabytes of JSON takes longer than writing them.
 count() {
-	local c
-	c=$("$BUILD/otlpcount" -format "$1" "$2")
-	if [ "$1" = json ]; then
-		c="$c	$(grep -o '"name":"gpu.job"' "$2" | wc -l)"
+	if [ "$1" = proto ]; then
+		echo "$("$BUILD/otlpcount" -format proto "$2")	-"
+	elif [ "$3" = 1 ]; then
+		echo "$("$BUILD/otlpcount" -format json "$2")	$(grep -o '"name":"gpu.job"' "$2" | wc -l)"
 	else
-		c="$c	-"
+		echo "-	-	-	-	$(grep -o '"name":"gpu.job"' "$2" | wc -l)"
 	fi
-	echo "$c"
 }
 
 printf 'round\tcondition\twall_s\tuser_s\tsys_s\tpeak_rss_kb\tevents\tevents_per_cpu_s\tfile_bytes\trequests\tspans\tjob_spans\tdistinct_job_ids\tjob_spans_grep\trc\n' >"$OUT/export.tsv"
@@ -68,7 +71,7 @@ for r in $(seq "$ROUNDS"); do
 		if [ "$cond" = none ]; then
 			counts="0	-	-	-	-	-"
 		else
-			counts="$(stat -c %s "$f")	$(count "$cond" "$f")"
+			counts="$(stat -c %s "$f")	$(count "$cond" "$f" "$r")"
 		fi
 		eps=$(awk -v e="$EVENTS" -v u="$user" -v s="$sys" 'BEGIN{printf "%.0f", e/(u+s)}')
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$cond" "$wall" "$user" "$sys" "$rss" "$EVENTS" "$eps" "$counts" "$rc" >>"$OUT/export.tsv"
@@ -80,7 +83,7 @@ done
 if [ "$COLLECTOR" = 1 ]; then
 	[ -x "$DIST" ] || die "$DIST missing: run make dist (or EXPORT_COLLECTOR=0)"
 	printf 'round\tformat\tend_of_capture_s\tuser_s\tsys_s\tpeak_rss_kb\tevents\tevents_per_cpu_s\tfile_bytes\trequests\tspans\tjob_spans\tdistinct_job_ids\tjob_spans_grep\tlogged_jobs_completed\twarnings\n' >"$OUT/collector.tsv"
-	for r in $(seq "$ROUNDS"); do
+	for r in $(seq "$CROUNDS"); do
 		for fmt in json proto; do
 			f=$BUILD/collector-out.$fmt
 			rm -f "$f"
@@ -121,7 +124,7 @@ if [ "$COLLECTOR" = 1 ]; then
 			logged=$(sed -n 's/.*"jobs_completed": \([0-9]*\).*/\1/p' "$BUILD/collector.log" | head -1)
 			warns=$(grep -c '\bwarn\b' "$BUILD/collector.log" || true)
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$fmt" "$eoc" "$user" "$sys" "$rss" "$EVENTS" "$eps" \
-				"$(stat -c %s "$f")" "$(count "$fmt" "$f")" "${logged:--}" "$warns" >>"$OUT/collector.tsv"
+				"$(stat -c %s "$f")" "$(count "$fmt" "$f" "$r")" "${logged:--}" "$warns" >>"$OUT/collector.tsv"
 			cp "$BUILD/collector.log" "$OUT/collector-$r-$fmt.log"
 			rm -f "$f"
 		done
@@ -142,7 +145,7 @@ median() { sort -n | awk '{v[NR]=$1} END{if(NR%2) print v[(NR+1)/2]; else printf
 		cpu=$(awk -F'\t' '{print $4+$5}' <<<"$rows" | median)
 		e=$(cut -f8 <<<"$rows" | median)
 		m=$(awk -F'\t' '{print $6/1024}' <<<"$rows" | median)
-		j=$(cut -f12 <<<"$rows" | sort -n | head -1)
+		j=$(awk -F'\t' '{print ($12 == "-" ? $14 : $12)}' <<<"$rows" | sort -n | head -1)
 		echo "| CLI replay → $cond | $w | $cpu | $e | $m | $j |"
 	done
 	if [ -s "$OUT/collector.tsv" ]; then
@@ -152,7 +155,7 @@ median() { sort -n | awk '{v[NR]=$1} END{if(NR%2) print v[(NR+1)/2]; else printf
 			cpu=$(awk -F'\t' '{print $4+$5}' <<<"$rows" | median)
 			e=$(cut -f8 <<<"$rows" | median)
 			m=$(awk -F'\t' '{print $6/1024}' <<<"$rows" | median)
-			j=$(cut -f12 <<<"$rows" | sort -n | head -1)
+			j=$(awk -F'\t' '{print ($12 == "-" ? $14 : $12)}' <<<"$rows" | sort -n | head -1)
 			echo "| collector replay → file exporter ($fmt) | $w (to end of capture) | $cpu | $e | $m | $j |"
 		done
 	fi

@@ -12,7 +12,7 @@
 #   BENCH_GUEST   0/1: run the virtual GPU guest part (default 1, 0 with QUICK=1)
 #   BENCH_ROUNDS  interleaved rounds of the host parts (default 7, 3 with QUICK=1)
 #   BENCH_IOCTLS  ioctls per whole-system run (default 1000000, 300000 with QUICK=1)
-#   BENCH_STEPS   subset of: kernel system loss user guest (default: all)
+#   BENCH_STEPS   subset of: kernel system loss user export guest (default: all)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,7 +27,7 @@ else
 	COST_IOCTLS=1000000 EXECS=200 LOSS_SECONDS=10 LOSS_RATES=50000,100000,200000 GEN_JOBS=200000 PENDING="10000 100000 1000000" DELAY_S=10
 	BENCHTIME=3x GUEST_RUNS=3
 fi
-STEPS=${BENCH_STEPS:-kernel system loss user guest}
+STEPS=${BENCH_STEPS:-kernel system loss user export guest}
 BUILD=${BENCH_BUILD:-/tmp/ghostdriver-bench}
 OUT=${BENCH_OUT:-bench/results/$(date -u +%Y%m%dT%H%M)-$(hostname -s)${QUICK:+-quick}}
 mkdir -p "$BUILD" "$OUT"
@@ -214,6 +214,17 @@ if has user; then
 	done
 	"$BUILD/userbench" delay -seconds "$DELAY_S" -style 6.17 -rate 2000 >"$OUT/user_delay.tsv"
 	loadavg user
+fi
+
+# ---- 4b. export path: CLI replay → json/proto files, collector replay → file exporter ----
+if has export; then
+	dist=${DIST:-build/otelcol-ghostdriver/otelcol-ghostdriver}
+	[ -x "$dist" ] || log "export: $dist missing (make dist): CLI only"
+	log "4b export: scripts/bench-export.sh"
+	EXPORT_JOBS=${EXPORT_JOBS:-$([ -n "$QUICK" ] && echo 200000 || echo 1000000)} EXPORT_ROUNDS=${EXPORT_ROUNDS:-3} \
+		EXPORT_COLLECTOR=$([ -x "$dist" ] && echo 1 || echo 0) DIST=$dist BENCH_OUT="$OUT/export" BENCH_BUILD="$BUILD" \
+		scripts/bench-export.sh >"$OUT/export.log" 2>&1 || { tail -20 "$OUT/export.log" >&2; die "export benchmark failed"; }
+	loadavg export
 fi
 
 # ---- 5. guest: the virtual GPU app under the four conditions ----

@@ -2,9 +2,9 @@
 //
 // Ids are a function of the job's identity, not random: golden files stay stable, and a
 // job that depends on another can compute the link to that job's span before (or without)
-// seeing it. The hash is FNV-1a 64 (stable across Go releases and platforms, no
-// allocation), fed with a domain tag, the builder's salt and the identity fields in a
-// fixed little-endian layout.
+// seeing it. The derivation is internal/emit/ids (SHA-256 of a domain tag, the builder's
+// salt and the identity fields; the trace id is 128 bits of the digest, the span id 64
+// more), shared with the CUDA submissions of internal/emit/cudaspans.
 //
 // A job's identity is its scheduler finished fence (context, seqno) when known. dma_fence
 // contexts come from one global counter per boot (dma_fence_context_alloc), so the key is
@@ -33,59 +33,34 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/emit/fnv"
+	"github.com/ghostdriver/ghostdriver/internal/emit/ids"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 )
 
-// Domain tags keep the derivations apart.
-const (
-	tagFenceIdentity byte = 'F'
-	tagJobIdentity   byte = 'J'
-	tagSpan          byte = 's'
-	tagTraceHi       byte = 'h'
-	tagTraceLo       byte = 'l'
-	tagStage         byte = 'c'
-	tagOccurrence    byte = 'o'
-)
-
 // identityOfFence is the identity of the job whose finished fence is f.
-func identityOfFence(salt uint64, f event.FenceKey) uint64 {
-	return uint64(fnv.New().Byte(tagFenceIdentity).U64(salt).U64(f.Context).U64(f.Seqno))
+func identityOfFence(salt uint64, f event.FenceKey) ids.Identity {
+	var buf [32]byte
+	return ids.New(buf[:], ids.TagFence).U64(salt).U64(f.Context).U64(f.Seqno).Identity()
 }
 
 // identityOf is the identity of job j.
-func identityOf(salt uint64, j *assemble.Job) uint64 {
+func identityOf(salt uint64, j *assemble.Job) ids.Identity {
 	if !j.Finished.IsZero() {
 		return identityOfFence(salt, j.Finished)
 	}
-	h := fnv.New().Byte(tagJobIdentity).U64(salt).Str(j.Driver).Str(j.Device).Str(j.Ring)
-	return uint64(h.U64(j.JobID).U64(uint64(j.Start)).U64(uint64(j.TID)))
+	var buf [128]byte
+	f := ids.New(buf[:], ids.TagJob).U64(salt).Str(j.Driver).Str(j.Device).Str(j.Ring)
+	return f.U64(j.JobID).U64(uint64(j.Start)).U64(uint64(j.TID)).Identity()
 }
 
 // derivedIDs are the root trace id and the span id of a job with the given identity.
-func derivedIDs(identity uint64) (pcommon.TraceID, pcommon.SpanID) {
-	var tid pcommon.TraceID
-	binary.BigEndian.PutUint64(tid[:8], nonZero(uint64(fnv.New().Byte(tagTraceHi).U64(identity))))
-	binary.BigEndian.PutUint64(tid[8:], uint64(fnv.New().Byte(tagTraceLo).U64(identity)))
-	var sid pcommon.SpanID
-	binary.BigEndian.PutUint64(sid[:], nonZero(uint64(fnv.New().Byte(tagSpan).U64(identity))))
-	return tid, sid
+func derivedIDs(identity ids.Identity) (pcommon.TraceID, pcommon.SpanID) {
+	return identity.TraceID(), identity.SpanID()
 }
 
 // stageSpanID is the id of the child span of stage s under the job span parent.
 func stageSpanID(parent pcommon.SpanID, s assemble.Stage) pcommon.SpanID {
-	h := fnv.New().Byte(tagStage).U64(binary.BigEndian.Uint64(parent[:])).Byte(byte(s))
-	var sid pcommon.SpanID
-	binary.BigEndian.PutUint64(sid[:], nonZero(uint64(h)))
-	return sid
-}
-
-// nonZero keeps an id valid: all-zero trace and span ids mean "absent" in OTLP.
-func nonZero(v uint64) uint64 {
-	if v == 0 {
-		return 1
-	}
-	return v
+	return ids.Child(parent, ids.TagStage, uint64(s))
 }
 
 // jobIDs are the trace id, span id and parent span id of job j's span: the application's
@@ -96,10 +71,10 @@ func jobIDs(salt uint64, j *assemble.Job, g *idGuard, stages []assemble.StageSpa
 	identity := identityOf(salt, j)
 	trace, span = derivedIDs(identity)
 	if g != nil {
-		// each occurrence is a fresh 64-bit draw: the loop ends at the first free one (the
-		// bound only keeps hostile input from spinning if the guard were ever full of them)
+		// each occurrence is a fresh draw: the loop ends at the first free one (the bound
+		// only keeps hostile input from spinning if the guard were ever full of them)
 		for occ := uint64(1); occ <= maxOccurrence && !g.claim(span, stages); occ++ {
-			trace, span = derivedIDs(uint64(fnv.New().Byte(tagOccurrence).U64(identity).U64(occ)))
+			trace, span = derivedIDs(identity.Occurrence(occ))
 			g.renamed.Add(1)
 		}
 	}

@@ -92,3 +92,22 @@ func FuzzSpanIDsUnique(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkJobIDs is the id cost of one job as Append pays it: the job's ids with the
+// collision guard's claim of the job and its stages, then each stage span's id.
+func BenchmarkJobIDs(b *testing.B) {
+	jobs := benchJobs(512)
+	g := newIDGuard()
+	var sink pcommon.SpanID
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := jobs[i%len(jobs)]
+		j.Finished.Seqno = uint64(i) // a fresh identity each time, as in a live stream
+		_, span, _ := jobIDs(0, j, g, j.Stages)
+		for k := range j.Stages {
+			sink = stageSpanID(span, j.Stages[k].Stage)
+		}
+	}
+	_ = sink
+}

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
+	"github.com/ghostdriver/ghostdriver/internal/emit/ids"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
@@ -223,10 +224,10 @@ func (b *Builder) Append(s *cuda.Submission) {
 	}
 
 	for i := range s.Ops {
-		b.appendCall(spans, traceID, spanID, childID(spanID, tagOp, i), &s.Ops[i])
+		b.appendCall(spans, traceID, spanID, childID(spanID, ids.TagOp, i), &s.Ops[i])
 	}
 	if s.Sync != nil {
-		b.appendCall(spans, traceID, spanID, childID(spanID, tagSync, 0), s.Sync)
+		b.appendCall(spans, traceID, spanID, childID(spanID, ids.TagSync, 0), s.Sync)
 	}
 	b.n++
 }

@@ -138,8 +138,9 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 					fmt.Fprintf(stderr, "ghostdriver cuda: %s: %v\n", command[0], err)
 					code = 1
 				}
-				// The last records are in the ring buffer: let the reader drain them.
-				time.Sleep(100 * time.Millisecond)
+				// The child's last records are in the ring buffer (it has exited, so it
+				// committed them all): cancelRun below makes the source read the ring to
+				// its end before Run returns (cuda.Source.Run), no wait needed here.
 			case <-ctx.Done():
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 				<-waited

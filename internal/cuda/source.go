@@ -748,7 +748,10 @@ func (s *Source) Report() Report {
 const recordSize = int(unsafe.Sizeof(cudaBPFCudaRecord{}))
 
 // Run reads the ring buffer until ctx is cancelled or Close is called, rescanning for
-// libraries every RescanInterval, and returns nil then.
+// libraries every RescanInterval, and returns nil then. A cancellation ends the wait for
+// the poll deadline at once, and Run reads the ring to its end before it returns: every
+// record committed before the cancellation reaches the sink (a process that has exited
+// has committed all of its records: the uprobes and the exit tracepoint run in it).
 func (s *Source) Run(ctx context.Context, sink Sink) error {
 	var (
 		rec        ringbuf.Record
@@ -761,10 +764,13 @@ func (s *Source) Run(ctx context.Context, sink Sink) error {
 			batch = batch[:0]
 		}
 	}
+	// The cancellation wakes a reader waiting for its deadline (ringbuf's Flush: the
+	// records pending then are returned, then ErrFlushed).
+	stopWake := context.AfterFunc(ctx, func() { _ = s.rd.Flush() })
+	defer stopWake()
 	for {
 		if ctx.Err() != nil {
-			flush()
-			return nil
+			return s.drain(&rec, &batch, sink, flush)
 		}
 		if s.cfg.RescanInterval > 0 && time.Since(lastRescan) >= s.cfg.RescanInterval {
 			s.rescan()
@@ -781,7 +787,7 @@ func (s *Source) Run(ctx context.Context, sink Sink) error {
 			}
 			err := s.rd.ReadInto(&rec)
 			if err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
+				if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, ringbuf.ErrFlushed) {
 					break
 				}
 				flush()
@@ -798,6 +804,34 @@ func (s *Source) Run(ctx context.Context, sink Sink) error {
 		flush()
 		sink.Watermark(mark)
 	}
+}
+
+// drain reads what the ring holds now, without waiting, and hands it to the sink: at
+// most a ring's worth of records, so a producer that never pauses cannot hold Run.
+func (s *Source) drain(rec *ringbuf.Record, batch *[]Call, sink Sink, flush func()) error {
+	defer flush()
+	s.rd.SetDeadline(time.Now())
+	for n := s.cfg.RingBufferBytes / recordSize; n >= 0; n-- {
+		err := s.rd.ReadInto(rec)
+		switch {
+		case err == nil:
+			s.decode(rec.RawSample, batch, sink)
+			if len(*batch) == cap(*batch) {
+				flush()
+			}
+		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, ringbuf.ErrFlushed):
+			// ErrFlushed first when the cancellation's wake-up was not consumed yet:
+			// read on, up to the deadline's end of the ring.
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil
+			}
+		case errors.Is(err, ringbuf.ErrClosed), errors.Is(err, os.ErrClosed):
+			return nil
+		default:
+			return fmt.Errorf("reading the CUDA ring buffer: %w", err)
+		}
+	}
+	return nil
 }
 
 func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {

@@ -252,3 +252,30 @@ func TestOrphans(t *testing.T) {
 		t.Errorf("orphans %v", st.Orphans)
 	}
 }
+
+// The live source's classic-tracepoint rung on ≤6.16 joins the printed pointers to fence
+// keys before the assembler sees them, but drm_sched_job_wait_dep names its job only by
+// (ring, id), and two rings number their jobs alike: the dependency must reach the job of
+// its own ring.
+func TestWaitDepByRingAndIDWithJoinedKeys(t *testing.T) {
+	joined := func(e event.Event, ring string, f event.FenceKey) event.Event {
+		e.Ring, e.Fence, e.FenceWide = ring, f, true
+		return e
+	}
+	r0, r1 := fk(0x21, 5), fk(0x31, 5) // job id 5 on each ring
+	dep := fk(0x41, 9)                 // a fence of neither ring's job
+	jobs := newCollector(testConfig()).run(
+		joined(queue61(1, 100, 0xe0, 0xa0, 5), "vgpu-ring0", r0),
+		joined(queue61(2, 200, 0xe1, 0xa1, 5), "vgpu-ring1", r1),
+		on("vgpu-ring0", waitDep61(3, 5, dep)),
+		fsig(10, "vgem", dep),
+		joined(run61(11, 0xe0, 0xa0, 5), "vgpu-ring0", r0), joined(run61(12, 0xe1, 0xa1, 5), "vgpu-ring1", r1),
+		joined(done61(20, 0xa0), "", r0), joined(done61(21, 0xa1), "", r1),
+	)
+	j0, j1 := find(t, jobs, r0), find(t, jobs, r1)
+	wantDep(t, j0, 0, Dependency{Fence: dep, Signaled: T(10), Wait: DepWaitSignal, Until: T(10)})
+	wantPoint(t, j0, PointDepsResolved, 10, Measured, "dma_fence_signaled")
+	if len(j1.Deps) != 0 {
+		t.Errorf("ring 1's job 5 got ring 0's dependency: %+v", j1.Deps)
+	}
+}

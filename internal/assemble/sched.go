@@ -43,6 +43,12 @@ func (a *Assembler) identify(j *job, e *event.Event) {
 		if j.stream == 0 {
 			j.stream = key32(e.Fence) >> 32
 		}
+		// A ≤6.16 event whose pointer the live source joined to a key: its
+		// drm_sched_job_wait_dep names the job only by (ring, id), which the source's
+		// join may not resolve, so the job is findable by that identity too.
+		if e.FencePtr != 0 && e.JobID != 0 && e.Ring != "" && e.Kind != event.JobDependency {
+			a.addID(j, idKey{ns: nsSched, scope: e.Ring, id: e.JobID})
+		}
 		return
 	}
 	if e.FencePtr != 0 {

@@ -194,11 +194,17 @@ type fenceJoin struct {
 }
 
 func fenceSlot(ptr uint64) uint64 { return (ptr >> 4) * 0x9e3779b97f4a7c15 >> (64 - 13) }
+// jobSlot mixes the ring name (FNV-1a) and the id so that the same id on two rings,
+// whose names differ in one character, lands in different slots (the last character's
+// difference must reach the top bits the slot is taken from).
 func jobSlot(id uint64, ring string) uint64 {
-	h := id * 0x9e3779b97f4a7c15
+	h := uint64(0xcbf29ce484222325)
 	for i := 0; i < len(ring); i++ {
 		h = (h ^ uint64(ring[i])) * 0x100000001b3
 	}
+	h = (h ^ id) * 0x9e3779b97f4a7c15
+	h ^= h >> 31
+	h *= 0xbf58476d1ce4e5b9
 	return h >> (64 - 11)
 }
 

@@ -690,3 +690,32 @@ func TestClassicJoinsPointersToFenceKeys(t *testing.T) {
 		t.Errorf("queue of an unseen fence: %+v", ev)
 	}
 }
+
+// The rig's two schedulers, vgpu-ring0 and vgpu-ring1, number their jobs alike: the same
+// id on both rings must keep both jobs' keys (the slot hash must see the last character).
+func TestClassicJoinSameIDOnTwoRings(t *testing.T) {
+	var j fenceJoin
+	k0, k1 := event.FenceKey{Context: 21, Seqno: 5}, event.FenceKey{Context: 31, Seqno: 5}
+	collide := 0
+	for id := uint64(1); id <= 512; id++ {
+		if jobSlot(id, "vgpu-ring0") == jobSlot(id, "vgpu-ring1") {
+			collide++
+		}
+	}
+	if collide > 2 { // 512 ids in 2048 slots: about 0.25 expected by chance
+		t.Errorf("%d of 512 ids share a slot across the two rings", collide)
+	}
+	for id := uint64(1); id <= 64; id++ {
+		if jobSlot(id, "vgpu-ring0") == jobSlot(id, "vgpu-ring1") {
+			continue
+		}
+		j.fill(&event.Event{JobID: id, Ring: "vgpu-ring0", Fence: k0})
+		j.fill(&event.Event{JobID: id, Ring: "vgpu-ring1", Fence: k1})
+		e0, e1 := event.Event{JobID: id, Ring: "vgpu-ring0"}, event.Event{JobID: id, Ring: "vgpu-ring1"}
+		j.fill(&e0)
+		j.fill(&e1)
+		if e0.Fence != k0 || e1.Fence != k1 {
+			t.Errorf("id %d: ring0 → %v, ring1 → %v", id, e0.Fence, e1.Fence)
+		}
+	}
+}

@@ -194,6 +194,7 @@ type fenceJoin struct {
 }
 
 func fenceSlot(ptr uint64) uint64 { return (ptr >> 4) * 0x9e3779b97f4a7c15 >> (64 - 13) }
+
 // jobSlot mixes the ring name (FNV-1a) and the id so that the same id on two rings,
 // whose names differ in one character, lands in different slots (the last character's
 // difference must reach the top bits the slot is taken from).

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -204,8 +205,9 @@ func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
 }
 
 // runStubWorkload runs the stub workload through its stdin protocol and returns its pid.
-// Between its CUDA initialisation and its work it waits, so that the enricher has read
-// the process and pushed its thread-context recipe before the threads start.
+// Between its CUDA initialisation and its work it waits until the enricher has read the
+// process and pushed its row (thread-context recipe, or none) into the CUDA source's
+// kernel table, so that the threads' calls find it.
 func runStubWorkload(t *testing.T, app string, iters int, env []string) uint32 {
 	t.Helper()
 	cmd := exec.Command(app, strconv.Itoa(iters))
@@ -226,13 +228,87 @@ func runStubWorkload(t *testing.T, app string, iters int, env []string) uint32 {
 	expect("mapped")
 	io.WriteString(stdin, "\n")
 	expect("ready")
-	time.Sleep(time.Second) // a poll interval, the enricher's read, the push
+	waitProcsRow(t, uint32(cmd.Process.Pid))
 	io.WriteString(stdin, "\n")
 	expect("counts")
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	return uint32(cmd.Process.Pid)
+}
+
+// waitProcsRow waits until a CUDA source of this process has pid in its kernel table
+// procs (read from the kernel: the procs maps of the cuda_enter programs whose map this
+// process holds open), i.e. cuda.Source.SetProcess has run for pid.
+func waitProcsRow(t *testing.T, pid uint32) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		for _, m := range ownCUDAProcsMaps(t) {
+			v, err := m.LookupBytes(pid)
+			m.Close()
+			if err == nil && v != nil {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d has no row in the CUDA source's procs table after 15s: the enricher did not push it", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// ownCUDAProcsMaps are the maps named procs of the kernel's cuda_enter programs that
+// this process has open (other test processes may run CUDA sources of their own).
+func ownCUDAProcsMaps(t *testing.T) []*ebpf.Map {
+	t.Helper()
+	own := map[ebpf.MapID]bool{}
+	fds, _ := os.ReadDir("/proc/self/fdinfo")
+	for _, fd := range fds {
+		b, err := os.ReadFile("/proc/self/fdinfo/" + fd.Name())
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "map_id:"); ok {
+				if id, err := strconv.ParseUint(strings.TrimSpace(v), 10, 32); err == nil {
+					own[ebpf.MapID(id)] = true
+				}
+			}
+		}
+	}
+	var maps []*ebpf.Map
+	for id := ebpf.ProgramID(0); ; {
+		var err error
+		if id, err = ebpf.ProgramGetNextID(id); err != nil {
+			break
+		}
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue
+		}
+		info, err := p.Info()
+		p.Close()
+		if err != nil || info.Name != "cuda_enter" {
+			continue
+		}
+		ids, _ := info.MapIDs()
+		for _, mid := range ids {
+			if !own[mid] {
+				continue
+			}
+			m, err := ebpf.NewMapFromID(mid)
+			if err != nil {
+				continue
+			}
+			if mi, err := m.Info(); err == nil && mi.Name == "procs" {
+				maps = append(maps, m)
+			} else {
+				m.Close()
+			}
+		}
+	}
+	return maps
 }
 
 type submissionSpan struct {

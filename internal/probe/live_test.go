@@ -3,7 +3,9 @@ package probe
 import (
 	"context"
 	"os"
+	"os/exec"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -298,9 +300,30 @@ func TestIoctlFilterMiss(t *testing.T) {
 	before := runCount(t, enter)
 	sink, stop := startRun(t, l)
 
+	// The marker: a child whose exit the kernel reports (it has a procs row), made after
+	// the ioctls. The ring is read in order, so once its exit is read every ioctl record
+	// the kernel committed before it has been read too, and the absence below means
+	// something.
+	marker := exec.Command("cat")
+	markerIn, err := marker.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := marker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mpid := uint32(marker.Process.Pid)
+	if err := l.SetProcess(mpid, nil); err != nil {
+		t.Fatal(err)
+	}
+
 	const n = 50
 	tid, _ := ioctlsOnOwnThread(t, "/dev/null", n)
-	time.Sleep(5 * l.cfg.PollInterval)
+	markerIn.Close()
+	if err := marker.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, sink, "the marker process's exit", func(e event.Event) bool { return e.Kind == event.ProcessExit && e.PID == mpid })
 	stop()
 
 	if ran := runCount(t, enter) - before; ran < n {
@@ -397,6 +420,18 @@ func (l *Live) program(t *testing.T, sub string) *ebpf.Program {
 	}
 	t.Fatalf("no attached program named *%s*", sub)
 	return nil
+}
+
+// waitEvent waits (10 s at most) until the sink holds an event matching match.
+func waitEvent(t *testing.T, sink *collectSink, what string, match func(event.Event) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		evs, _ := sink.snapshot()
+		if slices.ContainsFunc(evs, match) {
+			return
+		}
+	}
+	t.Fatalf("%s was not read within 10s: nothing after it can be checked", what)
 }
 
 func runCount(t *testing.T, p *ebpf.Program) uint64 {

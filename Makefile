@@ -62,7 +62,7 @@ test-dist: dist
 # Every ```yaml receiver configuration in README.md and documentation.md passes the
 # distribution's own `validate` as written (e2e/docs_config_test.go).
 test-docs: dist
-	GHOSTDRIVER_DIST=$$(realpath $(DIST)) $(GO) test -count=1 -v -run TestDocsConfigBlocksValidate ./e2e/
+	GHOSTDRIVER_REQUIRE="$${GHOSTDRIVER_REQUIRE:+$$GHOSTDRIVER_REQUIRE,}dist" GHOSTDRIVER_DIST=$$(realpath $(DIST)) $(GO) test -count=1 -v -run TestDocsConfigBlocksValidate ./e2e/
 
 # Application spans and GPU job spans as one trace in a real Jaeger (v1.75.0, built from
 # the module proxy in tools/jaeger), and a Prometheus scrape with tenant dimensions.

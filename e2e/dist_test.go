@@ -32,6 +32,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 const epoch = int64(1500458400000000000) // 2017-07-19T10:00:00Z, the day the capture was taken
@@ -41,7 +42,7 @@ var capture, _ = filepath.Abs(filepath.Join("..", "testdata", "captures", "gpuvi
 func distBinary(t *testing.T) string {
 	bin := os.Getenv("GHOSTDRIVER_DIST")
 	if bin == "" {
-		t.Skip("GHOSTDRIVER_DIST is not set: this test runs the ocb-built collector; `make test-dist` builds it and sets the variable")
+		testreq.Skip(t, testreq.Dist, "GHOSTDRIVER_DIST is not set: this test runs the ocb-built collector; `make test-dist` builds it and sets the variable")
 	}
 	abs, err := filepath.Abs(bin)
 	if err != nil {

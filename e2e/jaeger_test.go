@@ -51,6 +51,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/probe"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 const (
@@ -491,10 +492,10 @@ func spanTags(tags []jaegerTag) map[string]string {
 func TestLiveContextJoinsJaegerTrace(t *testing.T) {
 	jaegerBin, dist := os.Getenv("GHOSTDRIVER_JAEGER"), os.Getenv("GHOSTDRIVER_DIST")
 	if jaegerBin == "" || dist == "" {
-		t.Skip("GHOSTDRIVER_JAEGER and GHOSTDRIVER_DIST are not set: scripts/test-jaeger.sh builds both")
+		testreq.Skip(t, testreq.Jaeger, "GHOSTDRIVER_JAEGER and GHOSTDRIVER_DIST are not set: scripts/test-jaeger.sh builds both")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads eBPF programs")
+		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs")
 	}
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Fatal("needs gcc (apt-get install gcc)")

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func TestLiveCUDADegradesWithoutNvidia(t *testing.T) {
@@ -126,10 +127,10 @@ func TestNvidiaMajorsJoinTheIoctlFilter(t *testing.T) {
 // (OTEL_SERVICE_NAME).
 func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads eBPF programs and attaches uprobes")
+		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs and attaches uprobes")
 	}
 	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc to build the stub CUDA libraries")
+		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("../internal/cuda/testdata/stub/build.sh", dir).CombinedOutput(); err != nil {

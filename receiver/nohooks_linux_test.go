@@ -17,12 +17,13 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 	"github.com/ghostdriver/ghostdriver/internal/version"
 )
 
 func TestLiveStartWarnsWithoutGPUHooks(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: Start loads the eBPF programs of the live source (CI runs as root)")
+		testreq.Skip(t, testreq.Root, "needs root: Start loads the eBPF programs of the live source (CI runs as root)")
 	}
 	// The host facts, read here independently of the receiver: the test is only
 	// meaningful where no GPU job tracepoint can exist.

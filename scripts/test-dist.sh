@@ -4,6 +4,8 @@
 # configs, and kill -9 of a live collector (internal/reliability/kill9_collector_test.go).
 set -euo pipefail
 : "${DIST:?}"
+# The tests below must run, not skip (internal/testreq): a missing collector fails them.
+export GHOSTDRIVER_REQUIRE="${GHOSTDRIVER_REQUIRE:+$GHOSTDRIVER_REQUIRE,}dist"
 GHOSTDRIVER_DIST=$(realpath "$DIST") go test -count=1 -v -run TestDistribution ./e2e/
 # kill -9 of the collector itself leaves no BPF object behind, and a restart resumes (root).
 GHOSTDRIVER_DIST=$(realpath "$DIST") go test -count=1 -v -run TestKill9CollectorLeavesNothingAttached ./internal/reliability/

@@ -9,11 +9,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func TestDoctorVerdict(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: doctor loads the eBPF programs to see what attaches (CI runs as root)")
+		testreq.Skip(t, testreq.Root, "needs root: doctor loads the eBPF programs to see what attaches (CI runs as root)")
 	}
 	code, out, errOut := runCLI("doctor")
 	if code != 0 {

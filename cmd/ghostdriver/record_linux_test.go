@@ -20,12 +20,13 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/ftrace"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: record creates a tracefs instance (and may mount tracefs); CI runs as root")
+		testreq.Skip(t, testreq.Root, "needs root: record creates a tracefs instance (and may mount tracefs); CI runs as root")
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func writeFile(t *testing.T, path, data string) {
@@ -128,7 +130,7 @@ func stubSymbol(t *testing.T, path, name string) uint64 {
 // other address is refused and counted, and nothing a tenant puts at a mapped path blocks.
 func TestLearnEntryPointRefusals(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc to build the stub CUDA libraries")
+		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
 	}
 	dir := t.TempDir()
 	buildStubs(t, dir)
@@ -248,11 +250,11 @@ func TestLearnEntryPointRefusals(t *testing.T) {
 // hidden table function, and still refuse the middle of it.
 func TestStrippedDriverFunctionStartsFromUnwindTable(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc to build the stub CUDA libraries")
+		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
 	}
 	strip, err := exec.LookPath("strip")
 	if err != nil {
-		t.Skip("needs strip (binutils, installed with gcc)")
+		testreq.Skip(t, testreq.GCC, "needs strip (binutils, installed with gcc)")
 	}
 	dir := t.TempDir()
 	buildStubs(t, dir)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // buildStubs compiles the stub driver, the stub runtime and the two-thread workload
@@ -31,10 +32,10 @@ func buildStubs(t *testing.T, dir string) string {
 func needRootAndGCC(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads eBPF programs and attaches uprobes")
+		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs and attaches uprobes")
 	}
 	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc to build the stub CUDA libraries")
+		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
 	}
 }
 

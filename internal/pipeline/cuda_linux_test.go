@@ -24,6 +24,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // buildCUDAStubs compiles internal/cuda's stub driver, runtime and app into dir.
@@ -115,10 +116,10 @@ func spansOf(tds []ptrace.Traces) []ptrace.Span {
 // and rendering the same submissions again gives the same ids.
 func TestCUDAStubSpans(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads eBPF programs and attaches uprobes")
+		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs and attaches uprobes")
 	}
 	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc to build the stub CUDA libraries")
+		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
 	}
 	const threads, iters = 2, 50
 	dir := t.TempDir()

@@ -19,12 +19,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func requireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads and attaches eBPF programs (CAP_BPF+CAP_PERFMON)")
+		testreq.Skip(t, testreq.Root, "needs root: loads and attaches eBPF programs (CAP_BPF+CAP_PERFMON)")
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // The application-context tiers read in the kernel, on this host: the live source's
@@ -40,7 +41,7 @@ type ctxApp struct {
 func requireGCC(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc to build the test application (apt-get install gcc)")
+		testreq.Skip(t, testreq.GCC, "needs gcc to build the test application (apt-get install gcc)")
 	}
 }
 
@@ -298,7 +299,7 @@ func TestProcessExecForgetsRecipe(t *testing.T) {
 func mountBPFFS(t *testing.T) string {
 	dir := t.TempDir()
 	if err := unix.Mount("bpf", dir, "bpf", 0, ""); err != nil {
-		t.Skipf("mounting a bpffs: %v", err)
+		testreq.Skip(t, testreq.BPFFS, "mounting a bpffs: "+err.Error())
 	}
 	t.Cleanup(func() { unix.Unmount(dir, 0) })
 	return dir

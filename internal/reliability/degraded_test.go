@@ -20,6 +20,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 	gdreceiver "github.com/ghostdriver/ghostdriver/receiver"
 )
 
@@ -31,7 +32,7 @@ func TestErrorModeWithoutPrivileges(t *testing.T) {
 	requireRoot(t)
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("setpriv (util-linux) not installed")
+		testreq.Skip(t, testreq.Setpriv, "setpriv (util-linux) not installed")
 	}
 	cmd := exec.Command(setpriv, "--inh-caps=-all", "--bounding-set=-bpf,-perfmon,-sys_admin", "--",
 		os.Args[0], "-test.run=^TestErrorModeChild$", "-test.v", "-test.count=1")

@@ -20,12 +20,14 @@ import (
 	"github.com/cilium/ebpf/link"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func requireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads and attaches eBPF programs (CAP_BPF+CAP_PERFMON)")
+		testreq.Skip(t, testreq.Root, "needs root: loads and attaches eBPF programs (CAP_BPF+CAP_PERFMON)")
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 const collectorLiveConfig = `receivers:
@@ -37,7 +39,7 @@ func TestKill9CollectorLeavesNothingAttached(t *testing.T) {
 	requireRoot(t)
 	dist := os.Getenv("GHOSTDRIVER_DIST")
 	if dist == "" {
-		t.Skip("GHOSTDRIVER_DIST is not set: this test kills the ocb-built collector; `make test-dist` builds it and sets the variable (TestKill9LeavesNothingAttached covers the CLI)")
+		testreq.Skip(t, testreq.Dist, "GHOSTDRIVER_DIST is not set: this test kills the ocb-built collector; `make test-dist` builds it and sets the variable (TestKill9LeavesNothingAttached covers the CLI)")
 	}
 	dir := t.TempDir()
 	start := func(name string) (*exec.Cmd, string, *bytes.Buffer) {

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 	gdreceiver "github.com/ghostdriver/ghostdriver/receiver"
 )
 
@@ -269,7 +270,7 @@ func TestDroppedCapabilitiesOneClearError(t *testing.T) {
 	requireRoot(t)
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("setpriv (util-linux) not installed")
+		testreq.Skip(t, testreq.Setpriv, "setpriv (util-linux) not installed")
 	}
 	bin := cli(t)
 	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 const gpuOnly = "../../testdata/captures/gpuvis_amdgpu_4.11_gpu_only.trace-cmd-report.txt"
@@ -270,7 +271,7 @@ func TestReplayCutInsideLastLine(t *testing.T) {
 	t.Run("pipe", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "fifo")
 		if err := syscall.Mkfifo(path, 0o600); err != nil {
-			t.Skipf("no FIFO here: %v", err)
+			testreq.Skip(t, testreq.FIFO, "no FIFO here: "+err.Error())
 		}
 		go func() {
 			w, err := os.OpenFile(path, os.O_WRONLY, 0)
@@ -428,7 +429,7 @@ func TestParseEpoch(t *testing.T) {
 func TestReplayPipe(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace_pipe")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Skip("no FIFO:", err)
+		testreq.Skip(t, testreq.FIFO, "no FIFO: "+err.Error())
 	}
 	s := mustNew(t, Config{Path: path})
 	got := make(chan int, 16)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 	"github.com/ghostdriver/ghostdriver/internal/timeline"
 )
 
@@ -34,7 +35,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("chromium is not installed (apt-get install chromium; .ci/run does): the report is not checked in a browser")
+	testreq.Skip(t, testreq.Chromium, "chromium is not installed (apt-get install chromium; .ci/run does): the report is not checked in a browser")
 	return ""
 }
 

@@ -1,6 +1,7 @@
 // Golden tests: `ghostdriver replay` on the bundled real captures must reproduce the
 // committed summary table and span sample byte for byte. Regenerate deliberately with
-// `go test ./cmd/ghostdriver -run Golden -update` and review the diff.
+// `go test ./cmd/ghostdriver -run Golden -update` and review the diff; the job, outcome
+// and per-stage counts are checked against the raw capture either way (golden_check_test.go).
 package main
 
 import (
@@ -37,6 +38,7 @@ func TestReplayGolden(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
+			checkAgainstCapture(t, capture, stdout.Bytes(), out) // also under -update
 			compareGolden(t, filepath.Join("testdata", tc.name+".summary.txt"), stdout.Bytes())
 			compareGolden(t, filepath.Join("testdata", tc.name+".spans-sample.json"), spanSample(t, out))
 		})

@@ -17,9 +17,13 @@ command -v gcc >/dev/null || { echo "gcc missing: apt-get install -y gcc" >&2; e
 [ -x "$DIST" ] || { echo "$DIST missing: make dist" >&2; exit 1; }
 mkdir -p "$(dirname "$JAEGER")"
 start=$(date +%s)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 (cd tools/jaeger && go build -o "$OLDPWD/$JAEGER" github.com/jaegertracing/jaeger/cmd/jaeger)
 echo "jaeger build: $(( $(date +%s) - start ))s"
 # The test must run, not skip (internal/testreq): no Jaeger, no collector or no root fails it.
 GHOSTDRIVER_REQUIRE="${GHOSTDRIVER_REQUIRE:+$GHOSTDRIVER_REQUIRE,}jaeger,root" \
 GHOSTDRIVER_JAEGER=$(realpath "$JAEGER") GHOSTDRIVER_DIST=$(realpath "$DIST") \
-  go test -count=1 -v -run TestLiveContextJoinsJaegerTrace ./e2e/
+  go test -count=1 -v -run TestLiveContextJoinsJaegerTrace ./e2e/ | tee "$log"
+# a renamed test would leave -run matching nothing, which go test reports as ok
+grep -q '^--- PASS: TestLiveContextJoinsJaegerTrace ' "$log" || { echo "TestLiveContextJoinsJaegerTrace did not run and pass" >&2; exit 1; }

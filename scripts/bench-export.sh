@@ -67,7 +67,7 @@ for r in $(seq "$ROUNDS"); do
 		log "round $r: replay → $cond"
 		rc=0
 		/usr/bin/time -f '%e %U %S %M' -o "$BUILD/time.txt" "$BUILD/ghostdriver" replay "${args[@]}" 2>"$BUILD/stderr.txt" || rc=$?
-		read -r wall user sys rss <"$BUILD/time.txt"
+		read -r wall user sys rss < <(tail -1 "$BUILD/time.txt") # a failed run adds a line before
 		if [ "$cond" = none ]; then
 			counts="0	-	-	-	-	-"
 		else
@@ -118,7 +118,7 @@ if [ "$COLLECTOR" = 1 ]; then
 			end=$(date +%s.%N)
 			kill -TERM "$(pgrep -P "$tpid")"
 			wait "$tpid" || true
-			read -r _ user sys rss <"$BUILD/time.txt"
+			read -r _ user sys rss < <(tail -1 "$BUILD/time.txt")
 			eoc=$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.2f", b-a}')
 			eps=$(awk -v e="$EVENTS" -v u="$user" -v s="$sys" 'BEGIN{printf "%.0f", e/(u+s)}')
 			logged=$(sed -n 's/.*"jobs_completed": \([0-9]*\).*/\1/p' "$BUILD/collector.log" | head -1)

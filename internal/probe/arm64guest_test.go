@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 type guestDoctor struct {
@@ -71,7 +73,7 @@ func checkNoProgramFaults(t *testing.T, name string, d guestDoctor) {
 func TestArm64Guest(t *testing.T) {
 	dir := os.Getenv("GHOSTDRIVER_ARM64_OUT")
 	if dir == "" {
-		t.Skip("GHOSTDRIVER_ARM64_OUT not set: scripts/test-arm64.sh runs the arm64 guest and sets it")
+		testreq.Skip(t, testreq.ARM64, "GHOSTDRIVER_ARM64_OUT not set: scripts/test-arm64.sh runs the arm64 guest and sets it")
 	}
 	console, err := os.ReadFile(filepath.Join(dir, "console.txt"))
 	if err != nil {

@@ -17,6 +17,16 @@ func TestRequired(t *testing.T) {
 			t.Errorf("%s=%q: Required(root) = %v", Env, c.env, got)
 		}
 	}
+	// all is the machine, not the artifacts other targets build: go test ./... under
+	// .ci/run's all must still skip the e2e tests that need the collector.
+	t.Setenv(Env, "all")
+	if Required(Dist) || Required(ARM64) || !Required(GCC) {
+		t.Error("all must cover the machine prerequisites and no artifact")
+	}
+	t.Setenv(Env, "root,dist")
+	if !Required(Dist) || Required(Jaeger) {
+		t.Error("an artifact is required by name")
+	}
 }
 
 // Skip run in a child process: it skips (exit 0, SKIP) when root is not required and fails

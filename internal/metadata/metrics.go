@@ -198,7 +198,8 @@ var Metrics = []MetricDesc{
 	{
 		Name: MetricJobSpansDropped,
 		Description: "Jobs whose spans were not exported because the span buffer was full " +
-			"(they are still counted in the job metrics).",
+			"(they are still counted in the job metrics). Only the live source drops (a replay waits for " +
+			"the next consumer); drops are also logged at warn level.",
 		Unit:       "{job}",
 		Instrument: Sum,
 		Value:      Int,

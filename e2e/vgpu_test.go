@@ -19,6 +19,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // Tolerances for hardware start/end, tabled and justified in testdata/vgpu/README.md
@@ -82,7 +84,7 @@ type spanJob struct {
 func vgpuDir(t *testing.T) string {
 	dir := os.Getenv("GHOSTDRIVER_VGPU_OUT")
 	if dir == "" {
-		t.Skip("GHOSTDRIVER_VGPU_OUT is not set: this test checks the artifacts of a virtual GPU run; `make test-vgpu` runs the rig and sets it")
+		testreq.Skip(t, testreq.VGPU, "GHOSTDRIVER_VGPU_OUT is not set: this test checks the artifacts of a virtual GPU run; `make test-vgpu` runs the rig and sets it")
 	}
 	return dir
 }

@@ -18,7 +18,7 @@ for k in "${kernels[@]}"; do
 	fi
 	if VGPU_OUT=$out "$dir/run.sh" "$k"; then
 		# The receiver's spans against the driver's ground truth (e2e/vgpu_test.go).
-		(cd "$dir/../.." && GHOSTDRIVER_VGPU_OUT=$out go test -count=1 -v -run 'TestVirtualGPU' ./e2e/) ||
+		(cd "$dir/../.." && GHOSTDRIVER_REQUIRE="${GHOSTDRIVER_REQUIRE:+$GHOSTDRIVER_REQUIRE,}vgpu" GHOSTDRIVER_VGPU_OUT=$out go test -count=1 -v -run 'TestVirtualGPU' ./e2e/) ||
 			{ echo "=== vgpu $k: spans do not match the ground truth"; rc=1; }
 	else
 		echo "=== vgpu $k FAILED"

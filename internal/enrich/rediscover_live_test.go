@@ -20,6 +20,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func TestRediscoverPublisherLoadedLate(t *testing.T) {
@@ -28,7 +29,7 @@ func TestRediscoverPublisherLoadedLate(t *testing.T) {
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Skip("gcc not installed: cannot build the test program")
+		testreq.Skip(t, testreq.GCC, "gcc not installed: cannot build the test program")
 	}
 	src, _ := filepath.Abs("../tenant/appctx/testdata/tlsprog")
 	dir := t.TempDir()

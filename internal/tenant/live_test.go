@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func TestResolverLiveProcess(t *testing.T) {
@@ -25,7 +26,7 @@ func TestResolverLiveProcess(t *testing.T) {
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Skip("gcc not installed: cannot build the test writer")
+		testreq.Skip(t, testreq.GCC, "gcc not installed: cannot build the test writer")
 	}
 	src, _ := filepath.Abs("appctx/testdata/tlsprog")
 	dir := t.TempDir()

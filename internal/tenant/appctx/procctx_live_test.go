@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func TestReadProcessContextLive(t *testing.T) {
@@ -19,7 +21,7 @@ func TestReadProcessContextLive(t *testing.T) {
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Skip("gcc not installed: cannot build the OTEP 4719 test writer")
+		testreq.Skip(t, testreq.GCC, "gcc not installed: cannot build the OTEP 4719 test writer")
 	}
 	src, _ := filepath.Abs("testdata/tlsprog")
 	dir := t.TempDir()

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 type tlsCase struct {
@@ -63,7 +65,7 @@ func TestThreadContextTLSEndToEnd(t *testing.T) {
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Skip("gcc not installed: cannot build the OTEP 4947 test writers")
+		testreq.Skip(t, testreq.GCC, "gcc not installed: cannot build the OTEP 4947 test writers")
 	}
 	src, _ := filepath.Abs("testdata/tlsprog")
 	readers := []struct {

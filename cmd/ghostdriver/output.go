@@ -25,11 +25,12 @@ type pipelineFlags struct {
 	// lossless: the source waits for the output instead of dropping spans (replay).
 	lossless     bool
 	outputFormat string // formatJSON (default) or formatProto
+	cmd          string // the command's name, for its one-prefix error lines
 }
 
 func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
 	d := receiverDefaults() // the collector's defaults: both run the same pipeline
-	pf := &pipelineFlags{}
+	pf := &pipelineFlags{cmd: fs.Name()}
 	fs.DurationVar(&pf.jobTimeout, "job-timeout", d.JobTimeout, "evict jobs without progress for this long (capture clock)")
 	fs.IntVar(&pf.maxPending, "max-pending-jobs", d.MaxPendingJobs, "cap on unfinished jobs held")
 	fs.DurationVar(&pf.reorderWindow, "reorder-window", d.ReorderWindow, "hold finished jobs this long for late events")

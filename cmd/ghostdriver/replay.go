@@ -76,8 +76,7 @@ func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, outpu
 	defer abort(nil)
 	outs, closeOuts, err := fileOutputsAs(output, metricsOut, pf.outputFormat, abort)
 	if err != nil {
-		fmt.Fprintf(stderr, "ghostdriver: %v\n", err)
-		return 1
+		return fail(stderr, pf.cmd, err)
 	}
 	for _, pic := range pictures {
 		if pic != nil {
@@ -100,26 +99,21 @@ func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, outpu
 	for _, pic := range pictures {
 		if pic != nil && runErr == nil {
 			if err := pic.write(stdout, printSummary); err != nil {
-				fmt.Fprintf(stderr, "ghostdriver: %v\n", err)
-				return 1
+				return fail(stderr, pf.cmd, err)
 			}
 		}
 	}
 	if runErr != nil {
-		fmt.Fprintf(stderr, "ghostdriver: %v\n", runErr)
-		return 1
+		return fail(stderr, pf.cmd, runErr)
 	}
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		fmt.Fprintf(stderr, "ghostdriver: %v (the run stopped there)\n", cause)
-		return 1
+		return fail(stderr, pf.cmd, fmt.Errorf("%w (the run stopped there)", cause))
 	}
 	if closeErr != nil {
-		fmt.Fprintf(stderr, "ghostdriver: %v\n", closeErr)
-		return 1
+		return fail(stderr, pf.cmd, closeErr)
 	}
 	if st.DroppedJobs > 0 || st.ExportErrors > 0 {
-		fmt.Fprintf(stderr, "ghostdriver: %d job spans dropped, %d export errors\n", st.DroppedJobs, st.ExportErrors)
-		return 1
+		return fail(stderr, pf.cmd, fmt.Errorf("%d job spans dropped, %d export errors", st.DroppedJobs, st.ExportErrors))
 	}
 	return 0
 }

@@ -27,7 +27,8 @@ var notGPU = map[event.Kind]bool{
 // howToRecord is what the error says a capture must hold and how to make one.
 const howToRecord = "ghostdriver replays ftrace text (tracefs `trace`/`trace_pipe`, or `trace-cmd report` output) " +
 	"holding GPU scheduler and fence events: gpu_scheduler:* and dma_fence:*, with the driver's own " +
-	"(amdgpu:*, i915:*, xe:*, msm:*). Record them with " +
+	"(amdgpu:*, i915:*, xe:*, msm:*). Record them with `ghostdriver record --duration 10s --output capture.txt` " +
+	"(as root, on the machine with the GPU), or with " +
 	"`trace-cmd record -e gpu_scheduler -e dma_fence -e amdgpu` (the driver's system in place of amdgpu) and " +
 	"convert with `trace-cmd report > capture.txt`, or enable them under /sys/kernel/tracing/events/ " +
 	"(echo 1 > …/gpu_scheduler/enable, …/dma_fence/enable) and save /sys/kernel/tracing/trace; " +

@@ -5,13 +5,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/signal"
+	"sync/atomic"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -72,8 +72,15 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 // print the summary; pictures (replay --trace-json) are written after the run.
 func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, output, metricsOut string, printSummary bool, stdout, stderr io.Writer, pictures ...*traceJSONOutput) int {
 	// A file that cannot be written ends the run (the rest would be lost as well).
-	ctx, abort := context.WithCancelCause(ctx)
-	defer abort(nil)
+	// Only a write failure is an abort: the end of a live --duration (the parent's
+	// deadline) or Ctrl-C is the normal end of a run.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var aborted atomic.Pointer[error]
+	abort := func(err error) {
+		aborted.CompareAndSwap(nil, &err)
+		cancel(err)
+	}
 	outs, closeOuts, err := fileOutputsAs(output, metricsOut, pf.outputFormat, abort)
 	if err != nil {
 		return fail(stderr, pf.cmd, err)
@@ -106,7 +113,8 @@ func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, outpu
 	if runErr != nil {
 		return fail(stderr, pf.cmd, runErr)
 	}
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+	if p := aborted.Load(); p != nil && *p != nil {
+		cause := *p
 		return fail(stderr, pf.cmd, fmt.Errorf("%w (the run stopped there)", cause))
 	}
 	if closeErr != nil {

@@ -3,6 +3,7 @@ package summary
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
@@ -61,5 +62,41 @@ func TestReasonClassKeepsCompoundReasonsApart(t *testing.T) {
 		if got := reasonClass(in); got != want {
 			t.Errorf("reasonClass(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Past exactCap values a cell keeps a bounded sketch: the percentiles stay within the
+// sketch's relative error of the exact ones (computed here by sorting all values), and
+// its size does not grow with the number of values.
+func TestSeriesBoundedBeyondExactCap(t *testing.T) {
+	var s series
+	all := make([]int64, 0, 300_000)
+	x := uint64(12345)
+	for i := 0; i < 300_000; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		v := int64(x % 5_000_000) // 0 … 5 ms
+		if i%50 == 0 {
+			v = 0
+		}
+		all = append(all, v)
+		s.add(v)
+		if i == exactCap-1 && s.approx() {
+			t.Fatal("sketched before the cap")
+		}
+	}
+	if !s.approx() || s.exact != nil || len(s.counts) > 4000 || s.n != len(all) {
+		t.Fatalf("approx %v, exact %d kept, %d buckets, n %d", s.approx(), len(s.exact), len(s.counts), s.n)
+	}
+	for _, p := range []float64{1, 50, 90, 99, 99.9} {
+		want := Percentile(append([]int64(nil), all...), p)
+		got := s.percentile(p)
+		if math.Abs(float64(got-want)) > sketchAlpha*float64(want)+1 {
+			t.Errorf("p%g: sketch %d, exact %d (more than %.1f %% off)", p, got, want, 100*sketchAlpha)
+		}
+	}
+	if s.percentile(1) != 0 { // 2 % of the values are 0
+		t.Errorf("p1 %d, want 0", s.percentile(1))
 	}
 }

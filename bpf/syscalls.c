@@ -23,8 +23,8 @@
  * its thread up only while some followed ioctl is in flight at all (inflight_n, one plain
  * load): a helper call costs as much here as the lookup, so the miss path makes none.
  *
- * Application trace context (DESIGN.md "Linking", appctx.h): read at a matching
- * submit-ioctl entry, where the submitting thread is stopped in the kernel.
+ * Application trace context (appctx.h; docs/design.md "Linking to application traces"):
+ * read at a matching submit-ioctl entry, where the submitting thread is stopped in the kernel.
  *
  * `procs` holds one entry per process user space has resolved (kind 0 when it has no
  * thread context). sched_process_exec / sched_process_exit delete the entry in the

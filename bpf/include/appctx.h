@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
 /*
- * Application trace context of the current thread, read in the kernel (DESIGN.md
- * "Linking"). Used at a submit ioctl's entry (syscalls.c) and at a CUDA API call's
- * entry (cuda.c): the calling thread is stopped there, which is when OTEP 4947 allows
+ * Application trace context of the current thread, read in the kernel
+ * (docs/design.md "Linking to application traces"). Used at a submit ioctl's entry
+ * (syscalls.c) and at a CUDA API call's entry (cuda.c): the calling thread is stopped there, which is when OTEP 4947 allows
  * reading its otel_thread_ctx_v1 record. The in-kernel tiers are tried in ctx_order:
  *  - OTEP 4947: user space (internal/enrich via tenant's ThreadContextTLS) pushes the
  *    per-process recipe into `procs`; we follow it from the task's user thread pointer

@@ -103,20 +103,21 @@ func newIDGuard() *idGuard {
 // claim records the job span id and its stages' ids, or returns false (recording
 // nothing) when any of them was handed out already.
 func (g *idGuard) claim(span pcommon.SpanID, stages []assemble.StageSpan) bool {
-	id := binary.BigEndian.Uint64(span[:])
-	if _, taken := g.used.get(id); taken {
-		return false
-	}
+	// Each id derived once: the job span's and one child's a stage (on the stack for a
+	// job's usual stages).
+	var buf [assemble.NumStages + 1]uint64
+	want := append(buf[:0], binary.BigEndian.Uint64(span[:]))
 	for i := range stages {
 		c := stageSpanID(span, stages[i].Stage)
-		if _, taken := g.used.get(binary.BigEndian.Uint64(c[:])); taken {
+		want = append(want, binary.BigEndian.Uint64(c[:]))
+	}
+	for _, id := range want {
+		if _, taken := g.used.get(id); taken {
 			return false
 		}
 	}
-	g.used.put(id, struct{}{})
-	for i := range stages {
-		c := stageSpanID(span, stages[i].Stage)
-		g.used.put(binary.BigEndian.Uint64(c[:]), struct{}{})
+	for _, id := range want {
+		g.used.put(id, struct{}{})
 	}
 	return true
 }

@@ -254,7 +254,16 @@ func lastCPU(b []byte) (open int, cpu int32, ok bool) {
 }
 
 func parseUint32(b []byte) (uint32, bool) {
-	if len(b) == 0 || len(b) > 10 {
+	n, ok := parseDec(b)
+	if !ok || n > 1<<32-1 {
+		return 0, false
+	}
+	return uint32(n), true
+}
+
+// parseDec parses a decimal of at most 19 digits (no sign, no overflow of uint64).
+func parseDec(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
 		return 0, false
 	}
 	var n uint64
@@ -264,10 +273,7 @@ func parseUint32(b []byte) (uint32, bool) {
 		}
 		n = n*10 + uint64(c-'0')
 	}
-	if n > 1<<32-1 {
-		return 0, false
-	}
-	return uint32(n), true
+	return n, true
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' }

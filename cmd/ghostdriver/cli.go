@@ -5,11 +5,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/version"
 	ghostreceiver "github.com/ghostdriver/ghostdriver/receiver"
@@ -90,4 +95,15 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 // defaults come from it, so the CLI and the collector agree (defaults_test.go).
 func receiverDefaults() *ghostreceiver.Config {
 	return ghostreceiver.NewFactory().CreateDefaultConfig().(*ghostreceiver.Config)
+}
+
+// runContext is the context of a command that runs until Ctrl-C, SIGTERM or, when
+// duration > 0, that long; stop releases it.
+func runContext(duration time.Duration) (ctx context.Context, stop func()) {
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if duration <= 0 {
+		return ctx, stopSignals
+	}
+	ctx, cancel := context.WithTimeout(ctx, duration)
+	return ctx, func() { cancel(); stopSignals() }
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"slices"
 	"strings"
 	"syscall"
@@ -109,13 +108,8 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		Enricher:           enricher,
 	}, src, outs, log)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := runContext(*duration)
 	defer stop()
-	if *duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
-		defer cancel()
-	}
 	ctx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	start := time.Now()

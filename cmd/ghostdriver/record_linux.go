@@ -21,11 +21,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -90,13 +88,8 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "record", errors.New("none of the events the decoder reads exist on this kernel (see record --list)"))
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := runContext(*duration)
 	defer stop()
-	if *duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
-		defer cancel()
-	}
 	r := &recorder{root: root, plan: plan, bufferKB: *bufferKB, stderr: stderr, quiet: *quiet}
 	if err := r.run(ctx, *output, *readyFile); err != nil {
 		return fail(stderr, "record", err)

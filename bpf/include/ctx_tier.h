@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
 /*
- * Where an application trace context read in the kernel came from. Same numbering as
- * emit's CtxTier* constants (user space adds 3 = TRACEPARENT). Shared by the DRM
- * families (record.ctx_tier) and the CUDA object (cuda_record.ctx_tier).
+ * Where an application trace context read in the kernel came from. The tiers are defined
+ * in internal/ctxtier (user space adds 3 = TRACEPARENT); internal/probe's
+ * TestContextTierMatchesBPF checks this enum against it. Shared by the DRM families
+ * (record.ctx_tier) and the CUDA object (cuda_record.ctx_tier).
  */
 #pragma once
 

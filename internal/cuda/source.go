@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/kstr"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
@@ -70,7 +71,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("ring buffer size %d is not a power of two multiple of the page size (%d)", n, page)
 	}
 	if c.ContextTiers == nil {
-		c.ContextTiers = []string{appctx.TierNameOTEP4947, appctx.TierNameOBI}
+		c.ContextTiers = []string{ctxtier.NameOTEP4947, ctxtier.NameOBI}
 	}
 	if c.OBIMapPath == "" {
 		c.OBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
@@ -104,7 +105,7 @@ type Call struct {
 	// could not be read.
 	Untimed, ArgFault bool
 	// CtxTier says where TraceID/SpanID (the calling thread's application span when the
-	// call began) came from: appctx.KernelTierOTEP4947 or KernelTierOBI, 0 when none
+	// call began) came from: ctxtier.OTEP4947 or ctxtier.OBI, 0 when none
 	// (nested calls never read it).
 	CtxTier uint8
 	TraceID [16]byte
@@ -242,7 +243,7 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 	if err := spec.Variables["wakeup_bytes"].Set(uint64(cfg.RingBufferBytes / 4)); err != nil {
 		return nil, Report{}, err
 	}
-	order, err := appctx.KernelTierOrder(cfg.ContextTiers)
+	order, err := ctxtier.KernelOrder(cfg.ContextTiers)
 	if err != nil {
 		return nil, Report{}, fmt.Errorf("cuda config: %w", err)
 	}
@@ -252,7 +253,7 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 	s := &Source{cfg: cfg, log: log, libs: map[[2]uint64]*hookedLib{}}
 	s.stats.ByAPI = map[string]uint64{}
 	var replace map[string]*ebpf.Map
-	if slices.Contains(cfg.ContextTiers, appctx.TierNameOBI) {
+	if slices.Contains(cfg.ContextTiers, ctxtier.NameOBI) {
 		if s.obi = s.openOBIMap(spec); s.obi != nil {
 			ms := spec.Maps[obiMapName]
 			ms.Type, ms.MaxEntries, ms.Flags = s.obi.Type(), s.obi.MaxEntries(), s.obi.Flags()

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
@@ -235,12 +235,12 @@ func TestStubEntryPointTable(t *testing.T) {
 			iteration[s.Stream]++
 			wantTrace := [16]byte{0x7e, 0x57, 15: th}
 			wantSpan := [8]byte{6: th, 7: byte(iteration[s.Stream])}
-			if s.CtxTier != appctx.KernelTierOTEP4947 || s.TraceID != wantTrace || s.SpanID != wantSpan {
+			if s.CtxTier != ctxtier.OTEP4947 || s.TraceID != wantTrace || s.SpanID != wantSpan {
 				t.Errorf("stream %#x submission %d: context tier %d trace %x span %x, want 1 %x %x",
 					s.Stream, iteration[s.Stream], s.CtxTier, s.TraceID, s.SpanID, wantTrace, wantSpan)
 			}
 			for _, o := range s.Ops {
-				if o.CtxTier != appctx.KernelTierOTEP4947 || o.SpanID != wantSpan {
+				if o.CtxTier != ctxtier.OTEP4947 || o.SpanID != wantSpan {
 					t.Errorf("%s: context tier %d span %x, want %x", o.Name(), o.CtxTier, o.SpanID, wantSpan)
 				}
 				for _, in := range o.Inner {
@@ -253,7 +253,7 @@ func TestStubEntryPointTable(t *testing.T) {
 			if s.Launches != 1 || s.Stream < 0x5000 {
 				t.Errorf("event submission: %d launches on %#x", s.Launches, s.Stream)
 			}
-			if s.CtxTier != appctx.KernelTierOTEP4947 || s.SpanID[7] != 0xff {
+			if s.CtxTier != ctxtier.OTEP4947 || s.SpanID[7] != 0xff {
 				t.Errorf("event submission: context tier %d span %x, want the thread's after-loop span", s.CtxTier, s.SpanID)
 			}
 		case ScopeContext:

@@ -1,4 +1,4 @@
-// Attribute helpers: kernel uint64 values, the application-context tier, and the
+// Attribute helpers: kernel uint64 values, tenant attributes into pdata, and the
 // process/thread naming rules shared by spans, resources and metric dimensions.
 package emit
 
@@ -22,30 +22,6 @@ func putUint(m pcommon.Map, key string, v uint64) {
 		return
 	}
 	m.PutInt(key, int64(v))
-}
-
-// Context tiers carried in Job.CtxTier, in the lookup order of docs/design.md ("Linking to
-// application traces"). 0 is "no context found".
-const (
-	CtxTierNone        uint8 = 0
-	CtxTierOTEP4947    uint8 = 1 // otel_thread_ctx_v1 TLS record read at the submitting ioctl
-	CtxTierOBI         uint8 = 2 // OBI's pinned traces_ctx_v1 map
-	CtxTierTraceparent uint8 = 3 // TRACEPARENT in the process environment
-)
-
-// ctxTierName is the ghostdriver.context.tier value of a tier.
-func ctxTierName(t uint8) string {
-	switch t {
-	case CtxTierNone:
-		return metadata.ContextTierNone
-	case CtxTierOTEP4947:
-		return metadata.ContextTierOTEP4947
-	case CtxTierOBI:
-		return metadata.ContextTierOBI
-	case CtxTierTraceparent:
-		return metadata.ContextTierTraceparent
-	}
-	return metadata.ContextTierUnknown
 }
 
 // executableName is the process's name as far as the job tells it: the enricher's

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
@@ -73,7 +74,7 @@ func partialJob() *assemble.Job {
 				Wait: assemble.DepWaitScheduled, Scheduled: 3000, Until: 3000},
 			{Fence: event.FenceKey{Context: 99, Seqno: 5}, Signaled: 8900},
 		},
-		TraceID: appTrace, SpanID: appSpan, CtxTier: CtxTierOTEP4947,
+		TraceID: appTrace, SpanID: appSpan, CtxTier: ctxtier.OTEP4947,
 	}
 }
 
@@ -89,7 +90,7 @@ func incompleteJob() *assemble.Job {
 		Start: 30000, End: 31000,
 		Outcome: assemble.Incomplete, Reason: "capture ended before the job finished",
 		Loss:    assemble.LossInfo{Windows: 1, Events: 7, Counted: true},
-		CtxTier: CtxTierTraceparent,
+		CtxTier: ctxtier.Traceparent,
 	}
 }
 
@@ -129,7 +130,7 @@ func enrichedJob() *assemble.Job {
 	j.Finished = event.FenceKey{Context: 1400, Seqno: 1}
 	j.PID, j.TID, j.Comm = 4000, 4001, "pt_main_thread"
 	j.ClientID = 0
-	j.TraceID, j.SpanID, j.CtxTier = appTrace, appSpan, CtxTierTraceparent
+	j.TraceID, j.SpanID, j.CtxTier = appTrace, appSpan, ctxtier.Traceparent
 	j.Resource = []appctx.Attribute{
 		appctx.String("service.name", "trainer"),
 		appctx.Int("process.pid", 4000),

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
@@ -249,7 +250,7 @@ func putJobAttributes(a pcommon.Map, j *assemble.Job) {
 			putUint(a, metadata.AttrJobLostEventCount, j.Loss.Events)
 		}
 	}
-	a.PutStr(metadata.AttrContextTier, ctxTierName(j.CtxTier))
+	a.PutStr(metadata.AttrContextTier, ctxtier.Name(j.CtxTier))
 	putAttrs(a, j.Attrs)
 }
 

@@ -445,14 +445,6 @@ func TestInvertedBoundsCollapse(t *testing.T) {
 	}
 }
 
-func TestContextTierNames(t *testing.T) {
-	for tier, want := range map[uint8]string{0: "none", 1: "otep4947", 2: "obi", 3: "traceparent", 4: "unknown"} {
-		if got := ctxTierName(tier); got != want {
-			t.Errorf("tier %d = %q, want %q", tier, got, want)
-		}
-	}
-}
-
 func TestRecentEvictsOldest(t *testing.T) {
 	hash := func(k int) uint64 { return uint64(k) }
 	r := newRecent[int, int](3, hash)

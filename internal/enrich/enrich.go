@@ -58,35 +58,21 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
-// Tier names, as in the receiver configuration (context.tiers) and in the span attribute
-// ghostdriver.context.tier.
-const (
-	TierOTEP4947    = "otep4947"
-	TierOBI         = "obi"
-	TierTraceparent = "traceparent"
-)
-
-// DefaultTiers is docs/design.md's order: finest first.
-var DefaultTiers = []string{TierOTEP4947, TierOBI, TierTraceparent}
-
-// tierNumber maps a tier name to Job.CtxTier.
-var tierNumber = map[string]uint8{
-	TierOTEP4947:    emit.CtxTierOTEP4947,
-	TierOBI:         emit.CtxTierOBI,
-	TierTraceparent: emit.CtxTierTraceparent,
-}
+// DefaultTiers is docs/design.md's order: finest first (names of internal/ctxtier, as in
+// the receiver configuration's context.tiers).
+var DefaultTiers = []string{ctxtier.NameOTEP4947, ctxtier.NameOBI, ctxtier.NameTraceparent}
 
 // ValidateTiers checks a tier list: known names, each at most once.
 func ValidateTiers(tiers []string) error {
 	seen := map[string]bool{}
 	for _, t := range tiers {
-		if _, ok := tierNumber[t]; !ok {
+		if _, ok := ctxtier.Parse(t); !ok {
 			return errors.New("unknown context tier " + `"` + t + `"` + " (want otep4947, obi or traceparent)")
 		}
 		if seen[t] {
@@ -101,7 +87,7 @@ func ValidateTiers(tiers []string) error {
 func KernelTiers(tiers []string) []string {
 	out := []string{}
 	for _, t := range tiers {
-		if t == TierOTEP4947 || t == TierOBI {
+		if n, _ := ctxtier.Parse(t); ctxtier.InKernel(n) {
 			out = append(out, t)
 		}
 	}
@@ -274,7 +260,7 @@ func New(cfg Config, res *tenant.Resolver, kernel Kernel, log *zap.Logger) *Enri
 	}
 	e.hold.init(&e.mu)
 	for _, t := range cfg.Tiers {
-		e.otep = e.otep || t == TierOTEP4947
+		e.otep = e.otep || t == ctxtier.NameOTEP4947
 	}
 	e.wg.Add(1)
 	go e.worker()
@@ -747,16 +733,16 @@ func (e *Enricher) jobAttrs(j *assemble.Job, tp *tenant.Process) []appctx.Attrib
 // as kernelTier with its ids; TRACEPARENT comes from tp's environment.
 func (e *Enricher) ChooseContext(kernelTier uint8, trace [16]byte, span [8]byte, tp *tenant.Process) ([16]byte, [8]byte, uint8) {
 	for _, t := range e.cfg.Tiers {
-		n := tierNumber[t]
+		n, _ := ctxtier.Parse(t)
 		switch {
-		case n == kernelTier && kernelTier != emit.CtxTierNone:
+		case n == kernelTier && kernelTier != ctxtier.None:
 			return trace, span, kernelTier
-		case t == TierTraceparent && tp != nil && tp.TraceParent != nil:
-			return tp.TraceParent.TraceID, tp.TraceParent.SpanID, emit.CtxTierTraceparent
+		case n == ctxtier.Traceparent && tp != nil && tp.TraceParent != nil:
+			return tp.TraceParent.TraceID, tp.TraceParent.SpanID, ctxtier.Traceparent
 		}
 	}
 	// No configured tier had a context (a kernel tier that is switched off never fills one).
-	return [16]byte{}, [8]byte{}, emit.CtxTierNone
+	return [16]byte{}, [8]byte{}, ctxtier.None
 }
 
 // commonDriver returns the drm-driver shared by every DRM file of a process, or "".

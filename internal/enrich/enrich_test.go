@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
@@ -120,7 +120,7 @@ func TestTraceparentProcess(t *testing.T) {
 	j := &assemble.Job{PID: pid, TID: pid + 1}
 	e.Enrich(j)
 	tp, _ := appctx.ParseTraceParent(traceparent)
-	if j.CtxTier != emit.CtxTierTraceparent || j.TraceID != tp.TraceID || j.SpanID != tp.SpanID {
+	if j.CtxTier != ctxtier.Traceparent || j.TraceID != tp.TraceID || j.SpanID != tp.SpanID {
 		t.Errorf("tier %d trace %x span %x", j.CtxTier, j.TraceID, j.SpanID)
 	}
 	for k, want := range map[string]string{
@@ -143,7 +143,7 @@ func TestProcessWithoutContext(t *testing.T) {
 	waitLoaded(t, e, pid)
 	j := &assemble.Job{PID: pid, TID: pid}
 	e.Enrich(j)
-	if j.CtxTier != emit.CtxTierNone || j.TraceID != [16]byte{} {
+	if j.CtxTier != ctxtier.None || j.TraceID != [16]byte{} {
 		t.Errorf("tier %d", j.CtxTier)
 	}
 	if lookup(j.Resource, "service.name") != "sleep" || lookup(j.Resource, "ghostdriver.resource.source") != "executable" {
@@ -156,7 +156,7 @@ func TestProcessWithoutContext(t *testing.T) {
 func TestTierOrder(t *testing.T) {
 	pid := sleeper(t, "TRACEPARENT="+traceparent)
 	kernelCtx := func() *assemble.Job {
-		return &assemble.Job{PID: pid, TraceID: [16]byte{9}, SpanID: [8]byte{9}, CtxTier: emit.CtxTierOTEP4947}
+		return &assemble.Job{PID: pid, TraceID: [16]byte{9}, SpanID: [8]byte{9}, CtxTier: ctxtier.OTEP4947}
 	}
 	for _, c := range []struct {
 		name  string
@@ -164,11 +164,11 @@ func TestTierOrder(t *testing.T) {
 		job   *assemble.Job
 		want  uint8
 	}{
-		{"kernel tier first", DefaultTiers, kernelCtx(), emit.CtxTierOTEP4947},
-		{"traceparent first", []string{TierTraceparent, TierOTEP4947}, kernelCtx(), emit.CtxTierTraceparent},
-		{"no kernel context", DefaultTiers, &assemble.Job{PID: pid}, emit.CtxTierTraceparent},
-		{"traceparent off", []string{TierOTEP4947, TierOBI}, &assemble.Job{PID: pid}, emit.CtxTierNone},
-		{"all off", []string{}, kernelCtx(), emit.CtxTierNone},
+		{"kernel tier first", DefaultTiers, kernelCtx(), ctxtier.OTEP4947},
+		{"traceparent first", []string{ctxtier.NameTraceparent, ctxtier.NameOTEP4947}, kernelCtx(), ctxtier.Traceparent},
+		{"no kernel context", DefaultTiers, &assemble.Job{PID: pid}, ctxtier.Traceparent},
+		{"traceparent off", []string{ctxtier.NameOTEP4947, ctxtier.NameOBI}, &assemble.Job{PID: pid}, ctxtier.None},
+		{"all off", []string{}, kernelCtx(), ctxtier.None},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnricher(t, Config{Tiers: c.tiers}, nil)
@@ -178,12 +178,12 @@ func TestTierOrder(t *testing.T) {
 			if c.job.CtxTier != c.want {
 				t.Errorf("tier %d, want %d", c.job.CtxTier, c.want)
 			}
-			if c.want == emit.CtxTierNone && c.job.TraceID != [16]byte{} {
+			if c.want == ctxtier.None && c.job.TraceID != [16]byte{} {
 				t.Error("context kept without a tier")
 			}
 		})
 	}
-	if KernelTiers([]string{TierTraceparent, TierOBI, TierOTEP4947})[0] != TierOBI {
+	if KernelTiers([]string{ctxtier.NameTraceparent, ctxtier.NameOBI, ctxtier.NameOTEP4947})[0] != ctxtier.NameOBI {
 		t.Error("kernel tiers lost their order")
 	}
 	if ValidateTiers([]string{"otep4947", "otep4947"}) == nil || ValidateTiers([]string{"env"}) == nil {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/emit"
 )
 
 // DefaultMaxWait is Config.MaxWait's default (the receiver's context.max_wait).
@@ -132,11 +131,12 @@ func (e *Enricher) ReleaseHeld() {
 	e.mu.Unlock()
 }
 
-// ContextCounters implements the pipeline's hook for the metrics
-// ghostdriver.context.held_jobs and ghostdriver.context.rediscoveries.
-func (e *Enricher) ContextCounters() emit.ContextCounters {
+// ContextCounts implements the pipeline's hook for the metrics
+// ghostdriver.context.held_jobs (by HoldOutcome) and ghostdriver.context.rediscoveries
+// (by RediscoveryOutcome); the pipeline hands them to emit.
+func (e *Enricher) ContextCounts() (held [numHoldOutcomes]uint64, rediscovery [numRediscoveryOutcomes]uint64) {
 	st := e.Stats()
-	return emit.ContextCounters{Enriched: true, Held: st.Held, Rediscovery: st.Rediscovery}
+	return st.Held, st.Rediscovery
 }
 
 // HeldJobs is the number of jobs held now.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
 )
@@ -122,7 +122,7 @@ func TestHoldUntilTheReadLands(t *testing.T) {
 	}
 	trace := traceparentTraceID(t)
 	for _, j := range []*assemble.Job{a1, a2} {
-		if j.TraceID != trace || j.CtxTier != emit.CtxTierTraceparent {
+		if j.TraceID != trace || j.CtxTier != ctxtier.Traceparent {
 			t.Errorf("held job: trace %x tier %d, want the process's TRACEPARENT %x", j.TraceID, j.CtxTier, trace)
 		}
 		if got := lookup(j.Resource, "service.name"); got != "trainer-svc" {
@@ -172,7 +172,7 @@ func TestHoldBoundedByMaxWait(t *testing.T) {
 			t.Errorf("job %d went on %v after it was held, before MaxWait %v", i, d, wait)
 		}
 	}
-	if a1.CtxTier != emit.CtxTierNone || a1.Resource != nil {
+	if a1.CtxTier != ctxtier.None || a1.Resource != nil {
 		t.Errorf("a job released by the limit carries tier %d, resource %v: the read never landed", a1.CtxTier, a1.Resource)
 	}
 	if st := e.Stats(); st.Held != [numHoldOutcomes]uint64{HoldMaxWait: 2} {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
@@ -111,7 +111,7 @@ func wantTenant(t *testing.T, what string, j *assemble.Job, service string, tier
 		t.Errorf("%s: context tier %d, want %d", what, j.CtxTier, tier)
 	}
 	tp, _ := appctx.ParseTraceParent(traceparent)
-	if parented := j.TraceID == tp.TraceID; parented != (tier == emit.CtxTierTraceparent) {
+	if parented := j.TraceID == tp.TraceID; parented != (tier == ctxtier.Traceparent) {
 		t.Errorf("%s: trace %x (TRACEPARENT's: %v)", what, j.TraceID, parented)
 	}
 }
@@ -138,7 +138,7 @@ func TestPidReuseAfterExitIsANewProcess(t *testing.T) {
 			fs.run(reused, 999, "tenant-b", "OTEL_SERVICE_NAME=tenant-b")
 			j := c.next(e)
 			e.Enrich(j)
-			wantTenant(t, "new process's job", j, "tenant-b", emit.CtxTierNone)
+			wantTenant(t, "new process's job", j, "tenant-b", ctxtier.None)
 			if _, ok := k.row(reused); !ok {
 				t.Error("no kernel row pushed for the new process")
 			}
@@ -158,7 +158,7 @@ func TestJobSubmittedBeforeExitKeepsItsProcess(t *testing.T) {
 
 	j := jobAt(reused, 1500)
 	e.Enrich(j)
-	wantTenant(t, "in flight at the exit", j, "tenant-a", emit.CtxTierTraceparent)
+	wantTenant(t, "in flight at the exit", j, "tenant-a", ctxtier.Traceparent)
 	e.Observe([]event.Event{ioctl(reused, 1999)}) // a straggler record of the old process
 	if st := e.Stats(); st.Loads != 1 {
 		t.Errorf("stats %+v: the exited process was read again", st)
@@ -172,9 +172,9 @@ func TestJobSubmittedBeforeExitKeepsItsProcess(t *testing.T) {
 		service   string
 		tier      uint8
 	}{
-		{1500, "tenant-a", emit.CtxTierTraceparent},
-		{2000, "tenant-a", emit.CtxTierTraceparent}, // at the exit: still the old process
-		{3000, "tenant-b", emit.CtxTierNone},
+		{1500, "tenant-a", ctxtier.Traceparent},
+		{2000, "tenant-a", ctxtier.Traceparent}, // at the exit: still the old process
+		{3000, "tenant-b", ctxtier.None},
 	} {
 		j := jobAt(reused, c.submitted)
 		e.Enrich(j)
@@ -226,7 +226,7 @@ func TestThreadsOutlivingTheMainThreadStayTheirProcess(t *testing.T) {
 	e.Observe([]event.Event{ioctl(reused, 3000)})
 	j := jobAt(reused, 3000)
 	e.Enrich(j)
-	wantTenant(t, "surviving thread's job", j, "tenant-a", emit.CtxTierTraceparent)
+	wantTenant(t, "surviving thread's job", j, "tenant-a", ctxtier.Traceparent)
 	if _, ok := k.row(reused); ok {
 		t.Error("kernel row pushed again after the exit report")
 	}
@@ -259,11 +259,11 @@ func TestObserveBatchWithExitThenReuse(t *testing.T) {
 	}
 	j := jobAt(reused, 3000)
 	e.Enrich(j)
-	wantTenant(t, "job of the submit after the exit", j, "tenant-b", emit.CtxTierNone)
+	wantTenant(t, "job of the submit after the exit", j, "tenant-b", ctxtier.None)
 	if st := e.Stats(); st.PidReuses != 1 {
 		t.Errorf("stats %+v: want one pid reuse", st)
 	}
 	old := jobAt(reused, 1600)
 	e.Enrich(old)
-	wantTenant(t, "job of a submit before the exit", old, "tenant-a", emit.CtxTierTraceparent)
+	wantTenant(t, "job of a submit before the exit", old, "tenant-a", ctxtier.Traceparent)
 }

@@ -5,6 +5,8 @@
 // rules): the stage's name is ghostdriver.stage.name next to ghostdriver.stage.source.
 package metadata
 
+import "github.com/ghostdriver/ghostdriver/internal/ctxtier"
+
 // Resource attributes (one resource per submitting process).
 const (
 	AttrServiceName           = "service.name"
@@ -86,11 +88,11 @@ const (
 
 // Enumerated values.
 const (
-	ContextTierOTEP4947    = "otep4947"
-	ContextTierOBI         = "obi"
-	ContextTierTraceparent = "traceparent"
-	ContextTierNone        = "none"
-	ContextTierUnknown     = "unknown"
+	ContextTierOTEP4947    = ctxtier.NameOTEP4947 // ghostdriver.context.tier: internal/ctxtier holds the tiers
+	ContextTierOBI         = ctxtier.NameOBI
+	ContextTierTraceparent = ctxtier.NameTraceparent
+	ContextTierNone        = ctxtier.NameNone
+	ContextTierUnknown     = ctxtier.NameUnknown
 
 	EvictionReasonTimeout    = "timeout"
 	EvictionReasonMaxPending = "max_pending_jobs"

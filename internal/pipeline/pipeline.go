@@ -68,7 +68,7 @@ type JobHolder interface {
 
 // contextCounter is an Enricher with counts for the metrics (internal/enrich).
 type contextCounter interface {
-	ContextCounters() emit.ContextCounters
+	ContextCounts() (held [4]uint64, rediscovery [3]uint64)
 }
 
 // Outputs receive what the pipeline produces. Any may be nil.
@@ -251,7 +251,8 @@ func (p *Pipeline) assemblerCounters() emit.AssemblerCounters {
 	s := p.asm.Stats()
 	var ctx emit.ContextCounters
 	if c, ok := p.cfg.Enricher.(contextCounter); ok {
-		ctx = c.ContextCounters()
+		ctx.Enriched = true
+		ctx.Held, ctx.Rediscovery = c.ContextCounts()
 	}
 	return emit.AssemblerCounters{
 		Context:        ctx,

@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 )
 
 // Config selects what the live source hooks and how it reads.
@@ -55,19 +55,19 @@ type Config struct {
 
 // In-kernel context tiers (the names of ghostdriver.context.tier).
 const (
-	TierOTEP4947 = appctx.TierNameOTEP4947
-	TierOBI      = appctx.TierNameOBI
+	TierOTEP4947 = ctxtier.NameOTEP4947
+	TierOBI      = ctxtier.NameOBI
 )
 
 // DefaultOBIMapPath is OBI's default pin path of traces_ctx_v1.
 const DefaultOBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
 
 // maxCtxTiers mirrors MAX_CTX_TIERS in bpf/include/appctx.h.
-const maxCtxTiers = appctx.MaxKernelTiers
+const maxCtxTiers = ctxtier.MaxKernel
 
 // ctxOrder is the ctx_order constant of bpf/include/appctx.h for the configured tiers.
 func (c Config) ctxOrder() ([maxCtxTiers]uint8, error) {
-	return appctx.KernelTierOrder(c.ContextTiers)
+	return ctxtier.KernelOrder(c.ContextTiers)
 }
 
 // maxMajors mirrors MAX_MAJORS in bpf/syscalls.c.

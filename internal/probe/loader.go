@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 )
 
 // The loader loads every program on its own, so that one missing hook never costs the
@@ -172,7 +172,7 @@ func (ld *loader) family(name string) (*family, error) {
 		if ld.objs.obi == nil {
 			// Nothing pinned: the placeholder stays empty for the collector's life (a map
 			// pinned later is not picked up), so every lookup would miss. Skip the tier.
-			order = withoutTier(order, appctx.KernelTierOBI)
+			order = withoutTier(order, ctxtier.OBI)
 		}
 		if err := spec.Variables["ctx_order"].Set(order); err != nil {
 			return nil, err
@@ -215,7 +215,7 @@ func withoutTier(order [maxCtxTiers]uint8, tier uint8) [maxCtxTiers]uint8 {
 	var out [maxCtxTiers]uint8
 	n := 0
 	for _, t := range order {
-		if t != tier && t != appctx.KernelTierNone {
+		if t != tier && t != ctxtier.None {
 			out[n] = t
 			n++
 		}

@@ -1,7 +1,7 @@
 package probe
 
 import (
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 
 	"encoding/json"
 	"errors"
@@ -316,7 +316,7 @@ func TestDecodeFenceRecord(t *testing.T) {
 // Without OBI's map pinned the OBI tier is dropped from the in-kernel order, the others
 // keep their order.
 func TestWithoutTier(t *testing.T) {
-	const none, otep, obi = appctx.KernelTierNone, appctx.KernelTierOTEP4947, appctx.KernelTierOBI
+	const none, otep, obi = ctxtier.None, ctxtier.OTEP4947, ctxtier.OBI
 	for _, c := range []struct{ in, want [maxCtxTiers]uint8 }{
 		{[maxCtxTiers]uint8{otep, obi}, [maxCtxTiers]uint8{otep, none}},
 		{[maxCtxTiers]uint8{obi, otep}, [maxCtxTiers]uint8{otep, none}},

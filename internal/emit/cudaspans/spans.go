@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/emit/ids"
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -325,7 +326,7 @@ func putSubmissionAttributes(a pcommon.Map, s *cuda.Submission) {
 	if s.TraceID == [16]byte{} || s.SpanID == [8]byte{} {
 		tier = 0
 	}
-	a.PutStr(metadata.AttrContextTier, metadata.ContextTierName(tier))
+	a.PutStr(metadata.AttrContextTier, ctxtier.Name(tier))
 }
 
 func putCallAttributes(a pcommon.Map, op *cuda.Op, info cuda.API) {

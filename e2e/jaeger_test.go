@@ -43,6 +43,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/enrich"
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -623,7 +624,7 @@ func TestLiveContextJoinsJaegerTrace(t *testing.T) {
 		t.Errorf("%d jobs of the thread-context app, want 16 (1 + 3 threads × 5)", n)
 	}
 	for _, j := range byPID[nonePID] {
-		if j.CtxTier != emit.CtxTierNone {
+		if j.CtxTier != ctxtier.None {
 			t.Errorf("app without context: job tier %d", j.CtxTier)
 		}
 		if v, _ := appctx.Lookup(j.Resource, "service.name"); v.Str != plainAppName {

@@ -19,8 +19,11 @@
 // one record per call (start, end, result, arguments, nesting depth). Library files are
 // found in /proc/*/maps (libcuda.so*, libcudart.so*, reached through /proc/<pid>/root
 // so container files work; each maps file read within mapsBounds) and hooked
-// system-wide per file (inode), plus any Config.ExtraLibraries; Run rescans for new
-// files. A file found that way is the tenant's to replace: it is opened only as a
+// system-wide per file (inode), plus any Config.ExtraLibraries; while Run reads the
+// ring, a hook worker rescans for new files and hooks learned entry points (worker.go):
+// the reader never opens a file, parses ELF or attaches, and a learned entry point that
+// finds the worker's bounded queue full is dropped and counted (Stats.EntryPointsDropped).
+// A file found that way is the tenant's to replace: it is opened only as a
 // regular file, never blocking, and only if it is still the inode that was found; the
 // uprobes are attached through that descriptor.
 //
@@ -34,7 +37,9 @@
 // (another file, anonymous memory, inside a function, where an int3 would corrupt an
 // instruction for every process mapping the file) is refused and counted
 // (Stats.EntryPointsRefused). The driver on the H200 (580.159.04) has no .symtab: its
-// internal entry points are function starts only in its unwind table. Measured on the H200 (driver 580.159.04, cudart 13.0, PyTorch 2.11):
+// internal entry points are function starts only in its unwind table.
+//
+// Measured on the H200 (driver 580.159.04, cudart 13.0, PyTorch 2.11):
 // of 1323 cuGetProcAddress returns, 96 were for hooked functions; 91 returned the
 // exported symbol itself (cuLaunchKernel, cuLaunchKernelEx, cuStreamSynchronize, …) and
 // 5 returned internal code (cuCtxSynchronize, cuMemcpyPeerAsync, cuMemcpy2DAsync,

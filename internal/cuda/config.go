@@ -1,0 +1,86 @@
+// The CUDA source's configuration: what it hooks, how large its ring and queues are,
+// and the defaults and checks applied at Open.
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
+)
+
+// Config selects what the CUDA source hooks.
+type Config struct {
+	// ProcRoot is where processes are found (default /proc; tests point elsewhere).
+	ProcRoot string
+	// ExtraLibraries are more library files to hook (absolute paths), e.g. a runtime
+	// statically linked into an application library that exports the cuda* symbols.
+	ExtraLibraries []string
+	// RescanInterval is how often /proc/*/maps is scanned for CUDA library files not
+	// hooked yet (new containers, new CUDA versions). Default 2s; <0 disables.
+	RescanInterval time.Duration
+	// IgnoreEntryPoints turns off following cuGetProcAddress: launches the runtime makes
+	// through the driver's entry-point table are then seen only at the runtime layer.
+	IgnoreEntryPoints bool
+	// NoXid leaves the nvidia:nvidia_dev_xid tracepoint alone.
+	NoXid bool
+	// RingBufferBytes sizes the ring (power of two, page multiple; default 4 MiB).
+	RingBufferBytes int
+	// PollInterval is the reader's deadline (default 10ms): records are produced
+	// without wakeups and drained at least this often.
+	PollInterval time.Duration
+	// ContextTiers are the in-kernel application trace-context tiers read at the entry
+	// of a top-level API call, in lookup order ("otep4947", "obi"); nil means both in
+	// that order, an empty non-nil slice none.
+	ContextTiers []string
+	// OBIMapPath is where OBI pins traces_ctx_v1 (default /sys/fs/bpf/traces_ctx_v1);
+	// when nothing usable is pinned there the OBI tier reads an empty placeholder.
+	OBIMapPath string
+
+	// hookQueue bounds the learned entry points waiting for the hook worker (default
+	// defaultHookQueue; tests make it small).
+	hookQueue int
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.ProcRoot == "" {
+		c.ProcRoot = "/proc"
+	}
+	if c.RescanInterval == 0 {
+		c.RescanInterval = 2 * time.Second
+	}
+	if c.RingBufferBytes == 0 {
+		c.RingBufferBytes = 4 << 20
+	}
+	if err := checkRingBufferBytes(c.RingBufferBytes); err != nil {
+		return c, err
+	}
+	if c.hookQueue <= 0 {
+		c.hookQueue = defaultHookQueue
+	}
+	if c.ContextTiers == nil {
+		c.ContextTiers = []string{ctxtier.NameOTEP4947, ctxtier.NameOBI}
+	}
+	if c.OBIMapPath == "" {
+		c.OBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = 10 * time.Millisecond
+	}
+	return c, nil
+}
+
+// checkRingBufferBytes: the kernel takes a BPF ring buffer of a power of two pages.
+func checkRingBufferBytes(n int) error {
+	page := os.Getpagesize()
+	switch {
+	case n < page:
+		return fmt.Errorf("ring buffer size %d bytes is smaller than one page (%d bytes)", n, page)
+	case n&(n-1) != 0:
+		return fmt.Errorf("ring buffer size %d bytes is not a power of two", n)
+	case n > 1<<30:
+		return fmt.Errorf("ring buffer size %d bytes exceeds 1 GiB", n)
+	}
+	return nil
+}

@@ -43,6 +43,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/enrich"
@@ -627,10 +628,10 @@ func TestLiveContextJoinsJaegerTrace(t *testing.T) {
 		if j.CtxTier != ctxtier.None {
 			t.Errorf("app without context: job tier %d", j.CtxTier)
 		}
-		if v, _ := appctx.Lookup(j.Resource, "service.name"); v.Str != plainAppName {
+		if v, _ := attr.Lookup(j.Resource, "service.name"); v.Str != plainAppName {
 			t.Errorf("app without context: service.name %q, want the executable name", v.Str)
 		}
-		if v, _ := appctx.Lookup(j.Resource, "process.pid"); v.Int != int64(nonePID) {
+		if v, _ := attr.Lookup(j.Resource, "process.pid"); v.Int != int64(nonePID) {
 			t.Errorf("app without context: process.pid %d", v.Int)
 		}
 	}

@@ -6,8 +6,8 @@
 package assemble
 
 import (
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/event"
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // Point is one timestamp on a job's critical path (docs/stages.md: t0 … tf).
@@ -169,7 +169,7 @@ type Job struct {
 	Deps []Dependency
 
 	// Application trace context captured at the submitting ioctl, when any, or set by the
-	// enrich stage (TRACEPARENT). CtxTier numbers the tier (emit.CtxTier*).
+	// enrich stage (TRACEPARENT). CtxTier numbers the tier (internal/ctxtier).
 	TraceID [16]byte
 	SpanID  [8]byte
 	CtxTier uint8
@@ -182,9 +182,9 @@ type Job struct {
 	// from another machine and stay without). Resource is the submitting process's
 	// resource (its own OTEL_CTX / OTEL_* resource, then identity and tenancy: pid,
 	// executable, cgroup, container, pod); Attrs are per-job attributes (DRM client name,
-	// the device's PCI address, driver, SR-IOV VF). appctx.Attribute is pdata-free.
-	Resource []appctx.Attribute
-	Attrs    []appctx.Attribute
+	// the device's PCI address, driver, SR-IOV VF). attr.Attribute is pdata-free.
+	Resource []attr.Attribute
+	Attrs    []attr.Attribute
 }
 
 // Dependency is one fence the job depended on.

@@ -9,8 +9,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
+	"github.com/ghostdriver/ghostdriver/internal/attr/attrpdata"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // putUint stores a kernel uint64 without wrapping: as an int attribute when it fits in
@@ -47,12 +48,12 @@ func serviceName(j *assemble.Job) string {
 }
 
 // lookupStr returns the value of key in attrs as a string ("" when absent).
-func lookupStr(attrs []appctx.Attribute, key string) string {
+func lookupStr(attrs []attr.Attribute, key string) string {
 	if len(attrs) == 0 {
 		return ""
 	}
-	if v, ok := appctx.Lookup(attrs, key); ok {
-		if v.Kind == appctx.KindString {
+	if v, ok := attr.Lookup(attrs, key); ok {
+		if v.Kind == attr.KindString {
 			return v.Str
 		}
 		return v.AsString()
@@ -60,38 +61,11 @@ func lookupStr(attrs []appctx.Attribute, key string) string {
 	return ""
 }
 
-// putAttrs copies tenant attributes (appctx's pdata-free model) into m, replacing keys
-// that are already there.
-func putAttrs(m pcommon.Map, attrs []appctx.Attribute) {
-	for i := range attrs {
-		putValue(m.PutEmpty(attrs[i].Key), attrs[i].Value)
-	}
-}
+// putAttrs copies tenant attributes into m, replacing keys that are already there.
+func putAttrs(m pcommon.Map, attrs []attr.Attribute) { attrpdata.Put(m, attrs) }
 
-func putValue(dst pcommon.Value, v appctx.Value) {
-	switch v.Kind {
-	case appctx.KindString:
-		dst.SetStr(v.Str)
-	case appctx.KindBool:
-		dst.SetBool(v.Bool)
-	case appctx.KindInt:
-		dst.SetInt(v.Int)
-	case appctx.KindDouble:
-		dst.SetDouble(v.Double)
-	case appctx.KindBytes:
-		dst.SetEmptyBytes().FromRaw(v.Bytes)
-	case appctx.KindArray:
-		s := dst.SetEmptySlice()
-		s.EnsureCapacity(len(v.Array))
-		for _, e := range v.Array {
-			putValue(s.AppendEmpty(), e)
-		}
-	case appctx.KindMap:
-		putAttrs(dst.SetEmptyMap(), v.Map)
-	}
-}
-
-// PutAttributes copies application/tenant attributes into a pcommon map (later keys of
-// attrs overwrite earlier ones and existing keys). For paths that build their own
-// resources from a tenant.Process (the CUDA path's resource hook).
-func PutAttributes(m pcommon.Map, attrs []appctx.Attribute) { putAttrs(m, attrs) }
+// PutAttributes is attrpdata.Put, kept until internal/enrich/cuda_linux.go (the CUDA
+// resource hook) calls attrpdata.Put itself.
+//
+// Deprecated: use attrpdata.Put.
+func PutAttributes(m pcommon.Map, attrs []attr.Attribute) { attrpdata.Put(m, attrs) }

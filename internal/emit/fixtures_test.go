@@ -7,9 +7,9 @@ import (
 	"math"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // testClock puts source time 0 at 2023-11-14T22:13:20Z.
@@ -131,28 +131,28 @@ func enrichedJob() *assemble.Job {
 	j.PID, j.TID, j.Comm = 4000, 4001, "pt_main_thread"
 	j.ClientID = 0
 	j.TraceID, j.SpanID, j.CtxTier = appTrace, appSpan, ctxtier.Traceparent
-	j.Resource = []appctx.Attribute{
-		appctx.String("service.name", "trainer"),
-		appctx.Int("process.pid", 4000),
-		appctx.String("process.executable.name", "python3.12"),
-		appctx.String("process.executable.path", "/usr/bin/python3.12"),
-		appctx.String("process.linux.cgroup", "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod6e1f7f4a_1b2c_4d5e_8f90_a1b2c3d4e5f6.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope"),
-		appctx.String("container.id", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
-		appctx.String("container.runtime.name", "containerd"),
-		appctx.String("k8s.pod.uid", "6e1f7f4a-1b2c-4d5e-8f90-a1b2c3d4e5f6"),
-		appctx.String("ghostdriver.k8s.pod.qos_class", "burstable"),
-		appctx.String("ghostdriver.systemd.unit", "cri-containerd-0123.scope"),
-		appctx.String("ghostdriver.nvidia.mig_instance", "gpu0/gi1/ci0"),
-		appctx.String("ghostdriver.resource.source", "env"),
+	j.Resource = []attr.Attribute{
+		attr.String("service.name", "trainer"),
+		attr.Int("process.pid", 4000),
+		attr.String("process.executable.name", "python3.12"),
+		attr.String("process.executable.path", "/usr/bin/python3.12"),
+		attr.String("process.linux.cgroup", "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod6e1f7f4a_1b2c_4d5e_8f90_a1b2c3d4e5f6.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope"),
+		attr.String("container.id", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"),
+		attr.String("container.runtime.name", "containerd"),
+		attr.String("k8s.pod.uid", "6e1f7f4a-1b2c-4d5e-8f90-a1b2c3d4e5f6"),
+		attr.String("ghostdriver.k8s.pod.qos_class", "burstable"),
+		attr.String("ghostdriver.systemd.unit", "cri-containerd-0123.scope"),
+		attr.String("ghostdriver.nvidia.mig_instance", "gpu0/gi1/ci0"),
+		attr.String("ghostdriver.resource.source", "env"),
 	}
-	j.Attrs = []appctx.Attribute{
-		appctx.Int("ghostdriver.client_id", 12),
-		appctx.String("ghostdriver.drm.client_name", "torch-rank0"),
-		appctx.String("hw.type", "gpu"),
-		appctx.String("hw.vendor", "AMD"),
-		appctx.String("ghostdriver.gpu.pci_address", "0000:03:00.0"),
-		appctx.String("ghostdriver.gpu.driver", "amdgpu"),
-		appctx.Bool("ghostdriver.gpu.sriov_vf", true),
+	j.Attrs = []attr.Attribute{
+		attr.Int("ghostdriver.client_id", 12),
+		attr.String("ghostdriver.drm.client_name", "torch-rank0"),
+		attr.String("hw.type", "gpu"),
+		attr.String("hw.vendor", "AMD"),
+		attr.String("ghostdriver.gpu.pci_address", "0000:03:00.0"),
+		attr.String("ghostdriver.gpu.driver", "amdgpu"),
+		attr.Bool("ghostdriver.gpu.sriov_vf", true),
 	}
 	return j
 }

@@ -14,9 +14,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 var (
@@ -459,7 +459,7 @@ func TestDefaultDimensionIsServiceName(t *testing.T) {
 		}
 	}
 	enriched := fullJob()
-	enriched.Resource = []appctx.Attribute{appctx.String(metadata.AttrServiceName, "renderer"), appctx.String(metadata.AttrProcessExecutableName, "vkcube")}
+	enriched.Resource = []attr.Attribute{attr.String(metadata.AttrServiceName, "renderer"), attr.String(metadata.AttrProcessExecutableName, "vkcube")}
 	m := NewMetricsRecorder(cfg, t0)
 	m.RecordJob(enriched, testClock)
 	m.RecordJob(fullJob(), testClock)    // not enriched: the main thread's comm

@@ -58,6 +58,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
@@ -205,7 +206,7 @@ type proc struct {
 	pid      uint32
 	ready    chan struct{} // closed when the first read finished
 	p        *tenant.Process
-	resource []appctx.Attribute
+	resource []attr.Attribute
 	loadedAt time.Time
 	waitEnd  time.Time // end of the wait budget for the first read, set at the first wait
 	queued   bool      // a (re)load is queued or running
@@ -588,7 +589,7 @@ func (e *Enricher) Enrich(j *assemble.Job) {
 }
 
 // apply completes j with what is known of its process (tp nil: nothing).
-func (e *Enricher) apply(j *assemble.Job, tp *tenant.Process, resource []appctx.Attribute) {
+func (e *Enricher) apply(j *assemble.Job, tp *tenant.Process, resource []attr.Attribute) {
 	j.Resource = resource
 	j.Attrs = e.jobAttrs(j, tp)
 	j.TraceID, j.SpanID, j.CtxTier = e.ChooseContext(j.CtxTier, j.TraceID, j.SpanID, tp)
@@ -609,13 +610,13 @@ func submitted(j *assemble.Job) int64 {
 // nothing): its tenant snapshot and resource attributes. A process whose first read is
 // still running is waited for at most what is left of its Config.Wait budget; one never
 // seen is queued and waited for the same.
-func (e *Enricher) Lookup(pid uint32) (*tenant.Process, []appctx.Attribute) {
+func (e *Enricher) Lookup(pid uint32) (*tenant.Process, []attr.Attribute) {
 	return e.lookup(pid, 0)
 }
 
 // lookup is Lookup for work submitted at source time t (0: unknown): the process that
 // held pid then, the exited one while it lingers when t is at or before its exit.
-func (e *Enricher) lookup(pid uint32, t int64) (*tenant.Process, []appctx.Attribute) {
+func (e *Enricher) lookup(pid uint32, t int64) (*tenant.Process, []attr.Attribute) {
 	p := e.pick(pid, t)
 	if p == nil {
 		return nil, nil
@@ -675,7 +676,7 @@ func (e *Enricher) pick(pid uint32, t int64) *proc {
 }
 
 // snapshot is what p's reads produced so far (the record it folded back into, if any).
-func (e *Enricher) snapshot(p *proc) (*tenant.Process, []appctx.Attribute) {
+func (e *Enricher) snapshot(p *proc) (*tenant.Process, []attr.Attribute) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if p.same != nil {
@@ -685,8 +686,8 @@ func (e *Enricher) snapshot(p *proc) (*tenant.Process, []appctx.Attribute) {
 }
 
 // jobAttrs are the per-job tenant attributes: DRM client and device.
-func (e *Enricher) jobAttrs(j *assemble.Job, tp *tenant.Process) []appctx.Attribute {
-	var out []appctx.Attribute
+func (e *Enricher) jobAttrs(j *assemble.Job, tp *tenant.Process) []attr.Attribute {
+	var out []attr.Attribute
 	if tp != nil {
 		c, ok := tp.DRMClient(j.ClientID)
 		if !ok && j.ClientID == 0 {
@@ -704,7 +705,7 @@ func (e *Enricher) jobAttrs(j *assemble.Job, tp *tenant.Process) []appctx.Attrib
 			}
 		}
 		if ok && c.ClientName != "" {
-			out = append(out, appctx.String(tenant.KeyDRMClientName, c.ClientName))
+			out = append(out, attr.String(tenant.KeyDRMClientName, c.ClientName))
 		}
 		// Scheduler events name no driver; fdinfo's drm-driver does (the submitting
 		// client's, or the one driver all the process's DRM files agree on).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
@@ -106,8 +107,8 @@ func waitLoaded(t *testing.T, e *Enricher, pid uint32) {
 	t.Fatalf("pid %d never loaded", pid)
 }
 
-func lookup(attrs []appctx.Attribute, k string) string {
-	v, _ := appctx.Lookup(attrs, k)
+func lookup(attrs []attr.Attribute, k string) string {
+	v, _ := attr.Lookup(attrs, k)
 	return v.AsString()
 }
 
@@ -244,7 +245,7 @@ func TestEnrichWaitBudgetIsPerProcess(t *testing.T) {
 	// When the read lands, jobs get the process at once.
 	e.mu.Lock()
 	p := e.procs[4242425]
-	p.p, p.resource, p.queued = &tenant.Process{PID: 4242425}, []appctx.Attribute{appctx.String("service.name", "late")}, false
+	p.p, p.resource, p.queued = &tenant.Process{PID: 4242425}, []attr.Attribute{attr.String("service.name", "late")}, false
 	close(p.ready)
 	e.mu.Unlock()
 	j := &assemble.Job{PID: 4242425}

@@ -4,6 +4,7 @@ package tenant
 import (
 	"testing"
 
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
@@ -15,8 +16,8 @@ func TestKeysTable(t *testing.T) {
 		}
 		inTable[k.Key] = true
 	}
-	r := testResolver(t, publishedContext(0x7f1c2a600000, appctx.ProcessContext{Resource: []appctx.Attribute{appctx.String("service.name", "s")}}))
-	var emitted []appctx.Attribute
+	r := testResolver(t, publishedContext(0x7f1c2a600000, appctx.ProcessContext{Resource: []attr.Attribute{attr.String("service.name", "s")}}))
+	var emitted []attr.Attribute
 	for _, pid := range []uint32{4242, 5151, 777, 31337} {
 		p, err := r.Process(pid)
 		if err != nil {
@@ -46,7 +47,7 @@ func TestResolverUnreadableProcessContextFallsBackToEnv(t *testing.T) {
 	if p.ResourceSource != FromEnv || p.ServiceName != "from-env" || p.ProcessContextErr == "" {
 		t.Errorf("source %v, service %q, error %q", p.ResourceSource, p.ServiceName, p.ProcessContextErr)
 	}
-	if v, _ := appctx.Lookup(p.Resource, "k8s.namespace.name"); v.Str != "inference" {
+	if v, _ := attr.Lookup(p.Resource, "k8s.namespace.name"); v.Str != "inference" {
 		t.Errorf("resource %+v", p.Resource)
 	}
 }

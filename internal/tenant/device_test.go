@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 )
 
 func TestScanDevices(t *testing.T) {
@@ -23,9 +23,9 @@ func TestScanDevices(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)
 	}
-	wantAttrs := []appctx.Attribute{appctx.String(KeyHWType, "gpu"), appctx.String(KeyDevice, "virtio1"),
-		appctx.String(KeyGPUPCIAddress, "0000:00:04.0"), appctx.String(KeyGPUDriver, "virtio_gpu"),
-		appctx.String(KeyHWVendor, "Red Hat (virtio)"), appctx.Bool(KeyGPUSRIOVVF, false)}
+	wantAttrs := []attr.Attribute{attr.String(KeyHWType, "gpu"), attr.String(KeyDevice, "virtio1"),
+		attr.String(KeyGPUPCIAddress, "0000:00:04.0"), attr.String(KeyGPUDriver, "virtio_gpu"),
+		attr.String(KeyHWVendor, "Red Hat (virtio)"), attr.Bool(KeyGPUSRIOVVF, false)}
 	if a := got[2].Attributes(); !reflect.DeepEqual(a, wantAttrs) {
 		t.Errorf("virtio-gpu attributes %+v", a)
 	}

@@ -13,7 +13,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 )
 
 // EnvKeys are the only environment variables read.
@@ -133,8 +133,8 @@ const MaxResourceAttributes = 128
 // in the W3C Baggage octet format, values percent-decoded ('+' is not a space), spaces
 // around keys and values trimmed, empty members skipped. As the SDK specification says,
 // any error discards the whole value.
-func ParseResourceAttributes(s string) ([]appctx.Attribute, error) {
-	var out []appctx.Attribute
+func ParseResourceAttributes(s string) ([]attr.Attribute, error) {
+	var out []attr.Attribute
 	for _, member := range strings.Split(s, ",") {
 		if strings.TrimSpace(member) == "" {
 			continue
@@ -151,7 +151,7 @@ func ParseResourceAttributes(s string) ([]appctx.Attribute, error) {
 		if len(out) == MaxResourceAttributes {
 			return nil, fmt.Errorf("%w: more than %d attributes", ErrResourceAttributes, MaxResourceAttributes)
 		}
-		out = append(out, appctx.String(k, strings.ToValidUTF8(dv, "\uFFFD")))
+		out = append(out, attr.String(k, strings.ToValidUTF8(dv, "\uFFFD")))
 	}
 	return out, nil
 }

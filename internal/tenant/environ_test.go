@@ -8,7 +8,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 )
 
 func env(entries ...string) string { return strings.Join(entries, "\x00") + "\x00" }
@@ -51,8 +51,8 @@ func TestScanEnvironBounds(t *testing.T) {
 
 func TestParseResourceAttributes(t *testing.T) {
 	got, err := ParseResourceAttributes(" deployment.environment.name = prod ,team=ml%20platform,, url=http%3A%2F%2Fx%2Fa+b,empty=")
-	want := []appctx.Attribute{appctx.String("deployment.environment.name", "prod"), appctx.String("team", "ml platform"),
-		appctx.String("url", "http://x/a+b"), appctx.String("empty", "")}
+	want := []attr.Attribute{attr.String("deployment.environment.name", "prod"), attr.String("team", "ml platform"),
+		attr.String("url", "http://x/a+b"), attr.String("empty", "")}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, %v\nwant %+v", got, err, want)
 	}

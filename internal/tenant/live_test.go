@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
@@ -40,9 +41,9 @@ func TestResolverLiveProcess(t *testing.T) {
 		}
 	}
 	pc := appctx.ProcessContext{
-		Resource: []appctx.Attribute{appctx.String("service.name", "live-trainer"), appctx.String("service.instance.id", "i-1")},
-		Extra: []appctx.Attribute{appctx.String(appctx.ThreadLocalSchemaKey, "tlsdesc_v1_dev"),
-			{Key: appctx.ThreadLocalKeyMapKey, Value: appctx.Value{Kind: appctx.KindArray, Array: []appctx.Value{{Kind: appctx.KindString, Str: "http.request.method"}}}}},
+		Resource: []attr.Attribute{attr.String("service.name", "live-trainer"), attr.String("service.instance.id", "i-1")},
+		Extra: []attr.Attribute{attr.String(appctx.ThreadLocalSchemaKey, "tlsdesc_v1_dev"),
+			{Key: appctx.ThreadLocalKeyMapKey, Value: attr.Value{Kind: attr.KindArray, Array: []attr.Value{{Kind: attr.KindString, Str: "http.request.method"}}}}},
 	}
 	payload := filepath.Join(dir, "ctx.pb")
 	if err := os.WriteFile(payload, appctx.EncodeProcessContext(pc), 0o600); err != nil {
@@ -108,7 +109,7 @@ func TestResolverLiveProcess(t *testing.T) {
 		if err != nil || !c.Valid {
 			t.Fatalf("record %+v, %v", c, err)
 		}
-		if named := c.Named(p.ThreadLocal.KeyMap); !reflect.DeepEqual(named, []appctx.Attribute{appctx.String("http.request.method", "GET")}) {
+		if named := c.Named(p.ThreadLocal.KeyMap); !reflect.DeepEqual(named, []attr.Attribute{attr.String("http.request.method", "GET")}) {
 			t.Errorf("record attributes %+v", named)
 		}
 	}

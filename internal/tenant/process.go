@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
@@ -46,7 +47,7 @@ type Process struct {
 	// ServiceName and Resource follow the precedence of docs/design.md: OTEL_CTX, else the
 	// environment, else the executable name. Resource always contains service.name.
 	ServiceName    string
-	Resource       []appctx.Attribute
+	Resource       []attr.Attribute
 	ResourceSource ResourceSource
 
 	// TraceParent from the environment (linking tier 3), nil when absent or invalid.
@@ -77,11 +78,11 @@ var ErrNoProcess = errors.New("no such process")
 
 // Attributes returns what the kernel tells about the process: identity and tenancy
 // (pid, executable, cgroup, container, pod, unit, MIG). Empty values are left out.
-func (p *Process) Attributes() []appctx.Attribute {
-	out := []appctx.Attribute{appctx.Int(KeyProcessPID, int64(p.PID))}
+func (p *Process) Attributes() []attr.Attribute {
+	out := []attr.Attribute{attr.Int(KeyProcessPID, int64(p.PID))}
 	add := func(k, v string) {
 		if v != "" {
-			out = append(out, appctx.String(k, v))
+			out = append(out, attr.String(k, v))
 		}
 	}
 	exe := p.Exe
@@ -107,8 +108,8 @@ func (p *Process) Attributes() []appctx.Attribute {
 // then ghostdriver.resource.source. Where both name a key, the kernel's observation wins:
 // an SDK in a container publishes its own pid namespace's process.pid, and the cgroup is
 // the ground truth for container.id and k8s.pod.uid.
-func (p *Process) ResourceAttributes() []appctx.Attribute {
-	out := append([]appctx.Attribute(nil), p.Resource...)
+func (p *Process) ResourceAttributes() []attr.Attribute {
+	out := append([]attr.Attribute(nil), p.Resource...)
 	for _, a := range p.Attributes() {
 		replaced := false
 		for i := range out {
@@ -120,7 +121,7 @@ func (p *Process) ResourceAttributes() []appctx.Attribute {
 			out = append(out, a)
 		}
 	}
-	return append(out, appctx.String(KeyResourceSource, p.ResourceSource.String()))
+	return append(out, attr.String(KeyResourceSource, p.ResourceSource.String()))
 }
 
 // DRMClient returns the process's DRM client with the given id (6.17+ scheduler events
@@ -135,33 +136,33 @@ func (p *Process) DRMClient(id uint64) (DRMClient, bool) {
 }
 
 // Attributes of a DRM client (per job).
-func (c DRMClient) Attributes() []appctx.Attribute {
-	var out []appctx.Attribute
+func (c DRMClient) Attributes() []attr.Attribute {
+	var out []attr.Attribute
 	if c.HasID {
-		out = append(out, appctx.Int(KeyClientID, int64(c.ClientID)))
+		out = append(out, attr.Int(KeyClientID, int64(c.ClientID)))
 	}
 	if c.ClientName != "" {
-		out = append(out, appctx.String(KeyDRMClientName, c.ClientName))
+		out = append(out, attr.String(KeyDRMClientName, c.ClientName))
 	}
 	return out
 }
 
 // Attributes of a device.
-func (d Device) Attributes() []appctx.Attribute {
-	out := []appctx.Attribute{appctx.String(KeyHWType, "gpu")}
+func (d Device) Attributes() []attr.Attribute {
+	out := []attr.Attribute{attr.String(KeyHWType, "gpu")}
 	if d.Name != "" {
-		out = append(out, appctx.String(KeyDevice, d.Name))
+		out = append(out, attr.String(KeyDevice, d.Name))
 	}
 	if d.PCIAddress != "" {
-		out = append(out, appctx.String(KeyGPUPCIAddress, d.PCIAddress))
+		out = append(out, attr.String(KeyGPUPCIAddress, d.PCIAddress))
 	}
 	if d.Driver != "" {
-		out = append(out, appctx.String(KeyGPUDriver, d.Driver))
+		out = append(out, attr.String(KeyGPUDriver, d.Driver))
 	}
 	if d.Vendor != "" {
-		out = append(out, appctx.String(KeyHWVendor, d.Vendor))
+		out = append(out, attr.String(KeyHWVendor, d.Vendor))
 	}
-	return append(out, appctx.Bool(KeyGPUSRIOVVF, d.SRIOVVF))
+	return append(out, attr.Bool(KeyGPUSRIOVVF, d.SRIOVVF))
 }
 
 // loadProcess reads everything about pid. Only a missing process is an error: any other
@@ -263,7 +264,7 @@ func (r *Resolver) readProcessContext(pidDir string, pid uint32) (*appctx.Proces
 }
 
 // composeResource applies the precedence OTEL_CTX > environment > executable name.
-func composeResource(pc *appctx.ProcessContext, env Environ, exe, comm string) (string, []appctx.Attribute, ResourceSource) {
+func composeResource(pc *appctx.ProcessContext, env Environ, exe, comm string) (string, []attr.Attribute, ResourceSource) {
 	fallback := exe
 	if fallback == "" {
 		fallback = comm
@@ -275,22 +276,22 @@ func composeResource(pc *appctx.ProcessContext, env Environ, exe, comm string) (
 	envAttrs, envErr := ParseResourceAttributes(env.ResourceAttributes)
 	envName := env.ServiceName
 	if envName == "" && envErr == nil {
-		if v, ok := appctx.Lookup(envAttrs, KeyServiceName); ok {
+		if v, ok := attr.Lookup(envAttrs, KeyServiceName); ok {
 			envName = v.Str
 		}
 	}
-	withName := func(attrs []appctx.Attribute, name string) []appctx.Attribute {
-		out := make([]appctx.Attribute, 0, len(attrs)+1)
+	withName := func(attrs []attr.Attribute, name string) []attr.Attribute {
+		out := make([]attr.Attribute, 0, len(attrs)+1)
 		for _, a := range attrs {
 			if a.Key != KeyServiceName {
 				out = append(out, a)
 			}
 		}
-		return append([]appctx.Attribute{appctx.String(KeyServiceName, name)}, out...)
+		return append([]attr.Attribute{attr.String(KeyServiceName, name)}, out...)
 	}
 	if pc != nil {
 		name := ""
-		if v, ok := appctx.Lookup(pc.Resource, KeyServiceName); ok {
+		if v, ok := attr.Lookup(pc.Resource, KeyServiceName); ok {
 			name = v.AsString()
 		}
 		if name == "" {

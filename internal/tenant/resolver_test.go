@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
@@ -53,27 +54,27 @@ func TestResolverKubernetesTrainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantAttrs := []appctx.Attribute{
-		appctx.Int(KeyProcessPID, 4242),
-		appctx.String(KeyProcessExecutableName, "python3.11"),
-		appctx.String(KeyProcessExecutablePath, "/usr/bin/python3.11"),
-		appctx.String(KeyProcessLinuxCgroup, "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"+uidU+".slice/cri-containerd-"+cid+".scope"),
-		appctx.String(KeyContainerID, cid),
-		appctx.String(KeyContainerRuntimeName, "containerd"),
-		appctx.String(KeyK8sPodUID, uid),
-		appctx.String(KeyK8sPodQoSClass, "burstable"),
+	wantAttrs := []attr.Attribute{
+		attr.Int(KeyProcessPID, 4242),
+		attr.String(KeyProcessExecutableName, "python3.11"),
+		attr.String(KeyProcessExecutablePath, "/usr/bin/python3.11"),
+		attr.String(KeyProcessLinuxCgroup, "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"+uidU+".slice/cri-containerd-"+cid+".scope"),
+		attr.String(KeyContainerID, cid),
+		attr.String(KeyContainerRuntimeName, "containerd"),
+		attr.String(KeyK8sPodUID, uid),
+		attr.String(KeyK8sPodQoSClass, "burstable"),
 	}
 	if got := p.Attributes(); !reflect.DeepEqual(got, wantAttrs) {
 		t.Errorf("attributes\n got %+v\nwant %+v", got, wantAttrs)
 	}
 	// Environment: OTEL_SERVICE_NAME + OTEL_RESOURCE_ATTRIBUTES, and the batch job's TRACEPARENT.
-	wantRes := []appctx.Attribute{appctx.String(KeyServiceName, "resnet-trainer"),
-		appctx.String("deployment.environment.name", "prod"), appctx.String("team", "ml platform")}
+	wantRes := []attr.Attribute{attr.String(KeyServiceName, "resnet-trainer"),
+		attr.String("deployment.environment.name", "prod"), attr.String("team", "ml platform")}
 	if !reflect.DeepEqual(p.Resource, wantRes) || p.ResourceSource != FromEnv {
 		t.Errorf("resource from %v\n got %+v\nwant %+v", p.ResourceSource, p.Resource, wantRes)
 	}
 	// The span resource: the application's resource, then what the kernel says.
-	wantRes = append(append(wantRes, wantAttrs...), appctx.String(KeyResourceSource, "env"))
+	wantRes = append(append(wantRes, wantAttrs...), attr.String(KeyResourceSource, "env"))
 	if got := p.ResourceAttributes(); !reflect.DeepEqual(got, wantRes) {
 		t.Errorf("resource attributes\n got %+v\nwant %+v", got, wantRes)
 	}
@@ -89,7 +90,7 @@ func TestResolverKubernetesTrainer(t *testing.T) {
 		t.Fatalf("DRM clients %+v", p.DRMClients)
 	}
 	c, ok := p.DRMClient(42)
-	if !ok || !reflect.DeepEqual(c.Attributes(), []appctx.Attribute{appctx.Int(KeyClientID, 42)}) || len(c.Engines) != 3 {
+	if !ok || !reflect.DeepEqual(c.Attributes(), []attr.Attribute{attr.Int(KeyClientID, 42)}) || len(c.Engines) != 3 {
 		t.Errorf("client 42: %+v", c)
 	}
 	d, ok := r.Device(c.PDev)
@@ -101,9 +102,9 @@ func TestResolverKubernetesTrainer(t *testing.T) {
 func TestResolverDockerWithProcessContextAndMIG(t *testing.T) {
 	pc := appctx.ProcessContext{
 		// The SDK runs in the container's pid namespace: its process.pid is 1.
-		Resource: []appctx.Attribute{appctx.String("service.name", "vllm-engine"), appctx.Int("process.pid", 1), appctx.String("service.version", "0.6.3")},
-		Extra: []appctx.Attribute{appctx.String(appctx.ThreadLocalSchemaKey, "tlsdesc_v1_dev"),
-			{Key: appctx.ThreadLocalKeyMapKey, Value: appctx.Value{Kind: appctx.KindArray, Array: []appctx.Value{{Kind: appctx.KindString, Str: "request_id"}}}}},
+		Resource: []attr.Attribute{attr.String("service.name", "vllm-engine"), attr.Int("process.pid", 1), attr.String("service.version", "0.6.3")},
+		Extra: []attr.Attribute{attr.String(appctx.ThreadLocalSchemaKey, "tlsdesc_v1_dev"),
+			{Key: appctx.ThreadLocalKeyMapKey, Value: attr.Value{Kind: attr.KindArray, Array: []attr.Value{{Kind: attr.KindString, Str: "request_id"}}}}},
 	}
 	r := testResolver(t, publishedContext(0x7f1c2a600000, pc))
 	p, err := r.Process(5151)
@@ -113,11 +114,11 @@ func TestResolverDockerWithProcessContextAndMIG(t *testing.T) {
 	// OTEL_CTX wins over OTEL_RESOURCE_ATTRIBUTES' service.name=from-env; the kernel's
 	// process.pid (host namespace) wins over the SDK's.
 	res := p.ResourceAttributes()
-	if p.ResourceSource != FromProcessContext || !reflect.DeepEqual(res[0], appctx.String(KeyServiceName, "vllm-engine")) ||
-		!reflect.DeepEqual(res[1], appctx.Int(KeyProcessPID, 5151)) || !reflect.DeepEqual(res[2], appctx.String("service.version", "0.6.3")) {
+	if p.ResourceSource != FromProcessContext || !reflect.DeepEqual(res[0], attr.String(KeyServiceName, "vllm-engine")) ||
+		!reflect.DeepEqual(res[1], attr.Int(KeyProcessPID, 5151)) || !reflect.DeepEqual(res[2], attr.String("service.version", "0.6.3")) {
 		t.Errorf("resource attributes %+v", res)
 	}
-	if v, _ := appctx.Lookup(res, KeyResourceSource); v.Str != "otel_ctx" {
+	if v, _ := attr.Lookup(res, KeyResourceSource); v.Str != "otel_ctx" {
 		t.Errorf("resource source %q", v.Str)
 	}
 	if !reflect.DeepEqual(p.ThreadLocal, appctx.ThreadLocalSchema{SchemaVersion: "tlsdesc_v1_dev", KeyMap: []string{"request_id"}}) {
@@ -136,7 +137,7 @@ func TestResolverDockerWithProcessContextAndMIG(t *testing.T) {
 	if len(p.MIG) != 1 || p.MIG[0] != (MIGInstance{GPUMinor: 0, GI: 2, CI: 0, PCIAddress: "0000:41:00.0"}) {
 		t.Errorf("MIG %+v", p.MIG)
 	}
-	if v, _ := appctx.Lookup(p.Attributes(), KeyNvidiaMIGInstance); v.Str != "gpu0/gi2/ci0" {
+	if v, _ := attr.Lookup(p.Attributes(), KeyNvidiaMIGInstance); v.Str != "gpu0/gi2/ci0" {
 		t.Errorf("mig attribute %q", v.Str)
 	}
 	if len(p.DRMClients) != 0 {
@@ -153,7 +154,7 @@ func TestResolverKernelThreadAndService(t *testing.T) {
 	if k.Exe != "" || k.ServiceName != "kworker/u8:2" || k.ResourceSource != FromExecutable || k.Cgroup.Line != "0::/" {
 		t.Errorf("kernel thread %+v", k)
 	}
-	if v, _ := appctx.Lookup(k.Attributes(), KeyProcessExecutableName); v.Str != "kworker/u8:2" {
+	if v, _ := attr.Lookup(k.Attributes(), KeyProcessExecutableName); v.Str != "kworker/u8:2" {
 		t.Errorf("kernel thread executable name %q", v.Str)
 	}
 	s, err := r.Process(31337)
@@ -168,7 +169,7 @@ func TestResolverKernelThreadAndService(t *testing.T) {
 		t.Errorf("service cgroup %+v", s.Cgroup)
 	}
 	c, ok := s.DRMClient(7)
-	if !ok || !reflect.DeepEqual(c.Attributes(), []appctx.Attribute{appctx.Int(KeyClientID, 7), appctx.String(KeyDRMClientName, "ollama-runner")}) {
+	if !ok || !reflect.DeepEqual(c.Attributes(), []attr.Attribute{attr.Int(KeyClientID, 7), attr.String(KeyDRMClientName, "ollama-runner")}) {
 		t.Errorf("xe client %+v", c)
 	}
 	if d, ok := r.Device(c.PDev); !ok || !d.SRIOVVF || d.Driver != "xe" {

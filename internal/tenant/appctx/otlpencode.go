@@ -5,6 +5,7 @@ package appctx
 import (
 	"math"
 
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -30,36 +31,36 @@ func appendMsg(b []byte, num protowire.Number, msg []byte) []byte {
 	return protowire.AppendBytes(b, msg)
 }
 
-func appendKeyValue(b []byte, a Attribute) []byte {
+func appendKeyValue(b []byte, a attr.Attribute) []byte {
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendString(b, a.Key)
 	return appendMsg(b, 2, appendAnyValue(nil, a.Value))
 }
 
-func appendAnyValue(b []byte, v Value) []byte {
+func appendAnyValue(b []byte, v attr.Value) []byte {
 	switch v.Kind {
-	case KindString:
+	case attr.KindString:
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
 		b = protowire.AppendString(b, v.Str)
-	case KindBool:
+	case attr.KindBool:
 		b = protowire.AppendTag(b, 2, protowire.VarintType)
 		b = protowire.AppendVarint(b, protowire.EncodeBool(v.Bool))
-	case KindInt:
+	case attr.KindInt:
 		b = protowire.AppendTag(b, 3, protowire.VarintType)
 		b = protowire.AppendVarint(b, uint64(v.Int))
-	case KindDouble:
+	case attr.KindDouble:
 		b = protowire.AppendTag(b, 4, protowire.Fixed64Type)
 		b = protowire.AppendFixed64(b, math.Float64bits(v.Double))
-	case KindBytes:
+	case attr.KindBytes:
 		b = protowire.AppendTag(b, 7, protowire.BytesType)
 		b = protowire.AppendBytes(b, v.Bytes)
-	case KindArray:
+	case attr.KindArray:
 		var arr []byte
 		for _, e := range v.Array {
 			arr = appendMsg(arr, 1, appendAnyValue(nil, e))
 		}
 		b = appendMsg(b, 5, arr)
-	case KindMap:
+	case attr.KindMap:
 		var kvl []byte
 		for _, kv := range v.Map {
 			kvl = appendMsg(kvl, 1, appendKeyValue(nil, kv))

@@ -15,18 +15,19 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // ProcessContext is the decoded OTEL_CTX payload.
 type ProcessContext struct {
 	// Resource is the SDK's resource, attribute order as published.
-	Resource []Attribute
+	Resource []attr.Attribute
 	// DroppedAttributes is the resource's dropped_attributes_count.
 	DroppedAttributes uint32
 	// Extra are the additional attributes (field 2): where OTEP 4947's
 	// threadlocal.schema_version and threadlocal.attribute_key_map live.
-	Extra []Attribute
+	Extra []attr.Attribute
 }
 
 // ThreadLocalSchema is what OTEP 4947 publishes in the process context.
@@ -47,11 +48,11 @@ const (
 // and the resource second (early writers put it in the resource).
 func (pc ProcessContext) ThreadLocal() ThreadLocalSchema {
 	var s ThreadLocalSchema
-	for _, attrs := range [][]Attribute{pc.Resource, pc.Extra} {
-		if v, ok := Lookup(attrs, ThreadLocalSchemaKey); ok && v.Kind == KindString {
+	for _, attrs := range [][]attr.Attribute{pc.Resource, pc.Extra} {
+		if v, ok := attr.Lookup(attrs, ThreadLocalSchemaKey); ok && v.Kind == attr.KindString {
 			s.SchemaVersion = v.Str
 		}
-		if v, ok := Lookup(attrs, ThreadLocalKeyMapKey); ok && v.Kind == KindArray {
+		if v, ok := attr.Lookup(attrs, ThreadLocalKeyMapKey); ok && v.Kind == attr.KindArray {
 			s.KeyMap = s.KeyMap[:0]
 			for _, e := range v.Array {
 				s.KeyMap = append(s.KeyMap, e.Str) // non-strings leave a hole ("")
@@ -110,8 +111,8 @@ func DecodeProcessContext(b []byte) (ProcessContext, error) {
 	return pc, nil
 }
 
-func decodeKeyValue(b []byte, depth int) (Attribute, error) {
-	var kv Attribute
+func decodeKeyValue(b []byte, depth int) (attr.Attribute, error) {
+	var kv attr.Attribute
 	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		switch {
 		case num == 1 && typ == protowire.BytesType:
@@ -130,11 +131,11 @@ func decodeKeyValue(b []byte, depth int) (Attribute, error) {
 	return kv, err
 }
 
-func decodeAnyValue(b []byte, depth int) (Value, error) {
+func decodeAnyValue(b []byte, depth int) (attr.Value, error) {
 	if depth > maxValueDepth {
-		return Value{}, fmt.Errorf("%w: values nested deeper than %d", ErrProcessContext, maxValueDepth)
+		return attr.Value{}, fmt.Errorf("%w: values nested deeper than %d", ErrProcessContext, maxValueDepth)
 	}
-	var val Value
+	var val attr.Value
 	err := walk(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		if num < 1 || int(num) >= len(anyValueWireTypes) {
 			return nil // a newer AnyValue variant: skip it
@@ -142,20 +143,20 @@ func decodeAnyValue(b []byte, depth int) (Value, error) {
 		if anyValueWireTypes[num] != typ {
 			return wireTypeErr("AnyValue", num, typ)
 		}
-		val = Value{} // oneof: the last one wins
+		val = attr.Value{} // oneof: the last one wins
 		switch num {
 		case 1:
-			val = Value{Kind: KindString, Str: utf8String(v)}
+			val = attr.Value{Kind: attr.KindString, Str: utf8String(v)}
 		case 2:
-			val = Value{Kind: KindBool, Bool: x != 0}
+			val = attr.Value{Kind: attr.KindBool, Bool: x != 0}
 		case 3:
-			val = Value{Kind: KindInt, Int: int64(x)}
+			val = attr.Value{Kind: attr.KindInt, Int: int64(x)}
 		case 4:
-			val = Value{Kind: KindDouble, Double: math.Float64frombits(x)}
+			val = attr.Value{Kind: attr.KindDouble, Double: math.Float64frombits(x)}
 		case 7:
-			val = Value{Kind: KindBytes, Bytes: append([]byte(nil), v...)}
+			val = attr.Value{Kind: attr.KindBytes, Bytes: append([]byte(nil), v...)}
 		case 5:
-			val.Kind = KindArray
+			val.Kind = attr.KindArray
 			return walk(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 				if num != 1 {
 					return nil
@@ -168,7 +169,7 @@ func decodeAnyValue(b []byte, depth int) (Value, error) {
 				return err
 			})
 		case 6:
-			val.Kind = KindMap
+			val.Kind = attr.KindMap
 			return walk(v, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 				if num != 1 {
 					return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"reflect"
 	"strings"
 	"testing"
@@ -24,21 +25,21 @@ func header(sig string, version, size uint32, ts, payload uint64) []byte {
 
 // samplePC is what an SDK with OTEP 4947 support publishes (keys as in the OTEP's example).
 var samplePC = ProcessContext{
-	Resource: []Attribute{
-		String("service.name", "trainer"),
-		String("service.instance.id", "6f3c1f1e-1b7e-4d53-9a63-2b0e5b6c9d10"),
-		String("deployment.environment.name", "prod"),
-		Int("process.pid", 4242),
-		Bool("ml.distributed", true),
-		{Key: "ml.lr", Value: Value{Kind: KindDouble, Double: 3e-4}},
-		{Key: "blob", Value: Value{Kind: KindBytes, Bytes: []byte{0, 1, 2}}},
-		{Key: "nested", Value: Value{Kind: KindMap, Map: []Attribute{String("a", "b")}}},
+	Resource: []attr.Attribute{
+		attr.String("service.name", "trainer"),
+		attr.String("service.instance.id", "6f3c1f1e-1b7e-4d53-9a63-2b0e5b6c9d10"),
+		attr.String("deployment.environment.name", "prod"),
+		attr.Int("process.pid", 4242),
+		attr.Bool("ml.distributed", true),
+		{Key: "ml.lr", Value: attr.Value{Kind: attr.KindDouble, Double: 3e-4}},
+		{Key: "blob", Value: attr.Value{Kind: attr.KindBytes, Bytes: []byte{0, 1, 2}}},
+		{Key: "nested", Value: attr.Value{Kind: attr.KindMap, Map: []attr.Attribute{attr.String("a", "b")}}},
 	},
 	DroppedAttributes: 2,
-	Extra: []Attribute{
-		String(ThreadLocalSchemaKey, "tlsdesc_v1_dev"),
-		{Key: ThreadLocalKeyMapKey, Value: Value{Kind: KindArray, Array: []Value{
-			{Kind: KindString, Str: "http_route"}, {Kind: KindString, Str: "http_method"}, {Kind: KindString, Str: "user_id"}}}},
+	Extra: []attr.Attribute{
+		attr.String(ThreadLocalSchemaKey, "tlsdesc_v1_dev"),
+		{Key: ThreadLocalKeyMapKey, Value: attr.Value{Kind: attr.KindArray, Array: []attr.Value{
+			{Kind: attr.KindString, Str: "http_route"}, {Kind: attr.KindString, Str: "http_method"}, {Kind: attr.KindString, Str: "user_id"}}}},
 	},
 }
 
@@ -57,7 +58,7 @@ func TestDecodeProcessContext(t *testing.T) {
 }
 
 func TestDecodeProcessContextSkipsUnknownAndRejectsMalformed(t *testing.T) {
-	good := EncodeProcessContext(ProcessContext{Resource: []Attribute{String("service.name", "x")}})
+	good := EncodeProcessContext(ProcessContext{Resource: []attr.Attribute{attr.String("service.name", "x")}})
 	// Unknown field 9 (varint) and Resource.entity_refs (3) must be skipped.
 	withUnknown := append([]byte{9<<3 | 0, 1}, good...)
 	if pc, err := DecodeProcessContext(withUnknown); err != nil || len(pc.Resource) != 1 {
@@ -74,11 +75,11 @@ func TestDecodeProcessContextSkipsUnknownAndRejectsMalformed(t *testing.T) {
 		}
 	}
 	// Nesting is bounded.
-	v := Value{Kind: KindString, Str: "leaf"}
+	v := attr.Value{Kind: attr.KindString, Str: "leaf"}
 	for i := 0; i < 20; i++ {
-		v = Value{Kind: KindArray, Array: []Value{v}}
+		v = attr.Value{Kind: attr.KindArray, Array: []attr.Value{v}}
 	}
-	deep := EncodeProcessContext(ProcessContext{Resource: []Attribute{{Key: "deep", Value: v}}})
+	deep := EncodeProcessContext(ProcessContext{Resource: []attr.Attribute{{Key: "deep", Value: v}}})
 	if _, err := DecodeProcessContext(deep); !errors.Is(err, ErrProcessContext) {
 		t.Errorf("deep nesting: err = %v", err)
 	}

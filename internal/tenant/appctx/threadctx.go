@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"strconv"
 	"strings"
 )
@@ -94,14 +95,14 @@ func ParseThreadContext(b []byte) (ThreadContext, error) {
 
 // Named resolves attribute key indexes with the process's key map. An index the map does
 // not cover is kept as "threadlocal.attr.<index>" rather than dropped.
-func (c ThreadContext) Named(keyMap []string) []Attribute {
-	out := make([]Attribute, 0, len(c.Attrs))
+func (c ThreadContext) Named(keyMap []string) []attr.Attribute {
+	out := make([]attr.Attribute, 0, len(c.Attrs))
 	for _, a := range c.Attrs {
 		k := "threadlocal.attr." + strconv.Itoa(int(a.Key))
 		if int(a.Key) < len(keyMap) && keyMap[a.Key] != "" {
 			k = keyMap[a.Key]
 		}
-		out = append(out, String(k, a.Value))
+		out = append(out, attr.String(k, a.Value))
 	}
 	return out
 }

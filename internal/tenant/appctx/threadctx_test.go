@@ -4,6 +4,7 @@ package appctx
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"reflect"
 	"testing"
 )
@@ -39,7 +40,7 @@ func TestParseThreadContext(t *testing.T) {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
 	named := c.Named([]string{"http.request.method", "http.route"})
-	wantNamed := []Attribute{String("http.request.method", "GET"), String("http.route", "/api/jobs"), String("threadlocal.attr.2", "")}
+	wantNamed := []attr.Attribute{attr.String("http.request.method", "GET"), attr.String("http.route", "/api/jobs"), attr.String("threadlocal.attr.2", "")}
 	if !reflect.DeepEqual(named, wantNamed) {
 		t.Errorf("Named = %+v, want %+v", named, wantNamed)
 	}

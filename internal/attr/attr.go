@@ -1,6 +1,8 @@
-// Attribute values as OTLP's common.v1.AnyValue carries them, without importing pdata:
-// emit converts these to pcommon values, tenant builds them from procfs.
-package appctx
+// Package attr is the attribute model shared by the stages: keys and values as OTLP's
+// common.v1.AnyValue carries them, without importing pdata. tenant and appctx build them
+// from procfs and the application's published context, assemble carries them on a Job,
+// emit (through attr/attrpdata) converts them to pcommon values.
+package attr
 
 import (
 	"strconv"

@@ -23,14 +23,18 @@
  * space pushes the recipes of the processes it saw calling CUDA) and deletes a row at
  * the process's exec and exit, telling user space with a record.
  *
- * This file has its own ring buffer: the CUDA source is independent of the DRM one.
+ * This object has its own instance of the ring buffer (`events`), its reserve-failure
+ * counter (`lost`) and wakeup policy (ghostdriver.h): the CUDA source is independent of
+ * the DRM one.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
+#include "ghostdriver.h"
 #include "arch.h"
 #include "appctx.h"
+#include "process_gone.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -71,35 +75,43 @@ struct cuda_record {
 	char text[64]; /* PROCADDR: the symbol asked for; Xid: the message */
 };
 
+/* cuda_frame_losses indices: calls whose entry and return did not pair (per CPU). */
+enum cuda_frame_loss {
+	/* an entry frame dropped by stack position: its return never came (hook attached
+	 * mid-call, longjmp or an exception through it) */
+	CUDA_LOSS_MISSED_RETURN = 0,
+	/* a return with no entry frame for it: the thread's frames were evicted from
+	 * cuda_threads (an LRU: more threads in calls than it holds), or the call entered
+	 * before its entry hook was attached */
+	CUDA_LOSS_NO_FRAME = 1,
+	CUDA_LOSS_MAX = 2,
+};
+
 /* Referenced so that bpf2go emits Go types for them. */
 const struct cuda_record *unused_cuda_record __attribute__((unused));
+const enum cuda_frame_loss *unused_cuda_frame_loss __attribute__((unused));
 const enum cuda_rec *unused_cuda_rec __attribute__((unused));
 const enum cuda_flag *unused_cuda_flag __attribute__((unused));
 const struct tls_recipe *unused_tls_recipe __attribute__((unused));
 
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20); /* overridden by Config.RingBufferBytes */
-} cuda_events SEC(".maps");
-
-/* [0]: ring-buffer reserve failures; [1]: stale frames (calls whose return was missed). */
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, CUDA_LOSS_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
-} cuda_lost SEC(".maps");
+} cuda_frame_losses SEC(".maps");
 
-static __always_inline void stale_frame(void)
+static __always_inline void frame_loss(__u32 which)
 {
-	__u32 one = 1;
-	__u64 *n = bpf_map_lookup_elem(&cuda_lost, &one);
+	__u64 *n = bpf_map_lookup_elem(&cuda_frame_losses, &which);
 	if (n)
 		*n += 1;
 }
 
-/* Never wake the reader per event; see ghostdriver.h for the numbers. */
-const volatile __u64 wakeup_bytes = 1 << 20;
+static __always_inline void stale_frame(void)
+{
+	frame_loss(CUDA_LOSS_MISSED_RETURN);
+}
 
 /*
  * Cookie layout (internal/cuda/api.go builds it):
@@ -247,14 +259,9 @@ int cuda_enter(struct pt_regs *ctx)
 
 static __always_inline struct cuda_record *reserve(__u16 kind)
 {
-	struct cuda_record *r = bpf_ringbuf_reserve(&cuda_events, sizeof(*r), 0);
-	if (!r) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&cuda_lost, &zero);
-		if (n)
-			*n += 1;
+	struct cuda_record *r = ring_reserve(sizeof(*r));
+	if (!r)
 		return 0;
-	}
 	__builtin_memset(r, 0, sizeof(*r));
 	r->kind = kind;
 	r->pid_tgid = bpf_get_current_pid_tgid();
@@ -265,10 +272,7 @@ static __always_inline struct cuda_record *reserve(__u16 kind)
 
 static __always_inline void submit(struct cuda_record *r)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_query(&cuda_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(r, flags);
+	ring_submit(r);
 }
 
 SEC("uretprobe")
@@ -277,8 +281,10 @@ int cuda_return(struct pt_regs *ctx)
 	__u64 end = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
 	struct thread_stack *ts = bpf_map_lookup_elem(&cuda_threads, &id);
-	if (!ts || ts->depth == 0)
-		return 0; /* entered before we attached */
+	if (!ts || ts->depth == 0) {
+		frame_loss(CUDA_LOSS_NO_FRAME); /* evicted, or entered before we attached */
+		return 0;
+	}
 	__u32 d = ts->depth;
 	if (d <= MAX_DEPTH) {
 		/* Pair by stack position: after the return the stack pointer is the entry's +
@@ -297,6 +303,7 @@ int cuda_return(struct pt_regs *ctx)
 		}
 		if (d == 0 || ts->f[(d - 1) & (MAX_DEPTH - 1)].sp + URET_SP_DELTA != sp) {
 			ts->depth = d;
+			frame_loss(CUDA_LOSS_NO_FRAME);
 			return 0;
 		}
 		ts->last_ret_sp = sp;
@@ -348,17 +355,12 @@ int cuda_return(struct pt_regs *ctx)
 }
 
 /*
- * Process lifecycle: only processes with a `procs` row (user space resolved them)
- * produce a record, so fork/exec-heavy hosts pay one hash delete. tp_btf where BTF
- * allows, raw_tp otherwise (the loader picks).
+ * Process lifecycle (process_gone.h): tp_btf where BTF allows, raw_tp otherwise (the
+ * loader picks).
  */
-static __always_inline void process_gone(__u16 kind)
+static __always_inline void cuda_process_gone(__u16 kind)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	if (kind == CUDA_REC_EXIT && (__u32)id != tgid)
-		return; /* a thread, not the process */
-	if (bpf_map_delete_elem(&procs, &tgid))
+	if (!process_gone(kind == CUDA_REC_EXIT))
 		return;
 	struct cuda_record *r = reserve(kind);
 	if (!r)
@@ -370,28 +372,28 @@ static __always_inline void process_gone(__u16 kind)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(cuda_tpbtf_exec)
 {
-	process_gone(CUDA_REC_EXEC);
+	cuda_process_gone(CUDA_REC_EXEC);
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cuda_tpbtf_exit)
 {
-	process_gone(CUDA_REC_EXIT);
+	cuda_process_gone(CUDA_REC_EXIT);
 	return 0;
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(cuda_rawtp_exec)
 {
-	process_gone(CUDA_REC_EXEC);
+	cuda_process_gone(CUDA_REC_EXEC);
 	return 0;
 }
 
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(cuda_rawtp_exit)
 {
-	process_gone(CUDA_REC_EXIT);
+	cuda_process_gone(CUDA_REC_EXIT);
 	return 0;
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/enrich"
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
 )
@@ -35,7 +36,7 @@ const (
 	minRingBufferBytes  = 1 << 16
 	maxFunctions        = 64
 	// maxDRMMajors mirrors MAX_MAJORS in bpf/syscalls.c (probe refuses more at Start).
-	maxDRMMajors = 8
+	maxDRMMajors = graph.MaxDRMMajors
 )
 
 // Config is the receiver's configuration.

@@ -1,3 +1,4 @@
+// The receiver's configuration as the graph turns it into the probe's.
 package receiver
 
 import (
@@ -6,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
 
@@ -15,7 +17,11 @@ func TestProbeConfigContextTiers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pc := probeConfig(cfg); !slices.Equal(pc.ContextTiers, []string{"otep4947"}) || pc.OBIMapPath != cfg.Context.OBIMapPath {
+	spec, err := specOf(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc := graph.ProbeConfig(spec); !slices.Equal(pc.ContextTiers, []string{"otep4947"}) || pc.OBIMapPath != cfg.Context.OBIMapPath {
 		t.Errorf("probe config: tiers %v obi %q", pc.ContextTiers, pc.OBIMapPath)
 	}
 }

@@ -1,6 +1,8 @@
-// Receiver lifecycle: Start opens the source (the privileged part for `live`) and runs
-// the pipeline in the background; Shutdown stops it and releases everything, and works
-// without Start and when called twice.
+// Receiver lifecycle, a thin adapter over internal/graph: Start turns the configuration
+// into a graph.Spec, opens it (the privileged part for `live`) and runs its one pipeline
+// into the collector's consumers in the background; Shutdown stops it and releases
+// everything, and works without Start and when called twice. Source selection and the
+// policy when a live source cannot attach are the graph's.
 package receiver
 
 import (
@@ -20,7 +22,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
-	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
 	"github.com/ghostdriver/ghostdriver/internal/version"
@@ -37,13 +39,13 @@ type ghostReceiver struct {
 	traces  consumer.Traces
 	metrics consumer.Metrics
 
-	mu       sync.Mutex
-	started  bool
-	stopped  bool
-	cancel   context.CancelFunc
-	done     chan struct{}
-	closeSrc func() error
-	pipe     *pipeline.Pipeline
+	mu      sync.Mutex
+	started bool
+	stopped bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	graph   *graph.Graph // the open sources
+	pipe    *pipeline.Pipeline
 }
 
 func newReceiver(set receiver.Settings, cfg *Config, onClose func()) (*ghostReceiver, error) {
@@ -62,7 +64,8 @@ func newReceiver(set receiver.Settings, cfg *Config, onClose func()) (*ghostRece
 func (r *ghostReceiver) setTraces(next consumer.Traces)   { r.traces = next }
 func (r *ghostReceiver) setMetrics(next consumer.Metrics) { r.metrics = next }
 
-// Start implements component.Component.
+// Start implements component.Component: the graph opens the configured sources (the
+// privileged part for `live`) and the one pipeline over them runs in the background.
 func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -73,8 +76,11 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 	log := r.set.Logger
 	log.Info("ghostdriver receiver starting", zap.String("version", version.String()), zap.String("source", r.cfg.Source))
 
-	src, enricher, closeSrc, err := r.openSource(log)
-	runCUDA, err := r.openCUDA(host, log, err)
+	spec, err := specOf(r.cfg)
+	var g *graph.Graph
+	if err == nil {
+		g, err = graph.Open(spec, log)
+	}
 	if err != nil {
 		if r.cfg.ErrorMode == ErrorModeIgnore {
 			log.Error("ghostdriver source unavailable; running without it (error_mode: ignore)", zap.Error(err))
@@ -83,68 +89,25 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		}
 		return err
 	}
+	for _, d := range g.Degraded {
+		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(d))
+	}
+	r.graph = g
+	r.pipe = g.Pipeline(r.outputs(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.done = make(chan struct{})
-	var wg sync.WaitGroup
-	if runCUDA != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runCUDA(ctx, host)
-		}()
-	}
-	if src == nil { // the CUDA source runs alone
-		go func() {
-			defer close(r.done)
-			wg.Wait()
-		}()
-		return nil
-	}
-	r.closeSrc = joinClose(r.closeSrc, closeSrc)
-	spanOpts := []emit.SpanOption{emit.WithStageSpans(r.cfg.StageSpans)}
-	if r.cfg.Source == SourceLive {
-		spanOpts = append(spanOpts, liveSpanOptions()...)
-	}
-
-	r.pipe = pipeline.New(pipeline.Config{
-		Assemble: assemble.Config{
-			JobTimeout:     r.cfg.JobTimeout,
-			MaxPendingJobs: r.cfg.MaxPendingJobs,
-			ReorderWindow:  r.cfg.ReorderWindow,
-		},
-		Metrics:            r.cfg.Metrics,
-		FlushInterval:      r.cfg.FlushInterval,
-		CollectionInterval: r.cfg.CollectionInterval,
-		SpanOptions:        spanOpts,
-		Enricher:           enricher,
-		// A capture has no live source to protect: the reader waits for the next
-		// consumer (backpressure) instead of dropping spans.
-		Lossless: r.cfg.Source == SourceReplay,
-	}, src, r.outputs(), log)
-
-	wg.Add(1)
 	go func() {
 		defer close(r.done)
-		defer wg.Wait()
-		defer wg.Done()
 		err := r.pipe.Run(ctx)
 		st := r.pipe.Stats()
-		fields := []zap.Field{
-			zap.Uint64("jobs_completed", st.Assembler.Completed),
-			zap.Uint64("jobs_incomplete", st.Assembler.Incomplete),
-			zap.Uint64("malformed_lines", st.Source.Malformed),
-			zap.Uint64("truncated_lines", st.Source.Truncated),
-			zap.Uint64("span_ids_renamed", st.RenamedSpanIDs),
-			zap.Uint64("job_spans_dropped", st.DroppedJobs),
-			zap.Uint64("export_errors", st.ExportErrors),
-		}
-		switch {
-		case err != nil:
-			log.Error("ghostdriver source stopped with an error", append(fields, zap.Error(err))...)
+		if err != nil {
+			log.Error("ghostdriver source stopped with an error", append(stopFields(st, g), zap.Error(err))...)
 			componentstatus.ReportStatus(host, componentstatus.NewPermanentErrorEvent(err))
-		case ctx.Err() == nil:
-			log.Info("ghostdriver source finished (end of capture)", fields...)
+		} else if st.DRM && ctx.Err() == nil {
+			log.Info("ghostdriver source finished (end of capture)", stopFields(st, g)...)
+		} else if st.CUDA != nil {
+			log.Info("ghostdriver CUDA source stopped", stopFields(st, g)...)
 		}
 		for _, s := range st.Source.MalformedSamples {
 			log.Warn("malformed input", zap.String("sample", s))
@@ -153,65 +116,86 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 	return nil
 }
 
-// openSource opens the configured source; the live source comes with its enricher.
-func (r *ghostReceiver) openSource(log *zap.Logger) (event.Source, pipeline.Enricher, func() error, error) {
-	switch r.cfg.Source {
+// specOf is the graph of the configuration: which sources, and the pipeline over them.
+func specOf(cfg *Config) (graph.Spec, error) {
+	spec := graph.Spec{
+		Enrich:   cfg.Tenant.Enabled,
+		ProcRoot: cfg.Tenant.ProcRoot,
+		SysRoot:  cfg.Tenant.SysRoot,
+		Context: graph.ContextSpec{
+			Tiers:      cfg.Context.Tiers,
+			OBIMapPath: cfg.Context.OBIMapPath,
+			MaxWait:    cfg.Context.enrichMaxWait(),
+		},
+		Pipeline: pipeline.Config{
+			Assemble: assemble.Config{
+				JobTimeout:     cfg.JobTimeout,
+				MaxPendingJobs: cfg.MaxPendingJobs,
+				ReorderWindow:  cfg.ReorderWindow,
+			},
+			Metrics:            cfg.Metrics,
+			FlushInterval:      cfg.FlushInterval,
+			CollectionInterval: cfg.CollectionInterval,
+			SpanOptions:        []emit.SpanOption{emit.WithStageSpans(cfg.StageSpans)},
+			// A capture has no live source to protect: the reader waits for the next
+			// consumer (backpressure) instead of dropping spans.
+			Lossless: cfg.Source == SourceReplay,
+		},
+	}
+	switch cfg.Source {
 	case SourceReplay:
-		rc := replay.Config{Path: r.cfg.Replay.Path, Speed: r.cfg.Replay.Speed}
-		if r.cfg.Replay.Epoch != "" {
-			ep, err := replay.ParseEpoch(r.cfg.Replay.Epoch)
+		rc := replay.Config{Path: cfg.Replay.Path, Speed: cfg.Replay.Speed}
+		if cfg.Replay.Epoch != "" {
+			ep, err := replay.ParseEpoch(cfg.Replay.Epoch)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("replay.epoch: %w", err)
+				return spec, fmt.Errorf("replay.epoch: %w", err)
 			}
 			rc.Epoch, rc.HasEpoch = ep, true
 		}
-		src, err := replay.New(rc)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return src, nil, func() error { return nil }, nil
+		spec.Replay = &rc
 	case SourceLive:
-		return openLive(r.cfg, log)
+		l := cfg.Live
+		spec.Live = &graph.LiveSpec{
+			DRMMajors:          l.DRMMajors,
+			BOValidationFuncs:  l.BOValidationFunctions,
+			RunJobFuncs:        l.RunJobFunctions,
+			RingBufferBytes:    l.RingBufferSize,
+			PollInterval:       l.PollInterval,
+			IRQNames:           l.IRQNames,
+			ClassicTracepoints: l.ClassicTracepoints,
+		}
+		if c := l.CUDA; c.Enabled {
+			spec.CUDA = &graph.CUDASpec{
+				Libraries:         c.Libraries,
+				RescanInterval:    c.RescanInterval,
+				IgnoreEntryPoints: !c.FollowEntryPoints,
+				NoXid:             !c.Xid,
+			}
+		}
+	default:
+		return spec, fmt.Errorf("unknown source %q", cfg.Source)
 	}
-	return nil, nil, nil, fmt.Errorf("unknown source %q", r.cfg.Source)
+	return spec, nil
 }
 
-// openCUDA opens the CUDA source when live.cuda is enabled and decides, with the DRM
-// source's error drmErr, what runs: both; one of them alone, with a warning naming what the
-// other lacks; or neither, and then the returned error is handled by error_mode. A DRM
-// source missing next to a working CUDA source is expected (NVIDIA nodes have no
-// drm_sched) and only logged; a CUDA source missing next to a working DRM source was asked
-// for, so it is also reported as a recoverable status. run is nil when CUDA does not run;
-// its close function is in r.closeSrc.
-func (r *ghostReceiver) openCUDA(host component.Host, log *zap.Logger, drmErr error) (run func(context.Context, component.Host), err error) {
-	if r.cfg.Source != SourceLive || !r.cfg.Live.CUDA.Enabled {
-		return nil, drmErr
+// stopFields are the counts logged when the pipeline stops.
+func stopFields(st pipeline.Stats, g *graph.Graph) []zap.Field {
+	var fields []zap.Field
+	if st.DRM {
+		fields = append(fields,
+			zap.Uint64("jobs_completed", st.Assembler.Completed),
+			zap.Uint64("jobs_incomplete", st.Assembler.Incomplete),
+			zap.Uint64("malformed_lines", st.Source.Malformed),
+			zap.Uint64("truncated_lines", st.Source.Truncated),
+			zap.Uint64("span_ids_renamed", st.RenamedSpanIDs),
+			zap.Uint64("job_spans_dropped", st.DroppedJobs))
 	}
-	run, closeCUDA, cudaErr := openCUDA(r.cfg, r.outputs(), log)
-	switch {
-	case cudaErr != nil && drmErr != nil:
-		return nil, errors.Join(drmErr, fmt.Errorf("CUDA source: %w", cudaErr))
-	case cudaErr != nil:
-		err := fmt.Errorf("CUDA source unavailable (live.cuda.enabled), running the DRM source alone: %w", cudaErr)
-		log.Warn("ghostdriver CUDA source unavailable; running the DRM source alone", zap.Error(cudaErr))
-		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
-		return nil, nil
-	case drmErr != nil:
-		log.Warn("ghostdriver DRM source unavailable; running the CUDA source alone", zap.Error(drmErr))
+	if c := st.CUDA; c != nil {
+		fields = append(fields, zap.Uint64("submissions", c.Submissions), zap.Uint64("xids", c.Xids),
+			zap.Uint64("submission_spans_dropped", c.DroppedSubmissions))
+		fields = append(fields, cudaSourceFields(g)...)
 	}
-	r.closeSrc = closeCUDA
-	return run, nil
-}
-
-// joinClose closes both (either may be nil).
-func joinClose(a, b func() error) func() error {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	}
-	return func() error { return errors.Join(a(), b()) }
+	return append(fields, zap.Uint64("export_errors", st.ExportErrors))
 }
 
 func (r *ghostReceiver) outputs() pipeline.Outputs {
@@ -254,9 +238,9 @@ func (r *ghostReceiver) Shutdown(context.Context) error {
 	if r.cancel != nil {
 		r.cancel()
 	}
-	// Closing the live source unblocks its ring buffer reader.
-	if r.closeSrc != nil {
-		errs = append(errs, r.closeSrc())
+	// Closing the live sources unblocks their ring buffer readers.
+	if r.graph != nil {
+		errs = append(errs, r.graph.Close())
 	}
 	if r.done != nil {
 		<-r.done

@@ -1,5 +1,6 @@
 // `ghostdriver cuda`: the CUDA source (uprobes on libcuda/libcudart, the NVIDIA Xid
-// tracepoint) without a collector: submissions as OTLP/JSON span lines, and a summary.
+// tracepoint) without a collector, through the same graph as the receiver
+// (internal/graph): submissions as OTLP/JSON span lines, and a summary.
 // With a COMMAND, it traces while the command runs and stops when it exits.
 package main
 
@@ -13,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -21,11 +21,9 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
-	"github.com/ghostdriver/ghostdriver/internal/enrich"
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
-	"github.com/ghostdriver/ghostdriver/internal/probe"
-	"github.com/ghostdriver/ghostdriver/internal/tenant"
 )
 
 func cmdCUDA(args []string, stdout, stderr io.Writer) int {
@@ -55,20 +53,28 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		log, _ = zap.NewDevelopment()
 	}
-	r := *rescan
-	if r == 0 {
-		r = -1
-	}
-	src, report, err := cuda.Open(cuda.Config{ExtraLibraries: libs, RescanInterval: r,
-		IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid, OBIMapPath: *obiMap}, log)
+	g, err := graph.Open(graph.Spec{
+		CUDA: &graph.CUDASpec{Libraries: libs, RescanInterval: *rescan, IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid},
+		// The receiver's enrich stage: processes read at their first CUDA call, their
+		// OTEP 4947 recipes pushed into the source's kernel table, TRACEPARENT as fallback.
+		Enrich:  !*noTenant,
+		Context: graph.ContextSpec{OBIMapPath: *obiMap},
+		Pipeline: pipeline.Config{
+			Metrics:            metadata.DefaultMetricsConfig(),
+			FlushInterval:      *flushEvery,
+			CollectionInterval: *collectEvery,
+		},
+	}, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
 		return 1
 	}
-	defer src.Close()
-	printCUDAReport(stderr, report)
+	defer g.Close()
+	for _, rep := range g.Reports {
+		fmt.Fprint(stderr, rep.Text)
+	}
 	if *readyFile != "" {
-		if err := os.WriteFile(*readyFile, []byte(report.Summary()+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*readyFile, []byte(g.Reports[0].Summary+"\n"), 0o644); err != nil {
 			fmt.Fprintf(stderr, "ghostdriver cuda: --ready-file: %v\n", err)
 			return 1
 		}
@@ -88,25 +94,8 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var sum cudaSummary
-	opts := []cudaspans.Option{cudaspans.WithIDSalt(probe.BootSalt()), cudaspans.WithLossFunc(src.Losses)}
-	var enricher pipeline.CUDAEnricher
-	var enr *enrich.Enricher
-	if !*noTenant {
-		// The receiver's enrich stage: processes read at their first CUDA call, their
-		// OTEP 4947 recipes pushed into the source's kernel table, TRACEPARENT as fallback.
-		enr = enrich.New(enrich.Config{}, tenant.NewResolver(tenant.DefaultConfig()), src, log)
-		defer enr.Close()
-		enricher = enrich.CUDA{Enricher: enr}
-		opts = append(opts, cudaspans.WithResourceFunc(enrich.CUDA{Enricher: enr}.Resource))
-	}
-	runner := pipeline.NewCUDA(pipeline.CUDAConfig{
-		Metrics:            metadata.DefaultMetricsConfig(),
-		FlushInterval:      *flushEvery,
-		CollectionInterval: *collectEvery,
-		Options:            opts,
-		OnSubmission:       sum.add,
-		Enricher:           enricher,
-	}, src, outs, log)
+	g.OnSubmission(sum.add)
+	runner := g.Pipeline(outs, nil)
 
 	ctx, stop := runContext(*duration)
 	defer stop()
@@ -151,8 +140,8 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		code = 1
 	}
 	if !*quiet {
-		sum.print(stdout, runner.Stats(), src.Stats(), time.Since(start))
-		if enr != nil {
+		sum.print(stdout, runner.Stats(), g.CUDASource().Stats(), time.Since(start))
+		if enr := g.CUDAEnricher(); enr != nil {
 			es := enr.Stats()
 			fmt.Fprintf(stdout, "processes read: %d (slowest %v); %d lookups answered before their process was read\n",
 				es.Loads, es.SlowestLoad.Round(time.Microsecond), es.WaitedOut)
@@ -162,16 +151,6 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
-}
-
-func printCUDAReport(w io.Writer, rep cuda.Report) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STAGE\tSTATUS\tHOOK\tREASON")
-	for _, e := range rep.Entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Stage, e.Status, e.Hook, e.Reason)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "CUDA source: %s\n", rep.Summary())
 }
 
 // cudaSummary is what the summary prints, gathered on the source goroutine.
@@ -202,7 +181,11 @@ func (c *cudaSummary) add(s *cuda.Submission) {
 	}
 }
 
-func (c *cudaSummary) print(w io.Writer, st pipeline.CUDAStats, src cuda.Stats, ran time.Duration) {
+func (c *cudaSummary) print(w io.Writer, ps pipeline.Stats, src cuda.Stats, ran time.Duration) {
+	var st pipeline.CUDAStats
+	if ps.CUDA != nil {
+		st = *ps.CUDA
+	}
 	fmt.Fprintf(w, "ran %v\n", ran.Round(time.Millisecond))
 	fmt.Fprintf(w, "submissions: %d (%d synchronized, %d unsynchronized)", c.submissions, c.synced, c.submissions-c.synced)
 	if len(c.scopes) > 0 {
@@ -241,8 +224,8 @@ func (c *cudaSummary) print(w io.Writer, st pipeline.CUDAStats, src cuda.Stats, 
 		c.tiers[1], c.tiers[2], c.tiers[3], c.tiers[0], src.WithContext, src.Recipes)
 	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks (%d refused), %d records lost, %d malformed, %d returns missed, %d maps reads cut at their bound\n",
 		src.Calls, src.Libraries, src.EntryPointHooks, src.EntryPointsRefused, src.Lost, src.Malformed, src.StaleFrames, src.MapsTruncated)
-	if st.DroppedSubmissions > 0 || st.ExportErrors > 0 {
-		fmt.Fprintf(w, "spans dropped (buffer full): %d, export errors: %d\n", st.DroppedSubmissions, st.ExportErrors)
+	if st.DroppedSubmissions > 0 || ps.ExportErrors > 0 {
+		fmt.Fprintf(w, "spans dropped (buffer full): %d, export errors: %d\n", st.DroppedSubmissions, ps.ExportErrors)
 	}
 }
 

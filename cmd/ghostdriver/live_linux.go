@@ -1,4 +1,5 @@
-// `ghostdriver live`: the eBPF source without a collector.
+// `ghostdriver live`: the eBPF source without a collector, through the same graph as the
+// receiver (internal/graph).
 package main
 
 import (
@@ -12,10 +13,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/enrich"
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
-	"github.com/ghostdriver/ghostdriver/internal/tenant"
 )
 
 // uintList is a repeatable numeric flag (--drm-major 226 --drm-major 1).
@@ -77,30 +77,39 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if err := enrich.ValidateTiers(tierList); err != nil {
 		return usageError(stderr, fs, "--context-tiers: %v", err)
 	}
-	cfg := probe.DefaultConfig()
-	cfg.BOValidationFuncs = append(cfg.BOValidationFuncs, boFuncs...)
-	cfg.RunJobFuncs = append(cfg.RunJobFuncs, runJobFuncs...)
-	if len(majors) > 0 {
-		cfg.DRMMajors = majors
+	d := probe.DefaultConfig()
+	spec := graph.Spec{
+		Live: &graph.LiveSpec{
+			BOValidationFuncs:  append(d.BOValidationFuncs, boFuncs...),
+			RunJobFuncs:        append(d.RunJobFuncs, runJobFuncs...),
+			ClassicTracepoints: *classic,
+		},
+		Enrich:   !*noTenant,
+		ProcRoot: *procRoot,
+		SysRoot:  *sysRoot,
+		Context:  graph.ContextSpec{Tiers: tierList, OBIMapPath: *obiMap},
+		Pipeline: pf.config(),
 	}
-	cfg.ContextTiers = enrich.KernelTiers(tierList)
-	cfg.OBIMapPath = *obiMap
-	cfg.ClassicTracepoints = *classic
-	live, report, err := probe.Open(cfg, log)
-	fmt.Fprint(stderr, report.String())
+	if len(majors) > 0 {
+		spec.Live.DRMMajors = majors
+	}
+	g, err := graph.Open(spec, log)
+	for _, rep := range g.Reports {
+		fmt.Fprint(stderr, rep.Text)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ghostdriver live: %v\n", err)
 		return 1
 	}
-	defer live.Close()
+	defer g.Close()
 	if *clockOut != "" {
-		if err := os.WriteFile(*clockOut, []byte(fmt.Sprintf("mono_to_wall_offset_ns=%d\n", live.ClockOffset())), 0o644); err != nil {
+		if err := os.WriteFile(*clockOut, []byte(fmt.Sprintf("mono_to_wall_offset_ns=%d\n", g.Live().ClockOffset())), 0o644); err != nil {
 			fmt.Fprintf(stderr, "ghostdriver live: --clock-out: %v\n", err)
 			return 1
 		}
 	}
 	if *readyFile != "" {
-		if err := os.WriteFile(*readyFile, []byte(report.Summary()+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*readyFile, []byte(g.Reports[0].Summary+"\n"), 0o644); err != nil {
 			fmt.Fprintf(stderr, "ghostdriver live: --ready-file: %v\n", err)
 			return 1
 		}
@@ -108,15 +117,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := runContext(*duration)
 	defer stop()
 	start := time.Now()
-	pf.spanOptions = append(pf.spanOptions, emit.WithIDSalt(probe.BootSalt()))
-	if !*noTenant {
-		tc := tenant.DefaultConfig()
-		tc.ProcRoot, tc.SysRoot = *procRoot, *sysRoot
-		enr := enrich.New(enrich.Config{Tiers: tierList}, tenant.NewResolver(tc), live, log)
-		defer enr.Close()
-		pf.enricher = enr
-	}
-	code := runPipeline(ctx, live, pf, *output, *metricsOut, !*quiet, stdout, stderr)
+	code := runPipeline(ctx, g, pf, *output, *metricsOut, !*quiet, stdout, stderr)
 	fmt.Fprintf(stderr, "ghostdriver live: ran %v\n", time.Since(start).Round(time.Millisecond))
 	return code
 }

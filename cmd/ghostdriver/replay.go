@@ -14,8 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/event"
-	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
 	"github.com/ghostdriver/ghostdriver/internal/summary"
 )
@@ -53,10 +52,11 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 		}
 		rc.Epoch, rc.HasEpoch = ep, true
 	}
-	src, err := replay.New(rc)
+	g, err := graph.Open(graph.Spec{Replay: &rc, Pipeline: cfgFlags.config()}, nil)
 	if err != nil {
 		return fail(stderr, "replay", err)
 	}
+	defer g.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var tj *traceJSONOutput // export.go
@@ -65,12 +65,12 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "replay", err)
 		}
 	}
-	return runPipeline(ctx, src, cfgFlags, *output, *metricsOut, !*quiet, stdout, stderr, tj)
+	return runPipeline(ctx, g, cfgFlags, *output, *metricsOut, !*quiet, stdout, stderr, tj)
 }
 
-// runPipeline is shared by replay and live: run the source to its end, write the files,
-// print the summary; pictures (replay --trace-json) are written after the run.
-func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, output, metricsOut string, printSummary bool, stdout, stderr io.Writer, pictures ...*traceJSONOutput) int {
+// runPipeline is shared by replay and live: run the graph's pipeline to its end, write
+// the files, print the summary; pictures (replay --trace-json) are written after the run.
+func runPipeline(ctx context.Context, g *graph.Graph, pf *pipelineFlags, output, metricsOut string, printSummary bool, stdout, stderr io.Writer, pictures ...*traceJSONOutput) int {
 	// A file that cannot be written ends the run (the rest would be lost as well).
 	// Only a write failure is an abort: the end of a live --duration (the parent's
 	// deadline) or Ctrl-C is the normal end of a run.
@@ -96,7 +96,7 @@ func runPipeline(ctx context.Context, src event.Source, pf *pipelineFlags, outpu
 		// when it is printed.
 		outs.Job = func(j *assemble.Job) { sum.Add(j) }
 	}
-	p := pipeline.New(pf.config(), src, outs, warnLogger(stderr))
+	p := g.Pipeline(outs, warnLogger(stderr))
 	runErr := p.Run(ctx)
 	closeErr := closeOuts()
 	st := p.Stats()

@@ -41,7 +41,15 @@ type Config struct {
 	// hookQueue bounds the learned entry points waiting for the hook worker (default
 	// defaultHookQueue; tests make it small).
 	hookQueue int
+	// threadTable is the size of the kernel's per-thread frame table, cuda_threads
+	// (default defaultThreadTable; tests make it small to provoke evictions).
+	threadTable int
 }
+
+// defaultThreadTable: threads of the node that may be inside a traced call at once
+// (bpf/cuda.c declares the same; beyond it, live frames are evicted and counted as
+// Stats.ReturnsWithoutFrame).
+const defaultThreadTable = 16384
 
 func (c Config) withDefaults() (Config, error) {
 	if c.ProcRoot == "" {
@@ -55,6 +63,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := checkRingBufferBytes(c.RingBufferBytes); err != nil {
 		return c, err
+	}
+	if c.threadTable <= 0 {
+		c.threadTable = defaultThreadTable
 	}
 	if c.hookQueue <= 0 {
 		c.hookQueue = defaultHookQueue

@@ -20,6 +20,14 @@ const (
 	cudaBPFCudaFlagCUDA_F_ARG_FAULT      cudaBPFCudaFlag = 2
 )
 
+type cudaBPFCudaFrameLoss uint32
+
+const (
+	cudaBPFCudaFrameLossCUDA_LOSS_MISSED_RETURN cudaBPFCudaFrameLoss = 0
+	cudaBPFCudaFrameLossCUDA_LOSS_NO_FRAME      cudaBPFCudaFrameLoss = 1
+	cudaBPFCudaFrameLossCUDA_LOSS_MAX           cudaBPFCudaFrameLoss = 2
+)
+
 type cudaBPFCudaRec uint32
 
 const (
@@ -97,26 +105,28 @@ type cudaBPFTlsRecipe struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	cudaBPFMapCudaEvents         = "cuda_events"
-	cudaBPFMapCudaLost           = "cuda_lost"
-	cudaBPFMapCudaThreads        = "cuda_threads"
-	cudaBPFMapCudaZero           = "cuda_zero"
-	cudaBPFMapProcs              = "procs"
-	cudaBPFMapTracesCtxV1        = "traces_ctx_v1"
-	cudaBPFProgCudaEnter         = "cuda_enter"
-	cudaBPFProgCudaRawtpExec     = "cuda_rawtp_exec"
-	cudaBPFProgCudaRawtpExit     = "cuda_rawtp_exit"
-	cudaBPFProgCudaReturn        = "cuda_return"
-	cudaBPFProgCudaTpbtfExec     = "cuda_tpbtf_exec"
-	cudaBPFProgCudaTpbtfExit     = "cuda_tpbtf_exit"
-	cudaBPFProgRawtpNvidiaDevXid = "rawtp_nvidia_dev_xid"
-	cudaBPFProgTpNvidiaDevXid    = "tp_nvidia_dev_xid"
-	cudaBPFVarCtxOrder           = "ctx_order"
-	cudaBPFVarUnusedCudaFlag     = "unused_cuda_flag"
-	cudaBPFVarUnusedCudaRec      = "unused_cuda_rec"
-	cudaBPFVarUnusedCudaRecord   = "unused_cuda_record"
-	cudaBPFVarUnusedTlsRecipe    = "unused_tls_recipe"
-	cudaBPFVarWakeupBytes        = "wakeup_bytes"
+	cudaBPFMapCudaFrameLosses     = "cuda_frame_losses"
+	cudaBPFMapCudaThreads         = "cuda_threads"
+	cudaBPFMapCudaZero            = "cuda_zero"
+	cudaBPFMapEvents              = "events"
+	cudaBPFMapLost                = "lost"
+	cudaBPFMapProcs               = "procs"
+	cudaBPFMapTracesCtxV1         = "traces_ctx_v1"
+	cudaBPFProgCudaEnter          = "cuda_enter"
+	cudaBPFProgCudaRawtpExec      = "cuda_rawtp_exec"
+	cudaBPFProgCudaRawtpExit      = "cuda_rawtp_exit"
+	cudaBPFProgCudaReturn         = "cuda_return"
+	cudaBPFProgCudaTpbtfExec      = "cuda_tpbtf_exec"
+	cudaBPFProgCudaTpbtfExit      = "cuda_tpbtf_exit"
+	cudaBPFProgRawtpNvidiaDevXid  = "rawtp_nvidia_dev_xid"
+	cudaBPFProgTpNvidiaDevXid     = "tp_nvidia_dev_xid"
+	cudaBPFVarCtxOrder            = "ctx_order"
+	cudaBPFVarUnusedCudaFlag      = "unused_cuda_flag"
+	cudaBPFVarUnusedCudaFrameLoss = "unused_cuda_frame_loss"
+	cudaBPFVarUnusedCudaRec       = "unused_cuda_rec"
+	cudaBPFVarUnusedCudaRecord    = "unused_cuda_record"
+	cudaBPFVarUnusedTlsRecipe     = "unused_tls_recipe"
+	cudaBPFVarWakeupBytes         = "wakeup_bytes"
 )
 
 // loadCudaBPF returns the embedded CollectionSpec for cudaBPF.
@@ -175,24 +185,26 @@ type cudaBPFProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type cudaBPFMapSpecs struct {
-	CudaEvents  *ebpf.MapSpec `ebpf:"cuda_events"`
-	CudaLost    *ebpf.MapSpec `ebpf:"cuda_lost"`
-	CudaThreads *ebpf.MapSpec `ebpf:"cuda_threads"`
-	CudaZero    *ebpf.MapSpec `ebpf:"cuda_zero"`
-	Procs       *ebpf.MapSpec `ebpf:"procs"`
-	TracesCtxV1 *ebpf.MapSpec `ebpf:"traces_ctx_v1"`
+	CudaFrameLosses *ebpf.MapSpec `ebpf:"cuda_frame_losses"`
+	CudaThreads     *ebpf.MapSpec `ebpf:"cuda_threads"`
+	CudaZero        *ebpf.MapSpec `ebpf:"cuda_zero"`
+	Events          *ebpf.MapSpec `ebpf:"events"`
+	Lost            *ebpf.MapSpec `ebpf:"lost"`
+	Procs           *ebpf.MapSpec `ebpf:"procs"`
+	TracesCtxV1     *ebpf.MapSpec `ebpf:"traces_ctx_v1"`
 }
 
 // cudaBPFVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type cudaBPFVariableSpecs struct {
-	CtxOrder         *ebpf.VariableSpec `ebpf:"ctx_order"`
-	UnusedCudaFlag   *ebpf.VariableSpec `ebpf:"unused_cuda_flag"`
-	UnusedCudaRec    *ebpf.VariableSpec `ebpf:"unused_cuda_rec"`
-	UnusedCudaRecord *ebpf.VariableSpec `ebpf:"unused_cuda_record"`
-	UnusedTlsRecipe  *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
-	WakeupBytes      *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	CtxOrder            *ebpf.VariableSpec `ebpf:"ctx_order"`
+	UnusedCudaFlag      *ebpf.VariableSpec `ebpf:"unused_cuda_flag"`
+	UnusedCudaFrameLoss *ebpf.VariableSpec `ebpf:"unused_cuda_frame_loss"`
+	UnusedCudaRec       *ebpf.VariableSpec `ebpf:"unused_cuda_rec"`
+	UnusedCudaRecord    *ebpf.VariableSpec `ebpf:"unused_cuda_record"`
+	UnusedTlsRecipe     *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
+	WakeupBytes         *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // cudaBPFObjects contains all objects after they have been loaded into the kernel.
@@ -215,20 +227,22 @@ func (o *cudaBPFObjects) Close() error {
 //
 // It can be passed to loadCudaBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type cudaBPFMaps struct {
-	CudaEvents  *ebpf.Map `ebpf:"cuda_events"`
-	CudaLost    *ebpf.Map `ebpf:"cuda_lost"`
-	CudaThreads *ebpf.Map `ebpf:"cuda_threads"`
-	CudaZero    *ebpf.Map `ebpf:"cuda_zero"`
-	Procs       *ebpf.Map `ebpf:"procs"`
-	TracesCtxV1 *ebpf.Map `ebpf:"traces_ctx_v1"`
+	CudaFrameLosses *ebpf.Map `ebpf:"cuda_frame_losses"`
+	CudaThreads     *ebpf.Map `ebpf:"cuda_threads"`
+	CudaZero        *ebpf.Map `ebpf:"cuda_zero"`
+	Events          *ebpf.Map `ebpf:"events"`
+	Lost            *ebpf.Map `ebpf:"lost"`
+	Procs           *ebpf.Map `ebpf:"procs"`
+	TracesCtxV1     *ebpf.Map `ebpf:"traces_ctx_v1"`
 }
 
 func (m *cudaBPFMaps) Close() error {
 	return _CudaBPFClose(
-		m.CudaEvents,
-		m.CudaLost,
+		m.CudaFrameLosses,
 		m.CudaThreads,
 		m.CudaZero,
+		m.Events,
+		m.Lost,
 		m.Procs,
 		m.TracesCtxV1,
 	)
@@ -238,12 +252,13 @@ func (m *cudaBPFMaps) Close() error {
 //
 // It can be passed to loadCudaBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type cudaBPFVariables struct {
-	CtxOrder         *ebpf.Variable `ebpf:"ctx_order"`
-	UnusedCudaFlag   *ebpf.Variable `ebpf:"unused_cuda_flag"`
-	UnusedCudaRec    *ebpf.Variable `ebpf:"unused_cuda_rec"`
-	UnusedCudaRecord *ebpf.Variable `ebpf:"unused_cuda_record"`
-	UnusedTlsRecipe  *ebpf.Variable `ebpf:"unused_tls_recipe"`
-	WakeupBytes      *ebpf.Variable `ebpf:"wakeup_bytes"`
+	CtxOrder            *ebpf.Variable `ebpf:"ctx_order"`
+	UnusedCudaFlag      *ebpf.Variable `ebpf:"unused_cuda_flag"`
+	UnusedCudaFrameLoss *ebpf.Variable `ebpf:"unused_cuda_frame_loss"`
+	UnusedCudaRec       *ebpf.Variable `ebpf:"unused_cuda_rec"`
+	UnusedCudaRecord    *ebpf.Variable `ebpf:"unused_cuda_record"`
+	UnusedTlsRecipe     *ebpf.Variable `ebpf:"unused_tls_recipe"`
+	WakeupBytes         *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // cudaBPFPrograms contains all programs after they have been loaded into the kernel.

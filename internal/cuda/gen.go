@@ -4,4 +4,4 @@ package cuda
 // (bpf2go's build tags pick the one of GOARCH), so that `go build` and ocb need no clang.
 // Regenerate with `make generate` (needs clang-14 and llvm-strip-14).
 
-//go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package cuda -type cuda_record -type cuda_rec -type cuda_flag cudaBPF ../../bpf/cuda.c -- -I../../bpf/include
+//go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package cuda -type cuda_record -type cuda_rec -type cuda_flag -type cuda_frame_loss cudaBPF ../../bpf/cuda.c -- -I../../bpf/include

@@ -16,6 +16,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
+// cookieEntryPoint marks uprobes attached at a learned entry point (not in BPF's
 // layout: bits 13..15 are free there and only user space reads them).
 const cookieEntryPoint = 1 << 13
 

@@ -88,13 +88,26 @@ type Stats struct {
 	Lost          uint64 // ring buffer reserve failures (kernel side)
 	// StaleFrames counts calls whose return the kernel never saw (a frame dropped by
 	// stack position: hook attached mid-call, longjmp or an exception through it).
-	StaleFrames   uint64
-	Recipes       uint64 // processes pushed into the kernel's thread-context table
-	ProcessesGone uint64 // exec/exit records of those processes
-	WithContext   uint64 // top-level calls that carried an in-kernel application context
+	StaleFrames uint64
+	// ReturnsWithoutFrame counts returns the kernel saw with no entry frame for them:
+	// the thread's frames were evicted from the thread table (more threads inside calls
+	// than it holds), or the call began before its entry hook was attached. Each is a
+	// call not recorded.
+	ReturnsWithoutFrame uint64
+	Recipes             uint64 // processes pushed into the kernel's thread-context table
+	ProcessesGone       uint64 // exec/exit records of those processes
+	WithContext         uint64 // top-level calls that carried an in-kernel application context
 }
 
-// cookieEntryPoint marks uprobes attached at a learned entry point (not in BPF's
+// Losses are the calls the source saw begin (or return) but could not record, by cause,
+// and the learned entry points it never examined; all cumulative.
+type Losses struct {
+	RingBuffer   uint64 // ring-buffer reserve failures (Stats.Lost)
+	MissedReturn uint64 // entry frames dropped by stack position (Stats.StaleFrames)
+	NoFrame      uint64 // returns without an entry frame (Stats.ReturnsWithoutFrame)
+	// EntryPointsDropped: the hook worker's queue was full (Stats.EntryPointsDropped).
+	EntryPointsDropped uint64
+}
 
 // Stats returns what the source counted so far.
 func (s *Source) Stats() Stats {
@@ -106,34 +119,35 @@ func (s *Source) Stats() Stats {
 		st.ByAPI[k] = v
 	}
 	if !s.closed {
-		st.Lost, st.StaleFrames = s.kernelCounts()
+		st.Lost, st.StaleFrames, st.ReturnsWithoutFrame = s.kernelCounts()
 	}
 	return st
 }
 
-// Losses returns the calls lost so far: ring-buffer reserve failures and missed returns
-// (Stats' Lost and StaleFrames, without copying the rest).
-func (s *Source) Losses() (ringBuffer, missedReturn uint64) {
+// Losses returns what Stats says was lost, without copying the rest.
+func (s *Source) Losses() Losses {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return s.stats.Lost, s.stats.StaleFrames
+	l := Losses{RingBuffer: s.stats.Lost, MissedReturn: s.stats.StaleFrames, NoFrame: s.stats.ReturnsWithoutFrame,
+		EntryPointsDropped: s.stats.EntryPointsDropped}
+	if !s.closed {
+		l.RingBuffer, l.MissedReturn, l.NoFrame = s.kernelCounts()
 	}
-	return s.kernelCounts()
+	return l
 }
 
-// kernelCounts sums the kernel's per-CPU loss counters (under s.mu, before Close).
-func (s *Source) kernelCounts() (lost, stale uint64) {
-	var perCPU []uint64
-	if err := s.coll.Maps["cuda_lost"].Lookup(uint32(0), &perCPU); err == nil {
-		for _, v := range perCPU {
-			lost += v
+// kernelCounts sums the kernel's per-CPU loss counters (under s.mu, before Close): ring
+// reserve failures (`lost`, ghostdriver.h) and the frame losses of cuda.c.
+func (s *Source) kernelCounts() (ring, missedReturn, noFrame uint64) {
+	sum := func(m string, i uint32) (n uint64) {
+		var perCPU []uint64
+		if err := s.coll.Maps[m].Lookup(i, &perCPU); err == nil {
+			for _, v := range perCPU {
+				n += v
+			}
 		}
+		return n
 	}
-	if err := s.coll.Maps["cuda_lost"].Lookup(uint32(1), &perCPU); err == nil {
-		for _, v := range perCPU {
-			stale += v
-		}
-	}
-	return lost, stale
+	return sum(cudaBPFMapLost, 0), sum(cudaBPFMapCudaFrameLosses, uint32(cudaBPFCudaFrameLossCUDA_LOSS_MISSED_RETURN)),
+		sum(cudaBPFMapCudaFrameLosses, uint32(cudaBPFCudaFrameLossCUDA_LOSS_NO_FRAME))
 }

@@ -63,7 +63,8 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 	if err != nil {
 		return nil, Report{}, err
 	}
-	spec.Maps["cuda_events"].MaxEntries = uint32(cfg.RingBufferBytes)
+	spec.Maps[cudaBPFMapEvents].MaxEntries = uint32(cfg.RingBufferBytes)
+	spec.Maps[cudaBPFMapCudaThreads].MaxEntries = uint32(cfg.threadTable)
 	if err := spec.Variables["wakeup_bytes"].Set(uint64(cfg.RingBufferBytes / 4)); err != nil {
 		return nil, Report{}, err
 	}
@@ -113,7 +114,7 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 	}
 	s.coll = coll
 	s.enter, s.ret = coll.Programs["cuda_enter"], coll.Programs["cuda_return"]
-	rd, err := ringbuf.NewReader(coll.Maps["cuda_events"])
+	rd, err := ringbuf.NewReader(coll.Maps[cudaBPFMapEvents])
 	if err != nil {
 		coll.Close()
 		return nil, Report{}, fmt.Errorf("ring buffer reader: %w", err)
@@ -164,7 +165,7 @@ func (s *Source) Close() error {
 	s.closed = true
 	// The last values stay readable after the maps are gone (cumulative metrics must
 	// not fall back to zero at the final collection).
-	s.stats.Lost, s.stats.StaleFrames = s.kernelCounts()
+	s.stats.Lost, s.stats.StaleFrames, s.stats.ReturnsWithoutFrame = s.kernelCounts()
 	links := s.links
 	s.links = nil
 	s.mu.Unlock()

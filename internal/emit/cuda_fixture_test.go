@@ -90,7 +90,9 @@ func cudaFixtureOutputs() (ptrace.Traces, pmetric.Metrics) {
 	cfg := metadata.DefaultMetricsConfig()
 	cfg.Dimensions = metadata.AllowedDimensions
 	r := cudaspans.NewRecorder(cfg, t0, cudaspans.WithHostName("gpu-node-7"),
-		cudaspans.WithLossFunc(func() (uint64, uint64) { return 3, 1 }))
+		cudaspans.WithLossFunc(func() cuda.Losses {
+			return cuda.Losses{RingBuffer: 3, MissedReturn: 1, NoFrame: 2, EntryPointsDropped: 4}
+		}))
 	for _, s := range cudaSubmissions() {
 		b.Append(s)
 		r.Record(s)

@@ -47,6 +47,7 @@ type MetricsConfig struct {
 	GhostdriverCUDALaunches           MetricConfig `mapstructure:"ghostdriver.cuda.launches"`
 	GhostdriverNvidiaXid              MetricConfig `mapstructure:"ghostdriver.nvidia.xid"`
 	GhostdriverCUDALostCalls          MetricConfig `mapstructure:"ghostdriver.cuda.lost_calls"`
+	GhostdriverCUDAEntryPointsDropped MetricConfig `mapstructure:"ghostdriver.cuda.entry_points.dropped"`
 
 	// Dimensions adds tenant attributes to the job metrics (those whose descriptor has
 	// Dimensions set). Each must be in AllowedDimensions: the list is reviewed one key at
@@ -95,6 +96,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverCUDALaunches:           on,
 		GhostdriverNvidiaXid:              on,
 		GhostdriverCUDALostCalls:          on,
+		GhostdriverCUDAEntryPointsDropped: on,
 	}
 }
 
@@ -147,6 +149,8 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverNvidiaXid
 	case MetricCUDALostCalls:
 		return &c.GhostdriverCUDALostCalls
+	case MetricCUDAEntryPointsDropped:
+		return &c.GhostdriverCUDAEntryPointsDropped
 	}
 	return nil
 }

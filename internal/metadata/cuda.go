@@ -66,6 +66,7 @@ const (
 	MetricCUDALaunches           = "ghostdriver.cuda.launches"
 	MetricNvidiaXid              = "ghostdriver.nvidia.xid"
 	MetricCUDALostCalls          = "ghostdriver.cuda.lost_calls"
+	MetricCUDAEntryPointsDropped = "ghostdriver.cuda.entry_points.dropped"
 )
 
 // ghostdriver.cuda.lost_calls: why a call never became a record.
@@ -76,4 +77,8 @@ const (
 	// CUDALossMissedReturn: the call's return was never seen (its entry frame was dropped
 	// by stack position: a hook attached mid-call, longjmp or an exception through it).
 	CUDALossMissedReturn = "missed_return"
+	// CUDALossNoFrame: the call's return came with no entry frame for it (the thread's
+	// frames were evicted from the kernel's thread table, or the call began before its
+	// entry hook was attached).
+	CUDALossNoFrame = "no_frame"
 )

@@ -298,13 +298,23 @@ var Metrics = []MetricDesc{
 	},
 	{
 		Name: MetricCUDALostCalls,
-		Description: "CUDA API calls the source saw enter but could not record, by reason " +
-			"(ring_buffer: the ring buffer was full; missed_return: the return was never seen).",
+		Description: "CUDA API calls the source saw but could not record, by reason " +
+			"(ring_buffer: the ring buffer was full; missed_return: the return was never seen; " +
+			"no_frame: the return came without its entry frame).",
 		Unit:       "{call}",
 		Instrument: Sum,
 		Value:      Int,
 		Monotonic:  true,
 		Attributes: []string{AttrCUDALossReason},
+	},
+	{
+		Name: MetricCUDAEntryPointsDropped,
+		Description: "Driver entry points returned by cuGetProcAddress that were never examined " +
+			"because the hook queue was full; calls through them are seen at the runtime layer only.",
+		Unit:       "{entry_point}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
 	},
 }
 

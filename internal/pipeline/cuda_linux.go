@@ -1,52 +1,47 @@
-// The CUDA path, wired like the DRM one but with its own source, assembler and builders:
+// The CUDA branch of the one pipeline (Linux only, like internal/cuda):
 //
-//	cuda.Source ──calls──▶ cuda.Assembler ──submissions──▶ enrich ──▶ cudaspans (spans, metrics) ──▶ outputs
+//	cuda.Source ──calls──▶ cuda.Assembler ──submissions──▶ enrich ──▶ cudaspans (spans, metrics) ─▶ the pipeline's exporter
 //
-// The enrich stage is the DRM path's (internal/enrich): the processes that make calls are
+// The enrich stage is the DRM branch's (internal/enrich): the processes that make calls are
 // read in the background and their thread-context recipes pushed into the CUDA source's
 // kernel table; a submission gets TRACEPARENT when no in-kernel tier had a context.
 //
 // The source's goroutine drives the assembler (which is not safe for concurrent use) and
-// the builders under a mutex; the shared exporter (flush.go) hands spans and metrics to the
-// outputs, so the receiver and the CLI push CUDA data through the same consumers as DRM
-// jobs.
+// the builders under the pipeline's mutex; the pipeline's one exporter (flush.go) takes
+// the branch's spans and metrics together with the DRM branch's, into the same outputs.
 package pipeline
 
 import (
 	"context"
 	"errors"
-	"sync"
+	"fmt"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
 	"github.com/ghostdriver/ghostdriver/internal/event"
-	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
 
-// CUDASource is what the runner needs of *cuda.Source (tests substitute their own).
+// CUDASource is what the branch needs of *cuda.Source (tests substitute their own).
 type CUDASource interface {
 	Run(ctx context.Context, sink cuda.Sink) error
 }
 
-// CUDAConfig configures a CUDA runner.
+// CUDAConfig configures the CUDA branch (its metrics follow the pipeline's Config.Metrics).
 type CUDAConfig struct {
-	Assembler          cuda.AssemblerConfig
-	Metrics            metadata.MetricsConfig
-	FlushInterval      time.Duration
-	CollectionInterval time.Duration
+	Assembler cuda.AssemblerConfig
 	// MaxBufferedSubmissions bounds the submissions waiting for the exporter; beyond it
 	// their spans are dropped (still counted in the metrics) and DroppedSubmissions grows.
 	MaxBufferedSubmissions int
 	Options                []cudaspans.Option
 	// Clock converts the source's CLOCK_MONOTONIC times to wall time (default: a
-	// re-synced monotonic→realtime offset).
+	// re-synced monotonic→realtime offset; internal/graph passes the DRM live source's
+	// clock when both run, so both kinds of spans use one conversion).
 	Clock event.Clock
 	// OnSubmission is called for every submission on the source goroutine (keep it cheap).
 	OnSubmission func(*cuda.Submission)
@@ -54,7 +49,7 @@ type CUDAConfig struct {
 	Enricher CUDAEnricher
 }
 
-// CUDAEnricher is what the runner needs of the enrich stage (receiver wires
+// CUDAEnricher is what the branch needs of the enrich stage (receiver wires
 // internal/enrich; tests substitute their own).
 type CUDAEnricher interface {
 	// Sight: pid made a traced call; queue its read (never blocks).
@@ -66,73 +61,65 @@ type CUDAEnricher interface {
 	Submission(s *cuda.Submission)
 }
 
-// CUDA runs one CUDA source to cancellation (or its Close).
-type CUDA struct {
+// cudaBranch is the CUDA branch: p.mu guards asm, spans and metrics.
+type cudaBranch struct {
+	p   *Pipeline
 	cfg CUDAConfig
 	src CUDASource
-	out Outputs
 
-	mu      sync.Mutex // guards asm, spans, metrics
 	asm     *cuda.Assembler
 	spans   *cudaspans.Builder
 	metrics *cudaspans.Recorder
-	exp     *exporter
 
 	submissions, dropped, xids atomic.Uint64
 }
 
-// NewCUDA builds a runner; nothing runs until Run.
-func NewCUDA(cfg CUDAConfig, src CUDASource, out Outputs, log *zap.Logger) *CUDA {
-	if cfg.FlushInterval <= 0 {
-		cfg.FlushInterval = 200 * time.Millisecond
-	}
-	if cfg.CollectionInterval <= 0 {
-		cfg.CollectionInterval = 10 * time.Second
-	}
+// AddCUDA adds the CUDA branch fed by src; call before Run, at most once.
+func (p *Pipeline) AddCUDA(cfg CUDAConfig, src CUDASource) {
 	if cfg.MaxBufferedSubmissions <= 0 {
 		cfg.MaxBufferedSubmissions = 65536
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = newMonoClock()
 	}
-	if log == nil {
-		log = zap.NewNop()
+	b := &cudaBranch{p: p, cfg: cfg, src: src}
+	b.spans = cudaspans.NewBuilder(cfg.Clock, cfg.Options...)
+	b.metrics = cudaspans.NewRecorder(p.cfg.Metrics, time.Now(), cfg.Options...)
+	b.asm = cuda.NewAssembler(cfg.Assembler, b.onSubmission)
+	p.branches = append(p.branches, b)
+	if p.src == nil {
+		p.exp.what = "CUDA submission spans"
+	} else {
+		p.exp.what = "GPU job and CUDA submission spans"
 	}
-	r := &CUDA{cfg: cfg, src: src, out: out}
-	r.spans = cudaspans.NewBuilder(cfg.Clock, cfg.Options...)
-	r.metrics = cudaspans.NewRecorder(cfg.Metrics, time.Now(), cfg.Options...)
-	r.asm = cuda.NewAssembler(cfg.Assembler, r.onSubmission)
-	r.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "CUDA submission spans", r.takeSpans, r.collect,
-		r.dropped.Load)
-	return r
 }
 
-// onSubmission runs under r.mu (called from the assembler).
-func (r *CUDA) onSubmission(s *cuda.Submission) {
-	r.submissions.Add(1)
-	if r.cfg.Enricher != nil {
-		r.cfg.Enricher.Submission(s)
+// onSubmission runs under p.mu (called from the assembler).
+func (b *cudaBranch) onSubmission(s *cuda.Submission) {
+	b.submissions.Add(1)
+	if b.cfg.Enricher != nil {
+		b.cfg.Enricher.Submission(s)
 	}
-	r.metrics.Record(s)
-	if r.cfg.OnSubmission != nil {
-		r.cfg.OnSubmission(s)
+	b.metrics.Record(s)
+	if b.cfg.OnSubmission != nil {
+		b.cfg.OnSubmission(s)
 	}
-	if r.out.Traces == nil {
+	if b.p.out.Traces == nil {
 		return
 	}
-	if r.spans.Len() >= r.cfg.MaxBufferedSubmissions {
-		r.dropped.Add(1)
+	if b.spans.Len() >= b.cfg.MaxBufferedSubmissions {
+		b.dropped.Add(1)
 		return
 	}
-	r.spans.Append(s)
-	if r.spans.Len() >= r.cfg.MaxBufferedSubmissions/2 {
-		r.exp.wake()
+	b.spans.Append(s)
+	if b.spans.Len() >= b.cfg.MaxBufferedSubmissions/2 {
+		b.p.exp.wake()
 	}
 }
 
 // Calls implements cuda.Sink.
-func (r *CUDA) Calls(batch []cuda.Call) {
-	if e := r.cfg.Enricher; e != nil {
+func (b *cudaBranch) Calls(batch []cuda.Call) {
+	if e := b.cfg.Enricher; e != nil {
 		var last uint32
 		for i := range batch {
 			if pid := batch[i].PID; pid != last {
@@ -141,86 +128,64 @@ func (r *CUDA) Calls(batch []cuda.Call) {
 			}
 		}
 	}
-	r.mu.Lock()
-	r.asm.Calls(batch)
-	r.mu.Unlock()
+	b.p.mu.Lock()
+	b.asm.Calls(batch)
+	b.p.mu.Unlock()
 }
 
 // Xid implements cuda.Sink: counted once here, attached to open submissions by the assembler.
-func (r *CUDA) Xid(x cuda.Xid) {
-	r.xids.Add(1)
-	r.mu.Lock()
-	r.metrics.RecordXid(x)
-	r.asm.Xid(x)
-	r.mu.Unlock()
+func (b *cudaBranch) Xid(x cuda.Xid) {
+	b.xids.Add(1)
+	b.p.mu.Lock()
+	b.metrics.RecordXid(x)
+	b.asm.Xid(x)
+	b.p.mu.Unlock()
 }
 
 // ProcessGone implements cuda.Sink.
-func (r *CUDA) ProcessGone(pid uint32, exec bool) {
-	if r.cfg.Enricher != nil {
-		r.cfg.Enricher.Gone(pid, exec)
+func (b *cudaBranch) ProcessGone(pid uint32, exec bool) {
+	if b.cfg.Enricher != nil {
+		b.cfg.Enricher.Gone(pid, exec)
 	}
-	r.mu.Lock()
-	r.asm.ProcessGone(pid, exec)
-	r.mu.Unlock()
+	b.p.mu.Lock()
+	b.asm.ProcessGone(pid, exec)
+	b.p.mu.Unlock()
 }
 
 // Watermark implements cuda.Sink.
-func (r *CUDA) Watermark(t int64) {
-	r.mu.Lock()
-	r.asm.Watermark(t)
-	r.mu.Unlock()
+func (b *cudaBranch) Watermark(t int64) {
+	b.p.mu.Lock()
+	b.asm.Watermark(t)
+	b.p.mu.Unlock()
 }
 
-// Run drives the source until ctx is cancelled or the source is closed, then closes all
-// open work (as unsynchronized submissions) and exports everything still buffered.
-func (r *CUDA) Run(ctx context.Context) error {
-	stop := r.exp.start()
-	err := r.src.Run(ctx, r)
-	if errors.Is(err, context.Canceled) {
-		err = nil
+// run drives the source until ctx is cancelled or the source is closed.
+func (b *cudaBranch) run(ctx context.Context) error {
+	if err := b.src.Run(ctx, b); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("CUDA source: %w", err)
 	}
-	stop()
-	r.mu.Lock()
-	r.asm.Flush()
-	r.mu.Unlock()
-	r.exp.final(ctx)
-	return err
+	return nil
 }
 
-func (r *CUDA) takeSpans() (ptrace.Traces, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.spans.Len() == 0 {
-		return ptrace.Traces{}, false
+// flush closes all open work (as unsynchronized submissions).
+func (b *cudaBranch) flush() { b.asm.Flush() }
+
+func (b *cudaBranch) takeSpans(dst ptrace.ResourceSpansSlice) {
+	if b.spans.Len() == 0 {
+		return
 	}
-	return r.spans.Take(), true
+	b.spans.Take().ResourceSpans().MoveAndAppendTo(dst)
 }
 
-func (r *CUDA) collect() pmetric.Metrics {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.metrics.Collect(time.Now())
+func (b *cudaBranch) collect(now time.Time, dst pmetric.ResourceMetricsSlice) {
+	b.metrics.Collect(now).ResourceMetrics().MoveAndAppendTo(dst)
 }
 
-// CUDAStats is a snapshot of what the runner did.
-type CUDAStats struct {
-	Submissions        uint64
-	DroppedSubmissions uint64 // spans not exported because the buffer was full
-	Xids               uint64
-	ExportErrors       uint64
-	// TopLevel and Nested count the assembler's calls by class (cuda.Class order).
-	TopLevel, Nested []uint64
-}
+func (b *cudaBranch) droppedSpans() uint64 { return b.dropped.Load() }
 
-// Stats returns a snapshot; safe to call concurrently with Run.
-func (r *CUDA) Stats() CUDAStats {
-	r.mu.Lock()
-	top := append([]uint64(nil), r.asm.Counts[:]...)
-	nested := append([]uint64(nil), r.asm.NestedCounts[:]...)
-	r.mu.Unlock()
-	return CUDAStats{Submissions: r.submissions.Load(), DroppedSubmissions: r.dropped.Load(),
-		Xids: r.xids.Load(), ExportErrors: r.exp.errs.Load(), TopLevel: top, Nested: nested}
+func (b *cudaBranch) stats(st *Stats) {
+	st.CUDA = &CUDAStats{Submissions: b.submissions.Load(), DroppedSubmissions: b.dropped.Load(), Xids: b.xids.Load(),
+		TopLevel: append([]uint64(nil), b.asm.Counts[:]...), Nested: append([]uint64(nil), b.asm.NestedCounts[:]...)}
 }
 
 // monoClock converts CLOCK_MONOTONIC (bpf_ktime_get_ns) to wall time with an offset

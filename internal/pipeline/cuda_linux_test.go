@@ -1,5 +1,5 @@
 // The CUDA path end to end on the stub libraries of internal/cuda (testdata/stub): a
-// two-thread app → uprobes → assembler → cudaspans → the runner's outputs. Needs root
+// two-thread app → uprobes → assembler → cudaspans → the pipeline's outputs (CUDA branch alone). Needs root
 // (uprobes, BPF) and gcc; skips with the reason otherwise.
 package pipeline
 
@@ -141,13 +141,12 @@ func TestCUDAStubSpans(t *testing.T) {
 	const salt = 0x5eed
 	var subs []*cuda.Submission
 	sink := &traceSink{}
-	runner := NewCUDA(CUDAConfig{
-		Metrics:       metadata.DefaultMetricsConfig(),
-		FlushInterval: 10 * time.Millisecond,
-		Options:       []cudaspans.Option{cudaspans.WithIDSalt(salt)},
-		Clock:         clock,
-		OnSubmission:  func(s *cuda.Submission) { subs = append(subs, s) },
-	}, filtered, sink.outputs(), nil)
+	runner := New(Config{Metrics: metadata.DefaultMetricsConfig(), FlushInterval: 10 * time.Millisecond}, nil, sink.outputs(), nil)
+	runner.AddCUDA(CUDAConfig{
+		Options:      []cudaspans.Option{cudaspans.WithIDSalt(salt)},
+		Clock:        clock,
+		OnSubmission: func(s *cuda.Submission) { subs = append(subs, s) },
+	}, filtered)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(ctx) }()

@@ -1,5 +1,5 @@
-// The exporting half shared by the DRM pipeline and the CUDA runner: one goroutine takes
-// the buffered spans every FlushInterval (or when kicked because the buffer is half full)
+// The exporting half of the pipeline, one for all its branches: one goroutine takes the
+// buffered spans (of every branch, as one Traces) every FlushInterval (or when kicked because the buffer is half full)
 // and collects metrics every CollectionInterval, and hands both to the outputs.
 //
 // Two modes. Live (the default): the source is never held up by a consumer; spans that do
@@ -37,7 +37,7 @@ type exporter struct {
 	log          *zap.Logger
 	flushEvery   time.Duration
 	collectEvery time.Duration
-	// what the spans are, for the log ("GPU job spans", "CUDA submission spans").
+	// what the spans are, for the log ("GPU job spans", "CUDA submission spans", both).
 	what string
 	// takeSpans returns the buffered spans (false when there are none); collect the
 	// metrics. Both take the caller's lock themselves.

@@ -1,10 +1,14 @@
-// Package pipeline wires one source to the assembler and the span/metric builders, the
-// same way for the collector receiver and the offline CLI:
+// Package pipeline is the one graph every job kind goes through, the same way for the
+// collector receiver and the offline CLI (internal/graph builds it from a set of sources):
 //
-//	source ──events──▶ assemble ──jobs──▶ enrich ──▶ emit (spans, metrics) ──▶ outputs
+//	DRM source  ──events──▶ assemble ──jobs────────▶ enrich ──▶ emit      ─┐
+//	                                                                        ├─▶ exporter ──▶ outputs
+//	CUDA source ──calls───▶ cuda.Assembler ──submissions▶ enrich ──▶ cudaspans ─┘
 //
-// The source's goroutine drives the assembler under a mutex; a separate flusher takes
-// the buffered spans and metrics and hands them to the outputs. Live, a slow or failing
+// Either branch may be absent (a replay has no CUDA branch, an NVIDIA node often no DRM
+// one). Each source's goroutine drives its assembler under the pipeline's one mutex; one
+// exporter takes the buffered spans of both branches and the metrics of both into one
+// Traces and one Metrics stream. Live, a slow or failing
 // consumer never stalls the reader (the span buffer is bounded; overflow is counted and
 // logged at warn). Lossless (replay: no live source to protect), the reader waits for the
 // consumer instead: nothing is dropped and memory holds a few batches (flush.go).
@@ -80,10 +84,10 @@ type Outputs struct {
 	Job func(*assemble.Job)
 }
 
-// Pipeline runs one source to completion or cancellation.
+// Pipeline runs its sources to completion or cancellation.
 type Pipeline struct {
 	cfg Config
-	src event.Source
+	src event.Source // the DRM branch's source; nil when only other branches run
 	out Outputs
 	log *zap.Logger
 
@@ -97,9 +101,25 @@ type Pipeline struct {
 
 	holder         JobHolder             // cfg.Enricher when it holds jobs
 	emitNow, later func(j *assemble.Job) // emitJob, and emitJob under p.mu
+
+	// branches are the other job kinds beside the DRM one (AddCUDA), sharing mu and exp.
+	branches []branch
 }
 
-// New builds a pipeline; nothing runs until Run.
+// branch is another job kind's chain beside the DRM one: its own source, assembler,
+// enrich step and span/metric builders (cuda_linux.go). run drives the source; the other
+// methods are called under p.mu.
+type branch interface {
+	run(ctx context.Context) error
+	flush()                                                  // end of input: close all open work
+	takeSpans(dst ptrace.ResourceSpansSlice)                 // move the buffered spans out
+	collect(now time.Time, dst pmetric.ResourceMetricsSlice) // append the branch's metrics
+	droppedSpans() uint64                                    // spans dropped (buffer full)
+	stats(st *Stats)
+}
+
+// New builds a pipeline with the DRM branch fed by src (nil: none; add another branch
+// before Run); nothing runs until Run.
 func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = 200 * time.Millisecond
@@ -125,7 +145,7 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 	p.metrics = emit.NewMetricsRecorder(cfg.Metrics, time.Now())
 	p.asm = assemble.New(cfg.Assemble, p.onJob)
 	p.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "GPU job spans", p.takeSpans, p.collect,
-		p.droppedJobs.Load)
+		p.droppedSpans)
 	if cfg.Lossless && out.Traces != nil {
 		p.exp.lossless()
 	}
@@ -207,43 +227,90 @@ func (p *Pipeline) Watermark(t int64) {
 	p.mu.Unlock()
 }
 
-// Run drives the source until it ends (finite input) or ctx is cancelled, then flushes
-// everything still buffered. The source's error, if any, is returned after the flush.
+// droppedSpans is the exporter's count of spans dropped in every branch.
+func (p *Pipeline) droppedSpans() uint64 {
+	n := p.droppedJobs.Load()
+	for _, b := range p.branches {
+		n += b.droppedSpans()
+	}
+	return n
+}
+
+// Run drives every source until each ends (finite input) or ctx is cancelled, then
+// flushes everything still buffered. The sources' errors, if any, are returned (joined)
+// after the flush.
 func (p *Pipeline) Run(ctx context.Context) error {
 	stopExporter := p.exp.start()
-	srcErr := p.src.Run(ctx, p)
-	if errors.Is(srcErr, context.Canceled) {
-		srcErr = nil
+	errs := make([]error, 1+len(p.branches))
+	var wg sync.WaitGroup
+	for i, b := range p.branches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[1+i] = b.run(ctx)
+		}()
+	}
+	if p.src != nil {
+		errs[0] = p.src.Run(ctx, p)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if errors.Is(err, context.Canceled) {
+			errs[i] = nil
+		}
 	}
 	stopExporter()
 
 	// End of input: every pending job goes out (incomplete ones with their reason).
 	p.mu.Lock()
 	p.asm.Flush()
+	for _, b := range p.branches {
+		b.flush()
+	}
 	p.mu.Unlock()
 	if p.holder != nil {
 		p.holder.ReleaseHeld() // jobs waiting for their process's read go out now
 	}
 	// The final export must not be cut short by the cancelled run context.
 	p.exp.final(ctx)
-	return srcErr
+	return errors.Join(errs...)
 }
 
-// takeSpans is the exporter's span source.
+// takeSpans is the exporter's span source: the buffered spans of every branch, in one
+// Traces.
 func (p *Pipeline) takeSpans() (ptrace.Traces, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.spans.Len() == 0 {
+	var td ptrace.Traces
+	if p.spans.Len() > 0 {
+		td = p.spans.Take()
+	} else {
+		td = ptrace.NewTraces()
+	}
+	for _, b := range p.branches {
+		b.takeSpans(td.ResourceSpans())
+	}
+	if td.ResourceSpans().Len() == 0 {
 		return ptrace.Traces{}, false
 	}
-	return p.spans.Take(), true
+	return td, true
 }
 
-// collect is the exporter's metric source.
+// collect is the exporter's metric source: the metrics of every branch, in one Metrics.
 func (p *Pipeline) collect() pmetric.Metrics {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.metrics.Collect(time.Now(), p.src.Stats(), p.assemblerCounters())
+	now := time.Now()
+	var md pmetric.Metrics
+	if p.src != nil {
+		md = p.metrics.Collect(now, p.src.Stats(), p.assemblerCounters())
+	} else {
+		md = pmetric.NewMetrics()
+	}
+	for _, b := range p.branches {
+		b.collect(now, md.ResourceMetrics())
+	}
+	return md
 }
 
 // assemblerCounters runs under p.mu.
@@ -278,13 +345,33 @@ type Stats struct {
 	// RenamedSpanIDs counts jobs whose derived span ids a recent span already had: they
 	// got the next derivation (emit/ids.go), so no span id repeats.
 	RenamedSpanIDs uint64
+	// DRM: the DRM branch ran (Source, Assembler, DroppedJobs, RenamedSpanIDs are its).
+	DRM bool
+	// CUDA is the CUDA branch's snapshot; nil when the pipeline has none.
+	CUDA *CUDAStats
+}
+
+// CUDAStats is a snapshot of what the CUDA branch did.
+type CUDAStats struct {
+	Submissions        uint64
+	DroppedSubmissions uint64 // spans not exported because the buffer was full
+	Xids               uint64
+	// TopLevel and Nested count the assembler's calls by class (cuda.Class order).
+	TopLevel, Nested []uint64
 }
 
 // Stats returns a snapshot; safe to call concurrently with Run.
 func (p *Pipeline) Stats() Stats {
+	st := Stats{DroppedJobs: p.droppedJobs.Load(), ExportErrors: p.exp.errs.Load(), RenamedSpanIDs: p.spans.RenamedIDs(),
+		DRM: p.src != nil}
+	if p.src != nil {
+		st.Source = p.src.Stats()
+	}
 	p.mu.Lock()
-	a := p.asm.Stats()
-	p.mu.Unlock()
-	return Stats{Source: p.src.Stats(), Assembler: a, DroppedJobs: p.droppedJobs.Load(), ExportErrors: p.exp.errs.Load(),
-		RenamedSpanIDs: p.spans.RenamedIDs()}
+	defer p.mu.Unlock()
+	st.Assembler = p.asm.Stats()
+	for _, b := range p.branches {
+		b.stats(&st)
+	}
+	return st
 }

@@ -185,10 +185,16 @@ func (r *Recorder) Collect(now time.Time) pmetric.Metrics {
 			if r.cfg.loss == nil {
 				continue
 			}
-			ring, missed := r.cfg.loss()
+			l := r.cfg.loss()
 			dps := d.AppendTo(sm.Metrics()).Sum().DataPoints()
-			r.sumPoint(dps, ring, ts).Attributes().PutStr(metadata.AttrCUDALossReason, metadata.CUDALossRingBuffer)
-			r.sumPoint(dps, missed, ts).Attributes().PutStr(metadata.AttrCUDALossReason, metadata.CUDALossMissedReturn)
+			r.sumPoint(dps, l.RingBuffer, ts).Attributes().PutStr(metadata.AttrCUDALossReason, metadata.CUDALossRingBuffer)
+			r.sumPoint(dps, l.MissedReturn, ts).Attributes().PutStr(metadata.AttrCUDALossReason, metadata.CUDALossMissedReturn)
+			r.sumPoint(dps, l.NoFrame, ts).Attributes().PutStr(metadata.AttrCUDALossReason, metadata.CUDALossNoFrame)
+		case metadata.MetricCUDAEntryPointsDropped:
+			if r.cfg.loss == nil {
+				continue
+			}
+			r.sumPoint(d.AppendTo(sm.Metrics()).Sum().DataPoints(), r.cfg.loss().EntryPointsDropped, ts)
 		}
 	}
 	sm.Metrics().RemoveIf(func(m pmetric.Metric) bool {

@@ -40,9 +40,11 @@ type config struct {
 	loss         LossFunc
 }
 
-// LossFunc reports the source's lost calls, cumulative: those the ring buffer had no room
-// for and those whose return was never seen (ghostdriver.cuda.lost_calls).
-type LossFunc func() (ringBuffer, missedReturn uint64)
+// LossFunc reports the source's losses, cumulative: calls the ring buffer had no room
+// for, whose return was never seen, or whose return came without an entry frame
+// (ghostdriver.cuda.lost_calls), and learned entry points never examined
+// (ghostdriver.cuda.entry_points.dropped).
+type LossFunc func() cuda.Losses
 
 // WithLossFunc makes the Recorder report the source's lost calls.
 func WithLossFunc(f LossFunc) Option { return func(c *config) { c.loss = f } }

@@ -241,9 +241,12 @@ func TestRecorderLostCalls(t *testing.T) {
 	if got := lostCalls(NewRecorder(metadata.DefaultMetricsConfig(), time.Unix(0, 0))); got != nil {
 		t.Errorf("without a source: %v", got)
 	}
-	r := NewRecorder(metadata.DefaultMetricsConfig(), time.Unix(0, 0), WithLossFunc(func() (uint64, uint64) { return 7, 0 }))
-	want := map[string]int64{metadata.CUDALossRingBuffer: 7, metadata.CUDALossMissedReturn: 0}
-	if got := lostCalls(r); len(got) != 2 || got[metadata.CUDALossRingBuffer] != 7 || got[metadata.CUDALossMissedReturn] != 0 {
+	r := NewRecorder(metadata.DefaultMetricsConfig(), time.Unix(0, 0), WithLossFunc(func() cuda.Losses {
+		return cuda.Losses{RingBuffer: 7, NoFrame: 5}
+	}))
+	want := map[string]int64{metadata.CUDALossRingBuffer: 7, metadata.CUDALossMissedReturn: 0, metadata.CUDALossNoFrame: 5}
+	if got := lostCalls(r); len(got) != 3 || got[metadata.CUDALossRingBuffer] != 7 || got[metadata.CUDALossMissedReturn] != 0 ||
+		got[metadata.CUDALossNoFrame] != 5 {
 		t.Errorf("lost calls %v, want %v", got, want)
 	}
 }

@@ -166,6 +166,7 @@ type LiveConfig struct {
 //	    rescan_interval: 2s
 //	    follow_entry_points: true
 //	    xid: true
+//	    ring_buffer_size: 4194304
 type CUDAConfig struct {
 	// Enabled turns the CUDA source on (default false). It also adds the majors of the
 	// NVIDIA devices CUDA work goes through (the frontend, 195, and nvidia-uvm, from
@@ -190,6 +191,10 @@ type CUDAConfig struct {
 	// Xid attaches the nvidia:nvidia_dev_xid tracepoint (default true): GPU errors become
 	// nvidia.xid span events and the ghostdriver.nvidia.xid counter.
 	Xid bool `mapstructure:"xid"`
+	// RingBufferSize in bytes of the CUDA source's own ring buffer (one record of 216
+	// bytes per traced call): a power of two in 64 KiB..1 GiB, default 4 MiB. Calls that
+	// find it full are counted in ghostdriver.cuda.lost_calls{reason=ring_buffer}.
+	RingBufferSize int `mapstructure:"ring_buffer_size"`
 }
 
 // Bounds of live.cuda.
@@ -200,7 +205,7 @@ const (
 )
 
 func defaultCUDAConfig() CUDAConfig {
-	return CUDAConfig{RescanInterval: 2 * time.Second, FollowEntryPoints: true, Xid: true}
+	return CUDAConfig{RescanInterval: 2 * time.Second, FollowEntryPoints: true, Xid: true, RingBufferSize: 4 << 20}
 }
 
 func (c *CUDAConfig) validate() []error {
@@ -210,6 +215,9 @@ func (c *CUDAConfig) validate() []error {
 	var errs []error
 	if r := c.RescanInterval; r != 0 && (r < minCUDARescan || r > maxCUDARescan) {
 		errs = append(errs, fmt.Errorf("live.cuda.rescan_interval must be 0 (scan only at start) or in %v..%v, got %v", minCUDARescan, maxCUDARescan, r))
+	}
+	if rb := c.RingBufferSize; rb < minRingBufferBytes || rb > maxRingBufferBytes || rb&(rb-1) != 0 {
+		errs = append(errs, fmt.Errorf("live.cuda.ring_buffer_size must be a power of two in %d..%d bytes, got %d", minRingBufferBytes, maxRingBufferBytes, rb))
 	}
 	if len(c.Libraries) > maxCUDALibraries {
 		errs = append(errs, fmt.Errorf("live.cuda.libraries lists %d entries; at most %d are allowed", len(c.Libraries), maxCUDALibraries))

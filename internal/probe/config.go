@@ -48,6 +48,24 @@ type Config struct {
 	// joined to fence keys through the dma_fence hooks). Off: it is only the last resort.
 	ClassicTracepoints bool
 
+	// NoTracefsMount forbids the loader to mount tracefs where it is not mounted. Without
+	// tracefs the submit ioctls are hooked with raw_tp sys_enter/sys_exit, which run for
+	// every syscall of the host (logged at warn level, and in doctor's verdict). With it
+	// off, the loader mounts tracefs at /sys/kernel/tracing when nothing is mounted there,
+	// logs it, and unmounts it at Close.
+	NoTracefsMount bool
+	// FenceFilter sends dma_fence events only for contexts seen in GPU jobs (bpf/fence.c);
+	// the others are counted (ghostdriver.source.kernel_drops{reason=fence_passed_over}).
+	// A context is followed once its first job has been read, so that job's earlier
+	// fence events are passed over.
+	FenceFilter bool
+	// IRQRefreshInterval is how often /proc/interrupts is read again for GPU interrupt
+	// lines registered after Start (default 30s; negative: never).
+	IRQRefreshInterval time.Duration
+	// InflightThreads sizes the pre-5.11 table of threads inside a followed ioctl (an
+	// LRU hash keyed by tid; default 16384). Unused where the kernel has task storage.
+	InflightThreads int
+
 	// noTaskStorage makes the ioctl hooks use their pre-5.11 path (the inflight hash)
 	// even where task storage exists: tests run both paths on one kernel.
 	noTaskStorage bool
@@ -98,6 +116,9 @@ func DefaultConfig() Config {
 		OBIMapPath:      DefaultOBIMapPath,
 		RingBufferBytes: 8 << 20,
 		PollInterval:    10 * time.Millisecond,
+		// GPU interrupt lines registered after Start are found within this.
+		IRQRefreshInterval: 30 * time.Second,
+		InflightThreads:    16384,
 		IRQNames: []string{
 			"amdgpu", "radeon", "i915", "xe", "msm", "kgsl-3d0", "nouveau", "nvidia",
 			"panfrost", "panthor", "v3d", "etnaviv", "lima",
@@ -144,6 +165,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.OBIMapPath == "" {
 		c.OBIMapPath = d.OBIMapPath
+	}
+	if c.IRQRefreshInterval == 0 {
+		c.IRQRefreshInterval = d.IRQRefreshInterval
+	}
+	if c.InflightThreads == 0 {
+		c.InflightThreads = d.InflightThreads
+	}
+	if c.InflightThreads < 0 {
+		return c, fmt.Errorf("inflight threads %d is negative", c.InflightThreads)
 	}
 	return c, nil
 }

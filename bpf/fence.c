@@ -5,13 +5,48 @@
  * key is read at full 64 bits (the tracepoint's own fields are truncated to 32).
  * Rungs: tp_btf > raw_tp (same body) > classic tracepoint (32-bit context/seqno at the
  * fixed offsets every kernel since 4.10 uses).
+ *
+ * These hooks see every dma_fence of the host (display, media, sync files, other GPUs).
+ * With fence_filter on (Config.FenceFilter) an event is sent only when its context is
+ * in `fence_ctxs`, which user space fills with the contexts it sees in GPU jobs (the
+ * scheduler's, dependencies', hardware fences'); the others are counted
+ * (KC_FENCE_PASSED_OVER) and cost one hash lookup instead of a record. A context is
+ * followed from the moment user space has read its first job, so that job's own earlier
+ * fence events may be passed over (counted too).
  */
 #include "ghostdriver.h"
+#include "kcounters.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
+const volatile __u32 fence_filter = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);  /* dma_fence context */
+	__type(value, __u8); /* unused */
+} fence_ctxs SEC(".maps");
+
+/* Whether an event of this context is sent (always, with the filter off). */
+static __always_inline bool fence_followed(__u64 ctx)
+{
+	if (!fence_filter)
+		return true;
+	if (bpf_map_lookup_elem(&fence_ctxs, &ctx))
+		return true;
+	kcount(KC_FENCE_PASSED_OVER);
+	return false;
+}
+
 static __always_inline int on_fence(__u16 hook, struct dma_fence *f)
 {
+	if (fence_filter) {
+		__u64 ctx = 0, seqno = 0;
+		read_fence(f, &ctx, &seqno);
+		if (!fence_followed(ctx))
+			return 0;
+	}
 	struct fence_record *r = fence_reserve(hook);
 	if (!r)
 		return 0;
@@ -35,6 +70,8 @@ struct dma_fence_tp_args {
 
 static __always_inline int on_fence_tp(__u16 hook, struct dma_fence_tp_args *ctx)
 {
+	if (!fence_followed(ctx->context))
+		return 0;
 	struct fence_record *r = fence_reserve(hook);
 	if (!r)
 		return 0;

@@ -9,7 +9,13 @@
  * Exit records are emitted only for threads whose entry matched: the entry's arguments
  * wait in the thread's task-local storage (`inflight_ts`, 5.11+: a pointer from the
  * task, no hash, nothing to delete — the slot is marked idle and freed with the task),
- * or, on kernels without task storage, in the `inflight` hash keyed by tid. Exits send
+ * or, on kernels without task storage, in the `inflight` LRU hash keyed by tid (LRU: a
+ * tid whose exit never came cannot fill the table for good; user space counts evictions
+ * as `inflight_n` minus the entries present). The entry's record is reserved before the
+ * slot is marked: a failed reservation (counted in `lost`) leaves nothing in flight, so
+ * no exit record without its entry. A slot that cannot be had is counted
+ * (kcounters.h). A thread that exits with a slot in flight is counted and its slot
+ * cleared at sched_process_exit. Exits send
  * a 40-byte struct ioctl_exit_record (no memset of a struct record, no comm: the entry
  * of the same thread carries it; fexit drm_ioctl sends the same record). Measured against
  * the hash and full exit records: enter 615 → 459 ns, exit 405 → 190 ns (BENCHMARKS.md,
@@ -36,6 +42,7 @@
 #include "arch.h"
 #include "drm_types.h"
 #include "appctx.h"
+#include "kcounters.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -82,8 +89,8 @@ struct ioctl_args {
 const volatile __u32 use_task_storage = 1;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* Config.InflightThreads */
 	__type(key, __u32); /* tid */
 	__type(value, struct ioctl_args);
 } inflight SEC(".maps");
@@ -162,6 +169,30 @@ static __always_inline void process_gone(__u16 hook)
 		rec_submit(r);
 }
 
+/*
+ * At a thread's exit: a followed ioctl still in flight will never reach its exit (the
+ * syscall exit tracepoint runs for a thread killed inside an ioctl too, so this is a
+ * thread that exited from within the syscall, or one that entered while the exit hook
+ * was not attached yet). Counted, and its slot cleared so the table does not keep it.
+ */
+static __always_inline void thread_gone(void)
+{
+	if (!*(volatile __u64 *)&inflight_n)
+		return;
+	if (use_task_storage) {
+		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
+		if (!sl || !sl->active)
+			return;
+		sl->active = 0;
+	} else {
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		if (bpf_map_delete_elem(&inflight, &tid))
+			return;
+	}
+	__sync_fetch_and_add(&inflight_n, -1);
+	kcount(KC_IOCTL_THREAD_EXITED);
+}
+
 /* sched_process_exec(struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm) */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(tpbtf_sched_process_exec)
@@ -174,6 +205,7 @@ int BPF_PROG(tpbtf_sched_process_exec)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tpbtf_sched_process_exit)
 {
+	thread_gone();
 	process_gone(HOOK_PROCESS_EXIT);
 	return 0;
 }
@@ -188,11 +220,39 @@ int BPF_PROG(rawtp_sched_process_exec)
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(rawtp_sched_process_exit)
 {
+	thread_gone();
 	process_gone(HOOK_PROCESS_EXIT);
 	return 0;
 }
 
 /* --- submit ioctls ------------------------------------------------------------- */
+
+/* Keeps a followed ioctl's arguments for its exit; false when no slot could be had. */
+static __always_inline bool keep_ioctl_args(int fd, __u32 cmd, __u64 arg)
+{
+	if (use_task_storage) {
+		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0,
+							     BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!sl)
+			return false;
+		sl->a.fd = fd;
+		sl->a.cmd = cmd;
+		sl->a.arg = arg;
+		if (!sl->active) {
+			sl->active = 1;
+			__sync_fetch_and_add(&inflight_n, 1);
+		}
+		return true;
+	}
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ioctl_args a = {.fd = fd, .cmd = cmd, .arg = arg};
+	__sync_fetch_and_add(&inflight_n, 1);
+	if (bpf_map_update_elem(&inflight, &tid, &a, BPF_ANY)) {
+		__sync_fetch_and_add(&inflight_n, -1);
+		return false;
+	}
+	return true;
+}
 
 static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 {
@@ -200,26 +260,10 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 		return;
 	if (!fd_is_drm(fd))
 		return;
-	if (use_task_storage) {
-		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0,
-							     BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (sl) {
-			sl->a.fd = fd;
-			sl->a.cmd = cmd;
-			sl->a.arg = arg;
-			if (!sl->active) {
-				sl->active = 1;
-				__sync_fetch_and_add(&inflight_n, 1);
-			}
-		}
-	} else {
-		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		struct ioctl_args a = {.fd = fd, .cmd = cmd, .arg = arg};
-		__sync_fetch_and_add(&inflight_n, 1);
-		if (bpf_map_update_elem(&inflight, &tid, &a, BPF_ANY))
-			__sync_fetch_and_add(&inflight_n, -1);
-	}
-
+	/*
+	 * The record first: when the ring is full (counted in `lost`) nothing is marked in
+	 * flight, so the exit sends nothing either (an exit without its entry).
+	 */
 	struct record *r = rec_reserve(HOOK_SYS_ENTER_IOCTL);
 	if (!r)
 		return;
@@ -227,6 +271,8 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 	r->cmd = cmd;
 	r->arg = arg;
 	r->ctx_tier = read_app_ctx(r->trace_id, r->span_id);
+	if (!keep_ioctl_args(fd, cmd, arg))
+		kcount(KC_IOCTL_SLOT_UNAVAILABLE);
 	rec_submit(r);
 }
 

@@ -3,12 +3,8 @@
 package receiver
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,8 +20,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/ghostdriver/ghostdriver/internal/cuda/cudatest"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
-	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func TestLiveCUDADegradesWithoutNvidia(t *testing.T) {
@@ -89,19 +85,11 @@ func TestLiveCUDADegradesWithoutNvidia(t *testing.T) {
 // without thread context falls back to its TRACEPARENT; the resource is the process's own
 // (OTEL_SERVICE_NAME).
 func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
-	if os.Geteuid() != 0 {
-		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs and attaches uprobes")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("../internal/cuda/testdata/stub/build.sh", dir).CombinedOutput(); err != nil {
-		t.Fatalf("building the stubs: %v\n%s", err, out)
-	}
+	cudatest.Need(t)
+	stubs := cudatest.Build(t)
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.Live.CUDA.Enabled = true
-	cfg.Live.CUDA.Libraries = []string{filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libcudart.so.12")}
+	cfg.Live.CUDA.Libraries = stubs.Libraries()
 	cfg.Live.CUDA.RescanInterval = 0
 	cfg.FlushInterval = 10 * time.Millisecond
 	sink := new(consumertest.TracesSink)
@@ -131,7 +119,10 @@ func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
 			if !tc.threadCtx {
 				env = append(env, "STUB_NO_THREAD_CTX=1")
 			}
-			pid := runStubWorkload(t, filepath.Join(dir, "app"), iters, env)
+			// Between its CUDA initialisation and its work the workload waits until the
+			// enricher has read the process and pushed its row (thread-context recipe, or
+			// none) into the CUDA source's kernel table, so that the threads' calls find it.
+			pid := cudatest.Run(t, stubs.App, iters, env, nil, func(pid uint32) { waitProcsRow(t, pid) })
 			// 2 threads × iters stream syncs + 2 event syncs + 1 device sync.
 			subs := waitSubmissions(t, sink, pid, 2*iters+3)
 			streams := map[int64]int{}
@@ -166,39 +157,6 @@ func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runStubWorkload runs the stub workload through its stdin protocol and returns its pid.
-// Between its CUDA initialisation and its work it waits until the enricher has read the
-// process and pushed its row (thread-context recipe, or none) into the CUDA source's
-// kernel table, so that the threads' calls find it.
-func runStubWorkload(t *testing.T, app string, iters int, env []string) uint32 {
-	t.Helper()
-	cmd := exec.Command(app, strconv.Itoa(iters))
-	cmd.Env = env
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(stdout)
-	expect := func(prefix string) {
-		line, err := rd.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, prefix) {
-			t.Fatalf("workload said %q (%v), want %q", line, err, prefix)
-		}
-	}
-	expect("mapped")
-	io.WriteString(stdin, "\n")
-	expect("ready")
-	waitProcsRow(t, uint32(cmd.Process.Pid))
-	io.WriteString(stdin, "\n")
-	expect("counts")
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	return uint32(cmd.Process.Pid)
 }
 
 // waitProcsRow waits until a CUDA source of this process has pid in its kernel table

@@ -23,6 +23,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, `print {"verdict": {...}, "hooks": [{"stage","hook","status","reason"}...]}`)
 	classic := fs.Bool("classic-tracepoints", false, "report what `live --classic-tracepoints` would attach")
+	noMount := fs.Bool("no-tracefs-mount", false, "do not mount tracefs where it is not mounted (what `live --no-tracefs-mount` would attach)")
 	if code, done := parseArgs(fs, args, stdout, stderr); done {
 		return code
 	}
@@ -31,6 +32,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := probe.DefaultConfig()
 	cfg.ClassicTracepoints = *classic
+	cfg.NoTracefsMount = *noMount
 	rep := probe.Doctor(cfg, zap.NewNop())
 	v := probe.Assess(rep, probe.ProbeHost("/dev", "/sys"))
 	if *asJSON {
@@ -47,6 +49,9 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, rep.String())
 	fmt.Fprintln(stdout)
+	if rep.Tracefs != "" {
+		fmt.Fprintln(stdout, "tracefs: "+rep.Tracefs)
+	}
 	fmt.Fprintln(stdout, v.Line)
 	return 0
 }

@@ -480,6 +480,7 @@ func fullOutputs() (ptrace.Traces, pmetric.Metrics) {
 	src.Events[event.JobQueue] = 1
 	src.Unknown = map[string]uint64{"sched_switch": 2}
 	src.Malformed, src.Lost = 1, 1
+	src.KernelDrops = map[string]uint64{event.KernelDropProcessTableFull: 1}
 	src.Hooks = []event.HookStatus{{Stage: "ioctl", Hook: "fentry/drm_ioctl", Status: "unavailable", Reason: "no fentry"}}
 	td, md := b.Take(), m.Collect(t1, src, AssemblerCounters{EvictedTimeout: 1, EvictedCap: 1, Pending: 1, DroppedSpans: 1, Late: 1,
 		Unmatched: map[string]uint64{event.FenceSignaled.String(): 3},

@@ -148,6 +148,8 @@ func (m *MetricsRecorder) Collect(now time.Time, src event.SourceStats, asm Asse
 			c.sumPoint(c.metric(d).Sum().DataPoints(), src.Truncated)
 		case metadata.MetricSourceLostEvents:
 			c.sumPoint(c.metric(d).Sum().DataPoints(), src.Lost)
+		case metadata.MetricSourceKernelDrops:
+			writeKernelDrops(c, d, src.KernelDrops)
 		case metadata.MetricJobEvictions:
 			dps := c.metric(d).Sum().DataPoints()
 			c.sumPoint(dps, asm.EvictedTimeout).Attributes().PutStr(metadata.AttrEvictionReason, metadata.EvictionReasonTimeout)
@@ -186,6 +188,18 @@ func writeOutcomes(c collection, d *metadata.MetricDesc, on bool, key string, na
 	dps := c.metric(d).Sum().DataPoints()
 	for i, name := range names {
 		c.sumPoint(dps, counts[i]).Attributes().PutStr(key, name)
+	}
+}
+
+// writeKernelDrops writes one cumulative point per reason of the live source (none for
+// a source without a kernel side).
+func writeKernelDrops(c collection, d *metadata.MetricDesc, drops map[string]uint64) {
+	if drops == nil {
+		return
+	}
+	dps := c.metric(d).Sum().DataPoints()
+	for _, reason := range event.KernelDropReasons {
+		c.sumPoint(dps, drops[reason]).Attributes().PutStr(metadata.AttrKernelDropReason, reason)
 	}
 }
 

@@ -54,6 +54,35 @@ type SourceStats struct {
 	// Hooks is the live source's capability report: each stage's hook and whether it
 	// attached (nil for replay).
 	Hooks []HookStatus
+	// KernelDrops counts what the live source's kernel side passed over or could not keep
+	// besides Lost, by reason (the KernelDrop* names; nil for replay).
+	KernelDrops map[string]uint64
+}
+
+// Reasons of SourceStats.KernelDrops (ghostdriver.source.kernel_drops).
+const (
+	// A followed submit ioctl whose arguments found no slot for its exit (the enter is
+	// recorded, the exit will not be).
+	KernelDropIoctlSlotUnavailable = "ioctl_slot_unavailable"
+	// A pending submit ioctl's slot evicted from the pre-5.11 tid table (LRU): its exit
+	// will not be recorded.
+	KernelDropIoctlSlotEvicted = "ioctl_slot_evicted"
+	// A thread exited with a followed submit ioctl in flight.
+	KernelDropIoctlThreadExited = "ioctl_thread_exited"
+	// A dma_fence event passed over by the fence filter (its context is in no GPU job seen).
+	KernelDropFencePassedOver = "fence_passed_over"
+	// A process the enricher resolved that did not fit the kernel's process table: its
+	// submits carry no in-kernel thread context and its exec/exit is not reported.
+	KernelDropProcessTableFull = "process_table_full"
+	// A GPU interrupt line found after Start (by the periodic re-read of
+	// /proc/interrupts): its interrupts until then were not seen. Counts lines, not events.
+	KernelDropIRQFoundLate = "gpu_irq_found_late"
+)
+
+// KernelDropReasons lists the reasons in export order.
+var KernelDropReasons = []string{
+	KernelDropIoctlSlotUnavailable, KernelDropIoctlSlotEvicted, KernelDropIoctlThreadExited,
+	KernelDropFencePassedOver, KernelDropProcessTableFull, KernelDropIRQFoundLate,
 }
 
 // HookStatus is one line of a capability report.

@@ -86,6 +86,10 @@ const (
 	AttrAnomaly        = "ghostdriver.anomaly"
 )
 
+// AttrKernelDropReason: why the live source's kernel side passed something over
+// (ghostdriver.source.kernel_drops; the values are event.KernelDropReasons).
+const AttrKernelDropReason = "ghostdriver.kernel_drop.reason"
+
 // Enumerated values.
 const (
 	ContextTierOTEP4947    = ctxtier.NameOTEP4947 // ghostdriver.context.tier: internal/ctxtier holds the tiers

@@ -30,6 +30,7 @@ type MetricsConfig struct {
 	GhostdriverDecoderMalformed     MetricConfig `mapstructure:"ghostdriver.decoder.malformed"`
 	GhostdriverDecoderTruncated     MetricConfig `mapstructure:"ghostdriver.decoder.truncated_lines"`
 	GhostdriverSourceLostEvents     MetricConfig `mapstructure:"ghostdriver.source.lost_events"`
+	GhostdriverSourceKernelDrops    MetricConfig `mapstructure:"ghostdriver.source.kernel_drops"`
 	GhostdriverJobEvictions         MetricConfig `mapstructure:"ghostdriver.job.evictions"`
 	GhostdriverJobPending           MetricConfig `mapstructure:"ghostdriver.job.pending"`
 	GhostdriverJobSpansDropped      MetricConfig `mapstructure:"ghostdriver.job.spans_dropped"`
@@ -81,6 +82,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverDecoderMalformed:     on,
 		GhostdriverDecoderTruncated:     on,
 		GhostdriverSourceLostEvents:     on,
+		GhostdriverSourceKernelDrops:    on,
 		GhostdriverJobEvictions:         on,
 		GhostdriverJobPending:           on,
 		GhostdriverJobSpansDropped:      on,
@@ -123,6 +125,8 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverDecoderTruncated
 	case MetricSourceLostEvents:
 		return &c.GhostdriverSourceLostEvents
+	case MetricSourceKernelDrops:
+		return &c.GhostdriverSourceKernelDrops
 	case MetricJobEvictions:
 		return &c.GhostdriverJobEvictions
 	case MetricJobPending:

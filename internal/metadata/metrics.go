@@ -17,6 +17,7 @@ const (
 	MetricDecoderMalformed     = "ghostdriver.decoder.malformed"
 	MetricDecoderTruncated     = "ghostdriver.decoder.truncated_lines"
 	MetricSourceLostEvents     = "ghostdriver.source.lost_events"
+	MetricSourceKernelDrops    = "ghostdriver.source.kernel_drops"
 	MetricJobEvictions         = "ghostdriver.job.evictions"
 	MetricJobPending           = "ghostdriver.job.pending"
 	MetricJobSpansDropped      = "ghostdriver.job.spans_dropped"
@@ -178,6 +179,19 @@ var Metrics = []MetricDesc{
 		Instrument: Sum,
 		Value:      Int,
 		Monotonic:  true,
+	},
+	{
+		Name: MetricSourceKernelDrops,
+		Description: "What the live source's kernel side passed over or could not keep, besides lost " +
+			"records, by reason: ioctl_slot_unavailable, ioctl_slot_evicted, ioctl_thread_exited (a submit " +
+			"ioctl's exit will not be recorded), fence_passed_over (dma_fence events of contexts in no GPU " +
+			"job, fence filter on), process_table_full (a process left out of the kernel's table), " +
+			"gpu_irq_found_late (GPU interrupt lines found after start: counts lines, not events).",
+		Unit:       "{event}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
+		Attributes: []string{AttrKernelDropReason},
 	},
 	{
 		Name:        MetricJobEvictions,

@@ -1,16 +1,11 @@
-// The CUDA path end to end on the stub libraries of internal/cuda (testdata/stub): a
-// two-thread app → uprobes → assembler → cudaspans → the pipeline's outputs (CUDA branch alone). Needs root
-// (uprobes, BPF) and gcc; skips with the reason otherwise.
+// The CUDA branch end to end on the stub libraries of internal/cuda (testdata/stub, built
+// by internal/cuda/cudatest): a two-thread app → uprobes → assembler → cudaspans → the
+// pipeline's outputs (the CUDA branch alone). Needs root (uprobes, BPF) and gcc; skips
+// with the reason otherwise.
 package pipeline
 
 import (
-	"bufio"
 	"context"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,22 +16,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
+	"github.com/ghostdriver/ghostdriver/internal/cuda/cudatest"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
-	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
-// buildCUDAStubs compiles internal/cuda's stub driver, runtime and app into dir.
-func buildCUDAStubs(t *testing.T, dir string) string {
-	t.Helper()
-	if out, err := exec.Command("../cuda/testdata/stub/build.sh", dir).CombinedOutput(); err != nil {
-		t.Fatalf("building the stubs: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "app")
-}
-
-// onePID passes only one process's calls to the runner: the uprobes are system-wide and
+// onePID passes only one process's calls to the pipeline: the uprobes are system-wide and
 // other packages' tests run stub workloads at the same time.
 type onePID struct {
 	src *cuda.Source
@@ -61,15 +47,6 @@ func (s *onePIDSink) Calls(batch []cuda.Call) {
 		}
 	}
 	s.Sink.Calls(s.keep)
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }
 
 // traceSink keeps what the runner exported.
@@ -115,21 +92,14 @@ func spansOf(tds []ptrace.Traces) []ptrace.Span {
 // synchronized submission has exactly one cuda.sync child, ids are unique, parents exist,
 // and rendering the same submissions again gives the same ids.
 func TestCUDAStubSpans(t *testing.T) {
-	if os.Geteuid() != 0 {
-		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs and attaches uprobes")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
-	}
+	cudatest.Need(t)
 	const threads, iters = 2, 50
-	dir := t.TempDir()
-	app := buildCUDAStubs(t, dir)
+	stubs := cudatest.Build(t)
 
 	// Only this test's stub files are hooked (discovery from /proc/*/maps is internal/cuda's
 	// test): uprobes are system-wide per file, and another package's stub workload running
 	// at the same time (internal/cuda's flood) would otherwise share this source's ring.
-	src, rep, err := cuda.Open(cuda.Config{RescanInterval: -1, ExtraLibraries: []string{
-		filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libcudart.so.12")}}, nil)
+	src, rep, err := cuda.Open(cuda.Config{RescanInterval: -1, ExtraLibraries: stubs.Libraries()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,31 +121,12 @@ func TestCUDAStubSpans(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(ctx) }()
 
-	cmd := exec.Command(app, "50")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(stdout)
-	expect := func(prefix string) {
-		line, err := rd.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, prefix) {
-			t.Fatalf("workload said %q (%v), want %q", line, err, prefix)
-		}
-	}
-	expect("mapped")
-	filtered.pid.Store(uint32(cmd.Process.Pid))
-	waitUntil(t, "both stub libraries hooked", func() bool { return src.Stats().Libraries >= 2 })
-	io.WriteString(stdin, "\n")
-	expect("ready")
-	waitUntil(t, "entry points hooked", func() bool { return src.Stats().EntryPointHooks >= 2 })
-	io.WriteString(stdin, "\n")
-	expect("counts")
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	cudatest.Run(t, stubs.App, iters, nil, func(pid uint32) {
+		filtered.pid.Store(pid)
+		cudatest.WaitFor(t, "both stub libraries hooked", func() bool { return src.Stats().Libraries >= 2 })
+	}, func(uint32) {
+		cudatest.WaitFor(t, "entry points hooked", func() bool { return src.Stats().EntryPointHooks >= 2 })
+	})
 	// No wait for the reader: the workload has exited, so every record it made is in the
 	// ring, and the source reads the ring to its end before Run returns.
 	cancel()

@@ -72,23 +72,15 @@ func HaveTaskStorage() error {
 	return taskStorageErr
 }
 
-var (
-	tracefsOnce sync.Once
-	tracefsErr  error
-)
-
 // HaveTracefs reports whether tracefs is mounted (classic tracepoints need it to
-// resolve event ids).
+// resolve event ids). Not cached: the loader mounts it (tracefs.go), others unmount it.
 func HaveTracefs() error {
-	tracefsOnce.Do(func() {
-		for _, p := range []string{"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"} {
-			if _, err := os.Stat(p); err == nil {
-				return
-			}
+	for _, p := range []string{"/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"} {
+		if _, err := os.Stat(p); err == nil {
+			return nil
 		}
-		tracefsErr = errors.New("tracefs not mounted (mount -t tracefs nodev /sys/kernel/tracing)")
-	})
-	return tracefsErr
+	}
+	return errors.New("tracefs not mounted (mount -t tracefs nodev /sys/kernel/tracing)")
 }
 
 // Capability numbers (linux/capability.h).

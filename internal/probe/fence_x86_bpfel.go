@@ -17,6 +17,8 @@ import (
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	fenceMapEvents                     = "events"
+	fenceMapFenceCtxs                  = "fence_ctxs"
+	fenceMapKcounters                  = "kcounters"
 	fenceMapLost                       = "lost"
 	fenceProgRawtpDmaFenceDestroy      = "rawtp_dma_fence_destroy"
 	fenceProgRawtpDmaFenceEmit         = "rawtp_dma_fence_emit"
@@ -39,6 +41,7 @@ const (
 	fenceProgTpbtfDmaFenceSignaled     = "tpbtf_dma_fence_signaled"
 	fenceProgTpbtfDmaFenceWaitEnd      = "tpbtf_dma_fence_wait_end"
 	fenceProgTpbtfDmaFenceWaitStart    = "tpbtf_dma_fence_wait_start"
+	fenceVarFenceFilter                = "fence_filter"
 	fenceVarWakeupBytes                = "wakeup_bytes"
 )
 
@@ -111,14 +114,17 @@ type fenceProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fenceMapSpecs struct {
-	Events *ebpf.MapSpec `ebpf:"events"`
-	Lost   *ebpf.MapSpec `ebpf:"lost"`
+	Events    *ebpf.MapSpec `ebpf:"events"`
+	FenceCtxs *ebpf.MapSpec `ebpf:"fence_ctxs"`
+	Kcounters *ebpf.MapSpec `ebpf:"kcounters"`
+	Lost      *ebpf.MapSpec `ebpf:"lost"`
 }
 
 // fenceVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fenceVariableSpecs struct {
+	FenceFilter *ebpf.VariableSpec `ebpf:"fence_filter"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -142,13 +148,17 @@ func (o *fenceObjects) Close() error {
 //
 // It can be passed to loadFenceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fenceMaps struct {
-	Events *ebpf.Map `ebpf:"events"`
-	Lost   *ebpf.Map `ebpf:"lost"`
+	Events    *ebpf.Map `ebpf:"events"`
+	FenceCtxs *ebpf.Map `ebpf:"fence_ctxs"`
+	Kcounters *ebpf.Map `ebpf:"kcounters"`
+	Lost      *ebpf.Map `ebpf:"lost"`
 }
 
 func (m *fenceMaps) Close() error {
 	return _FenceClose(
 		m.Events,
+		m.FenceCtxs,
+		m.Kcounters,
 		m.Lost,
 	)
 }
@@ -157,6 +167,7 @@ func (m *fenceMaps) Close() error {
 //
 // It can be passed to loadFenceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fenceVariables struct {
+	FenceFilter *ebpf.Variable `ebpf:"fence_filter"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

@@ -37,9 +37,20 @@ type Live struct {
 	closeMu  sync.Mutex
 	closed   bool
 	lostLast atomic.Uint64 // lost count read at Close, when the map is gone
+	// dropsLast: kernel drops read last (under closeMu), reported after Close.
+	dropsLast map[string]uint64
 
 	mu    sync.Mutex
 	stats event.SourceStats
+
+	// Kernel-side drops counted in user space (kcounters.go).
+	procsFull atomic.Uint64 // SetProcess refused: the procs table is full
+	evicted   atomic.Uint64 // highest inflight eviction count read
+	irqsLate  atomic.Uint64 // GPU interrupt lines found after Start (irqrefresh.go)
+	// fences feeds the fence filter's contexts (nil: filter off).
+	fences *fenceContexts
+	// ld is the loader, kept to attach the irq hooks when a GPU interrupt line appears later.
+	ld *loader
 }
 
 var _ event.Source = (*Live)(nil)
@@ -70,7 +81,9 @@ func Open(cfg Config, log *zap.Logger) (*Live, Report, error) {
 		objs: ld.objs,
 		rd:   rd,
 		dec:  decoder{boFuncs: cfg.BOValidationFuncs, runFuncs: cfg.RunJobFuncs, irqNames: ld.objs.irqNames},
+		ld:   ld,
 	}
+	l.fences = newFenceContexts(ld.objs, cfg.FenceFilter)
 	if ld.objs.classic != (classicEvents{}) {
 		l.dec.classic = newClassicDecoder(&ld.objs.classic)
 	}
@@ -101,8 +114,16 @@ func load(cfg Config, log *zap.Logger) (*loader, error) {
 		return ld, err
 	}
 	ld.openOBIMap()
+	ld.rep.Tracefs, ld.objs.tracefs = acquireTracefs(cfg.NoTracefsMount)
+	if ld.objs.tracefs {
+		log.Info("tracefs was not mounted: ghostdriver mounted it for its hooks; it unmounts it when the source closes",
+			zap.String("path", tracefsMountPoint))
+	}
 	ld.fillIRQs()
 	ld.attachAll()
+	if w := ld.rep.FallbackWarning(); w != "" {
+		log.Warn(w)
+	}
 	if !ld.rep.anyJobHook() {
 		ld.objs.close()
 		return ld, errors.New("no GPU hook could be attached: " + ld.rep.Summary())
@@ -130,7 +151,12 @@ func (l *Live) SetProcess(pid uint32, tls *appctx.TLSAccess) error {
 		return errors.New("probe: the syscalls family is not loaded")
 	}
 	v := appctx.KernelRecipeOf(tls)
-	return m.Update(pid, &v, 0)
+	err := m.Update(pid, &v, 0)
+	if isTableFull(err) {
+		l.procsFull.Add(1)
+		return fmt.Errorf("the kernel's process table is full (%d processes): %w", m.MaxEntries(), err)
+	}
+	return err
 }
 
 // ForgetProcess implements Processes.
@@ -188,6 +214,7 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		rec      ringbuf.Record
 		batch    = make([]event.Event, 0, maxBatch)
 		lastSync = time.Now()
+		lastIRQ  = time.Now()
 	)
 	flush := func() {
 		if len(batch) == 0 {
@@ -207,6 +234,10 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 			l.offset.Store(off)
 			lastSync = time.Now()
 		}
+		if l.cfg.IRQRefreshInterval > 0 && time.Since(lastIRQ) >= l.cfg.IRQRefreshInterval {
+			l.refreshIRQs()
+			lastIRQ = time.Now()
+		}
 		// Everything stamped before this instant is committed by the time the wait
 		// below ends (within the reorder window).
 		mark := monoNow()
@@ -225,6 +256,8 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 				if derr := l.dec.decode(rec.RawSample, &batch[len(batch)-1]); derr != nil {
 					l.bad(batch[len(batch)-1].Name, derr)
 					batch = batch[:len(batch)-1]
+				} else if l.fences != nil {
+					l.fences.follow(&batch[len(batch)-1])
 				}
 				if len(batch) == maxBatch {
 					flush()
@@ -281,6 +314,7 @@ func (l *Live) Stats() event.SourceStats {
 	s.MalformedSamples = append([]string(nil), l.stats.MalformedSamples...)
 	l.mu.Unlock()
 	s.Lost = l.lost()
+	s.KernelDrops = l.drops()
 	return s
 }
 
@@ -311,10 +345,25 @@ func (l *Live) lost() uint64 {
 	return n
 }
 
+// drops is kernelDrops while the objects are open, and the last reading after Close.
+func (l *Live) drops() map[string]uint64 {
+	l.closeMu.Lock()
+	defer l.closeMu.Unlock()
+	if !l.closed {
+		l.dropsLast = l.kernelDrops()
+	}
+	out := make(map[string]uint64, len(l.dropsLast))
+	for k, v := range l.dropsLast {
+		out[k] = v
+	}
+	return out
+}
+
 // Close detaches every hook and releases the ring buffer. It is idempotent and makes
 // a concurrent Run return nil.
 func (l *Live) Close() error {
 	l.lost()
+	l.drops()
 	l.closeMu.Lock()
 	defer l.closeMu.Unlock()
 	if l.closed {

@@ -30,6 +30,9 @@ type family struct {
 	// (funcs: func_id per target function).
 	perCopyData bool
 	coll        *ebpf.Collection
+	// hashInflight: the syscalls family keeps ioctls in flight in the tid table (pre-5.11
+	// path), whose evictions are counted (kcounters.go).
+	hashInflight bool
 }
 
 // objects is everything the loader created; close releases it in reverse order.
@@ -44,6 +47,10 @@ type objects struct {
 	// obi is OBI's pinned traces_ctx_v1 when it was found (closed with the objects; the
 	// pin itself stays: it is OBI's).
 	obi *ebpf.Map
+	// kcounters is the shared per-cause drop counter map (kcounters.go).
+	kcounters *ebpf.Map
+	// tracefs: this loader holds the tracefs it mounted (tracefs.go); released at close.
+	tracefs bool
 }
 
 func (o *objects) close() error {
@@ -66,9 +73,17 @@ func (o *objects) close() error {
 		o.obi.Close()
 		o.obi = nil
 	}
+	if o.kcounters != nil {
+		o.kcounters.Close()
+		o.kcounters = nil
+	}
 	if o.common != nil {
 		o.common.Close()
 		o.common = nil
+	}
+	if o.tracefs {
+		o.tracefs = false
+		errs = append(errs, releaseTracefs())
 	}
 	return errors.Join(errs...)
 }
@@ -181,12 +196,29 @@ func (ld *loader) family(name string) (*family, error) {
 		if tsErr != nil {
 			ld.log.Info("submit ioctls wait for their exit in a tid hash (max 16384 threads in an ioctl at once)", zap.Error(tsErr))
 		}
-		if err := useTaskStorage(spec, ld.cfg.noTaskStorage || tsErr != nil); err != nil {
+		hashPath := ld.cfg.noTaskStorage || tsErr != nil
+		if err := useTaskStorage(spec, hashPath); err != nil {
+			return nil, err
+		}
+		if hashPath {
+			spec.Maps["inflight"].MaxEntries = uint32(ld.cfg.InflightThreads)
+		}
+	}
+	if name == famFence && ld.cfg.FenceFilter {
+		if err := spec.Variables["fence_filter"].Set(uint32(1)); err != nil {
 			return nil, err
 		}
 	}
 	f := &family{name: name, spec: spec, perCopyData: name == famFuncs}
+	if name == famSyscalls {
+		f.hashInflight = ld.cfg.noTaskStorage || HaveTaskStorage() != nil
+	}
 	shared := map[string]*ebpf.Map{"events": ld.objs.eventsMap(), "lost": ld.objs.lostMap()}
+	if kc, err := ld.kcountersMap(spec); err != nil {
+		return nil, fmt.Errorf("creating the drop counters: %w", err)
+	} else if kc != nil {
+		shared["kcounters"] = kc
+	}
 	if name == famSyscalls && ld.objs.obi != nil {
 		// Take OBI's size and flags, so the replacement passes the compatibility check.
 		ms := spec.Maps[obiMapName]

@@ -25,6 +25,37 @@ type Entry struct {
 // Rungs of a stage's ladder below the one that attached are not listed.
 type Report struct {
 	Entries []Entry
+	// Tracefs is how the loader found tracefs: "mounted", mounted by ghostdriver, or why
+	// it is not mounted (tracefs.go). Empty when the loader did not get that far.
+	Tracefs string
+}
+
+// SyscallFallback reports whether the submit ioctls are hooked with raw_tp
+// sys_enter/sys_exit, the rung that runs for every syscall of the host.
+func (r Report) SyscallFallback() bool {
+	for _, e := range r.Entries {
+		if e.Stage == StageIoctl && e.Status == StatusAttached && e.Hook == "raw_tp/sys_enter" {
+			return true
+		}
+	}
+	return false
+}
+
+// syscallFallbackCost is the measured price of that rung (BENCHMARKS.md, "The syscall
+// hook fallback"): what a getppid loop paid per call on the 2-core 6.18 CI VM.
+const syscallFallbackCost = "measured +SYSCALLCOST ns per syscall (getppid) on a 6.18 VM, BENCHMARKS.md"
+
+// FallbackWarning is the one line said when SyscallFallback: why, and what it costs.
+func (r Report) FallbackWarning() string {
+	if !r.SyscallFallback() {
+		return ""
+	}
+	why := "tracefs " + r.Tracefs
+	if r.Tracefs == "" {
+		why = "the syscall tracepoints are unavailable"
+	}
+	return "submit ioctls are hooked with raw_tp sys_enter/sys_exit, which run for every syscall of the host (" +
+		syscallFallbackCost + "): " + why
 }
 
 func (r *Report) add(stage, hook, status, reason string) {

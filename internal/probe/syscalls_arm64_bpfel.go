@@ -52,6 +52,7 @@ const (
 	syscallsMapEvents                 = "events"
 	syscallsMapInflight               = "inflight"
 	syscallsMapInflightTs             = "inflight_ts"
+	syscallsMapKcounters              = "kcounters"
 	syscallsMapLost                   = "lost"
 	syscallsMapProcs                  = "procs"
 	syscallsMapTracesCtxV1            = "traces_ctx_v1"
@@ -138,6 +139,7 @@ type syscallsMapSpecs struct {
 	Events      *ebpf.MapSpec `ebpf:"events"`
 	Inflight    *ebpf.MapSpec `ebpf:"inflight"`
 	InflightTs  *ebpf.MapSpec `ebpf:"inflight_ts"`
+	Kcounters   *ebpf.MapSpec `ebpf:"kcounters"`
 	Lost        *ebpf.MapSpec `ebpf:"lost"`
 	Procs       *ebpf.MapSpec `ebpf:"procs"`
 	TracesCtxV1 *ebpf.MapSpec `ebpf:"traces_ctx_v1"`
@@ -182,6 +184,7 @@ type syscallsMaps struct {
 	Events      *ebpf.Map `ebpf:"events"`
 	Inflight    *ebpf.Map `ebpf:"inflight"`
 	InflightTs  *ebpf.Map `ebpf:"inflight_ts"`
+	Kcounters   *ebpf.Map `ebpf:"kcounters"`
 	Lost        *ebpf.Map `ebpf:"lost"`
 	Procs       *ebpf.Map `ebpf:"procs"`
 	TracesCtxV1 *ebpf.Map `ebpf:"traces_ctx_v1"`
@@ -192,6 +195,7 @@ func (m *syscallsMaps) Close() error {
 		m.Events,
 		m.Inflight,
 		m.InflightTs,
+		m.Kcounters,
 		m.Lost,
 		m.Procs,
 		m.TracesCtxV1,

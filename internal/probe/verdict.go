@@ -59,12 +59,15 @@ type Verdict struct {
 	JobStages []string `json:"job_stages_attached"`
 	// Missing are the host facts that stop a stage, each with what to do.
 	Missing []string `json:"missing"`
-	Line    string   `json:"line"`
+	// Warnings are what works at a cost the operator should know of: the submit ioctls
+	// hooked with raw_tp sys_enter/sys_exit (every syscall of the host pays).
+	Warnings []string `json:"warnings"`
+	Line     string   `json:"line"`
 }
 
 // Assess decides from a report and the host facts.
 func Assess(r Report, h Host) Verdict {
-	v := Verdict{Stages: []string{}, JobStages: []string{}, Missing: []string{}}
+	v := Verdict{Stages: []string{}, JobStages: []string{}, Missing: []string{}, Warnings: []string{}}
 	seen := map[string]bool{}
 	for _, e := range r.Entries {
 		if e.Status == StatusAttached && !seen[e.Stage] {
@@ -101,8 +104,16 @@ func Assess(r Report, h Host) Verdict {
 	if h.Fentry != nil && !seen[StageBOValidation] && !seen[StageRunJobEnd] {
 		v.Missing = append(v.Missing, "fentry/fexit (no kprobes either): bo_validation and run_job_end are not measured")
 	}
-	if h.Tracefs != nil {
+	switch {
+	case h.Tracefs == nil || strings.HasPrefix(r.Tracefs, "mounted"):
+		// Mounted, or the loader mounts it for its run (tracefs.go).
+	case r.Tracefs != "":
+		v.Missing = append(v.Missing, "tracefs "+r.Tracefs+" (the syscall and classic-tracepoint rungs need it)")
+	default:
 		v.Missing = append(v.Missing, h.Tracefs.Error()+" (the classic-tracepoint rungs need it; `ghostdriver record` mounts it itself)")
+	}
+	if w := r.FallbackWarning(); w != "" {
+		v.Warnings = append(v.Warnings, w)
 	}
 
 	attached := "none"
@@ -117,9 +128,12 @@ func Assess(r Report, h Host) Verdict {
 		if len(v.Missing) > 0 {
 			v.Line += "; missing: " + strings.Join(v.Missing, "; ")
 		}
-		return v
+	} else {
+		v.Line = fmt.Sprintf("verdict: this host cannot follow GPU jobs: %s (hooks attached: %s)",
+			strings.Join(v.Missing, "; "), attached)
 	}
-	v.Line = fmt.Sprintf("verdict: this host cannot follow GPU jobs: %s (hooks attached: %s)",
-		strings.Join(v.Missing, "; "), attached)
+	if len(v.Warnings) > 0 {
+		v.Line += "; WARNING: " + strings.Join(v.Warnings, "; ")
+	}
 	return v
 }

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
+/*
+ * What the kernel side passed over or could not keep, besides ring-buffer reservation
+ * failures (`lost`, ghostdriver.h): one per-CPU counter per cause. The loader creates the
+ * map once and hands it to every family that declares it (like `lost`); user space sums
+ * the CPUs and exports each cause as ghostdriver.source.kernel_drops{reason}
+ * (internal/probe/kcounters.go names them). Indices are read by user space: append,
+ * never renumber.
+ */
+#pragma once
+
+enum kcounter {
+	/*
+	 * A followed submit ioctl whose arguments could not be kept for its exit: the
+	 * pre-5.11 `inflight` table refused the entry, or the thread's task storage could
+	 * not be had (bpf_task_storage_get returns NULL under its recursion guard). The
+	 * enter record is sent, the exit record will not be.
+	 */
+	KC_IOCTL_SLOT_UNAVAILABLE = 0,
+	/* A thread exited with a followed ioctl recorded in flight (no exit record). */
+	KC_IOCTL_THREAD_EXITED = 1,
+	/* A dma_fence event passed over by the fence filter (context not followed). */
+	KC_FENCE_PASSED_OVER = 2,
+	KC_MAX = 8,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KC_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} kcounters SEC(".maps");
+
+static __always_inline void kcount(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&kcounters, &which);
+	if (n)
+		*n += 1;
+}

@@ -1,0 +1,161 @@
+// Package cudatest is the stub CUDA setup the tests of several packages share (internal/
+// cuda, internal/pipeline, internal/graph, receiver): building the stub driver, runtime and
+// two-thread workload of internal/cuda/testdata/stub, the skip when root or gcc is
+// missing, and the workload's stdin protocol (it prints "mapped", waits for a line,
+// initialises the runtime, prints "ready", waits for a line, runs, prints its "counts").
+// It does not import internal/cuda, so internal/cuda's own tests can use it.
+package cudatest
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
+)
+
+// Need skips t, saying why, unless the process is root (BPF, uprobes) and gcc is there
+// (the stubs are built at test time); under a make target that requires them it fails.
+func Need(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs and attaches uprobes")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
+	}
+}
+
+// Stubs are the built stub files.
+type Stubs struct {
+	Dir     string
+	App     string // the two-thread workload
+	Driver  string // libcuda.so.1
+	Runtime string // libcudart.so.12
+}
+
+// Libraries are the stub driver and runtime, for the CUDA source's ExtraLibraries: a
+// source hooking only these files sees no other test's stub workload (uprobes are
+// per file).
+func (s Stubs) Libraries() []string { return []string{s.Driver, s.Runtime} }
+
+// Build compiles the stubs into a fresh temporary directory of t.
+func Build(t testing.TB) Stubs {
+	t.Helper()
+	return BuildIn(t, t.TempDir())
+}
+
+// BuildIn compiles the stubs into dir.
+func BuildIn(t testing.TB, dir string) Stubs {
+	t.Helper()
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cudatest: cannot locate the stub sources")
+	}
+	script := filepath.Join(filepath.Dir(self), "..", "testdata", "stub", "build.sh")
+	if out, err := exec.Command(script, dir).CombinedOutput(); err != nil {
+		t.Fatalf("building the stubs: %v\n%s", err, out)
+	}
+	return Stubs{Dir: dir, App: filepath.Join(dir, "app"), Driver: filepath.Join(dir, "libcuda.so.1"),
+		Runtime: filepath.Join(dir, "libcudart.so.12")}
+}
+
+// WaitFor polls cond every 5 ms and fails t after 10 s.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// Workload is a running stub workload, driven through its stdin protocol.
+type Workload struct {
+	Cmd   *exec.Cmd
+	PID   uint32
+	stdin io.WriteCloser
+	out   *bufio.Reader
+	// Counts is the workload's last line: the stubs' own counts of what they were called for.
+	Counts string
+}
+
+// Start starts app for iters iterations with env (nil: this process's) and returns once
+// it has printed "mapped" (its libraries are mapped, nothing called yet).
+func Start(t testing.TB, app string, iters int, env []string) *Workload {
+	t.Helper()
+	cmd := exec.Command(app, strconv.Itoa(iters))
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	w := &Workload{Cmd: cmd, PID: uint32(cmd.Process.Pid), stdin: stdin, out: bufio.NewReader(stdout)}
+	w.expect(t, "mapped")
+	return w
+}
+
+func (w *Workload) expect(t testing.TB, prefix string) string {
+	t.Helper()
+	line, err := w.out.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, prefix) {
+		t.Fatalf("workload said %q (%v), want %q", line, err, prefix)
+	}
+	return line
+}
+
+// Init lets the workload initialise the runtime (cuGetProcAddress calls); returns once
+// it has printed "ready".
+func (w *Workload) Init(t testing.TB) {
+	t.Helper()
+	_, _ = io.WriteString(w.stdin, "\n")
+	w.expect(t, "ready")
+}
+
+// Work lets the workload run its iterations, and waits for it to exit (so every record
+// it made is committed to the ring buffers).
+func (w *Workload) Work(t testing.TB) {
+	t.Helper()
+	_, _ = io.WriteString(w.stdin, "\n")
+	w.Counts = strings.TrimSpace(w.expect(t, "counts"))
+	if err := w.Cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Run runs the whole protocol: afterMapped runs once the libraries are mapped,
+// afterInit once the runtime is initialised (either may be nil). It returns the pid.
+func Run(t testing.TB, app string, iters int, env []string, afterMapped, afterInit func(pid uint32)) uint32 {
+	t.Helper()
+	w := Start(t, app, iters, env)
+	if afterMapped != nil {
+		afterMapped(w.PID)
+	}
+	w.Init(t)
+	if afterInit != nil {
+		afterInit(w.PID)
+	}
+	w.Work(t)
+	return w.PID
+}

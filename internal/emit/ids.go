@@ -87,17 +87,17 @@ func jobIDs(salt uint64, j *assemble.Job, g *idGuard, stages []assemble.StageSpa
 // maxOccurrence bounds the renaming of one job.
 const maxOccurrence = 1 << 16
 
-// idMemory is how many recent span ids the guard remembers (2 MiB of index and ring).
+// idMemory is how many recent span ids the guard remembers (3 MiB of table and ring).
 const idMemory = 1 << 17
 
 // idGuard remembers the span ids handed out recently.
 type idGuard struct {
-	used    *recent[uint64, struct{}]
+	used    *idWindow
 	renamed atomic.Uint64 // jobs whose derived ids were taken and were renamed
 }
 
 func newIDGuard() *idGuard {
-	return &idGuard{used: newRecent[uint64, struct{}](idMemory, func(v uint64) uint64 { return v })}
+	return &idGuard{used: newIDWindow(idMemory)}
 }
 
 // claim records the job span id and its stages' ids, or returns false (recording
@@ -112,12 +112,12 @@ func (g *idGuard) claim(span pcommon.SpanID, stages []assemble.StageSpan) bool {
 		want = append(want, binary.BigEndian.Uint64(c[:]))
 	}
 	for _, id := range want {
-		if _, taken := g.used.get(id); taken {
+		if g.used.contains(id) {
 			return false
 		}
 	}
 	for _, id := range want {
-		g.used.put(id, struct{}{})
+		g.used.insert(id)
 	}
 	return true
 }

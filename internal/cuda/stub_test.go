@@ -15,39 +15,26 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
+	"github.com/ghostdriver/ghostdriver/internal/cuda/cudatest"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
-	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // buildStubs compiles the stub driver, the stub runtime and the two-thread workload
-// (testdata/stub/build.sh) into dir and returns the workload's path.
+// (testdata/stub/build.sh) into dir and returns the workload's path (cudatest, shared
+// with the other packages' stub tests).
 func buildStubs(t *testing.T, dir string) string {
 	t.Helper()
-	if out, err := exec.Command("testdata/stub/build.sh", dir).CombinedOutput(); err != nil {
-		t.Fatalf("building the stubs: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "app")
+	return cudatest.BuildIn(t, dir).App
 }
 
 func needRootAndGCC(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs and attaches uprobes")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
-	}
+	cudatest.Need(t)
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	cudatest.WaitFor(t, what, cond)
 }
 
 // runSource runs src into sink on its own goroutine; stop cancels it and waits.

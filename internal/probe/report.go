@@ -43,7 +43,7 @@ func (r Report) SyscallFallback() bool {
 
 // syscallFallbackCost is the measured price of that rung (BENCHMARKS.md, "The syscall
 // hook fallback"): what a getppid loop paid per call on the 2-core 6.18 CI VM.
-const syscallFallbackCost = "measured +SYSCALLCOST ns per syscall (getppid) on a 6.18 VM, BENCHMARKS.md"
+const syscallFallbackCost = "its cost per syscall is measured in BENCHMARKS.md, \"The syscall hook fallback\""
 
 // FallbackWarning is the one line said when SyscallFallback: why, and what it costs.
 func (r Report) FallbackWarning() string {

@@ -82,6 +82,7 @@ type Decoder struct {
 	lastHit    []int    // per spec: index of the template that matched last
 	formatHits []uint64 // per template id
 	caps       [maxCaptures]capture
+	vals       []byte // DecodeValues' text arguments (values.go)
 	h          header
 	task       taskColumns // line.go
 	// lastTS is the timestamp of the last line that had one: a "[LOST n EVENTS]" note

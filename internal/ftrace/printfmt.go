@@ -1,32 +1,16 @@
-// What the live source's classic-tracepoint rung asks before it renders raw trace
-// entries into lines for this decoder: is the kernel's print format one we read?
+// What the live source's classic-tracepoint rung asks of the table when it loads an
+// event: is the kernel's print format one we read (values.go decodes its values)?
 package ftrace
 
-import (
-	"strings"
-
-	"github.com/ghostdriver/ghostdriver/internal/event"
-)
+import "strings"
 
 // KnowsPrintFormat reports whether the TP_printk format printk of event name (as a
 // tracefs format file's `print fmt` gives it, C escapes resolved) prints text one of
 // the decoder's formats of that event reads: the same literals and the same kinds of
 // conversion (widths and length modifiers aside, as the templates ignore them).
 func KnowsPrintFormat(name, printk string) bool {
-	s, ok := specs[name]
-	if !ok || s.kind == event.KindUnknown || len(s.templates) == 0 {
-		return false
-	}
-	want, ok := printkShape(printk)
-	if !ok {
-		return false
-	}
-	for _, t := range s.templates {
-		if t.shape() == want {
-			return true
-		}
-	}
-	return false
+	_, ok := FormatOf(name, printk)
+	return ok
 }
 
 // printkShape is template.shape of a format string, without compiling it: false when

@@ -5,14 +5,15 @@
 // raw_copy) copies the raw trace entry, and user space decodes the copy with what the
 // kernel publishes about the event in tracefs, its format file:
 //
-//	load:   events/<system>/<event>/format → fields + print fmt → printer (tpformat.go);
-//	        the rung is unavailable, with the reason, when the print fmt needs something the
-//	        printer does not do or prints text the text decoder does not read
-//	record: raw entry → the payload the kernel would print → "comm-tid [cpu] s.ns: event:
-//	        payload" → internal/ftrace's Decoder (one per source) → Time, PID, TID, CPU
-//	        and Comm set from the record, exactly
+//	load:   events/<system>/<event>/format → fields + print fmt → each print argument bound
+//	        to its field (tpformat.go) and the print fmt to internal/ftrace's table reading
+//	        of it (ftrace.FormatOf); the rung is unavailable, with the reason, when the
+//	        print fmt needs something the binder does not do or is not in the table
+//	record: raw entry → each argument's value read from its field (classic_args.go) →
+//	        ftrace's Decoder (one per source) fills the Event with the table's rules →
+//	        Time, PID, TID, CPU and Comm set from the record
 //
-// So every generation of an event's format that the text decoder knows works live too,
+// So every generation of an event's format that the table knows works live too,
 // with the identities the event prints (fence keys since 6.17; before, pointers, which
 // fenceJoin turns into the keys the dma_fence hooks read) rather than what CO-RE reads.
 // Before Linux 6.7 the kernel skips a classic-tracepoint program, without counting it,
@@ -26,7 +27,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -64,7 +64,8 @@ var tracefsRoots = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
 // classicEvent is one event of the rung as user space decodes it.
 type classicEvent struct {
 	system, name string
-	printer      *tpPrinter
+	printer      *tpPrinter          // the print arguments bound to their fields
+	format       *ftrace.ValueFormat // the table's reading of the print fmt
 }
 
 // classicEvents are the events whose classic program is attached, by hook.
@@ -117,10 +118,14 @@ func newClassicEvent(system, name, formatText string) (*classicEvent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: print fmt %q: %v", errClassicFormat, f.printFmt, err)
 	}
-	if !ftrace.KnowsPrintFormat(name, f.printFmt) {
+	vf, ok := ftrace.FormatOf(name, f.printFmt)
+	if !ok {
 		return nil, fmt.Errorf("%w: print fmt %q is not one the text decoder reads for %s", errClassicFormat, f.printFmt, name)
 	}
-	return &classicEvent{system: system, name: name, printer: p}, nil
+	if len(p.segs) != vf.NumArgs() || len(p.segs) > maxClassicArgs {
+		return nil, fmt.Errorf("%w: print fmt %q: %d arguments, the table's format of %s has %d", errClassicFormat, f.printFmt, len(p.segs), name, vf.NumArgs())
+	}
+	return &classicEvent{system: system, name: name, printer: p, format: vf}, nil
 }
 
 // loadClassicEvent reads and compiles the format of a classic program's tracepoint
@@ -148,12 +153,14 @@ func classicReason(attachTo string, err error) string {
 	return "reading the tracefs format of " + attachTo + ": " + firstLine(err.Error())
 }
 
-// classicDecoder renders raw records and decodes them as text lines. Used by the one
-// reader goroutine only.
+// classicDecoder decodes raw records with their events' formats. Used by the one reader
+// goroutine only.
 type classicDecoder struct {
 	events *classicEvents
-	text   *ftrace.Decoder
-	line   []byte
+	table  *ftrace.Decoder // the table's rules and string interning (no text is parsed)
+	args   [maxClassicArgs]ftrace.Arg
+	digits []byte // numbers that fill text fields, as printed (classic_args.go)
+	comms  kstr.Interner
 	// join: gpu_scheduler events of <= 6.16 print the finished fence's pointer, not its
 	// key (and the dependency event names the job by ring and id). The dma_fence hooks
 	// (tp_btf/raw_tp: vmlinux BTF is enough) record each fence's pointer with its 64-bit
@@ -163,7 +170,7 @@ type classicDecoder struct {
 }
 
 func newClassicDecoder(events *classicEvents) *classicDecoder {
-	c := &classicDecoder{events: events, text: ftrace.NewDecoder(), line: make([]byte, 0, 512)}
+	c := &classicDecoder{events: events, table: ftrace.NewDecoder(), digits: make([]byte, 0, 64)}
 	for _, e := range events.byHook {
 		if e != nil && e.system == "gpu_scheduler" {
 			c.join = &fenceJoin{}
@@ -257,57 +264,23 @@ func (c *classicDecoder) decode(ce *classicEvent, b []byte, ev *event.Event) err
 		return fmt.Errorf("%w: %s: the program could not read the entry (%d bytes copied)", errClassicEntry, ce.name, n)
 	}
 	raw := b[rawOffRaw : rawOffRaw+rawMax]
-	ts := binary.LittleEndian.Uint64(b[rawOffTs:])
-	pidTgid := binary.LittleEndian.Uint64(b[rawOffPid:])
-	cpu := binary.LittleEndian.Uint32(b[rawOffCPU:])
-	comm := b[rawOffComm : rawOffComm+16]
-	for i, ch := range comm {
-		if ch == 0 {
-			comm = comm[:i]
-			break
-		}
-	}
-	// "comm-tid [cpu] secs.nanos: event: payload", as tracefs prints it.
-	l := append(c.line[:0], comm...)
-	l = append(l, '-')
-	l = strconv.AppendUint(l, pidTgid&0xffffffff, 10)
-	l = append(l, " ["...)
-	if cpu < 100 {
-		l = append(l, '0')
-		if cpu < 10 {
-			l = append(l, '0')
-		}
-	}
-	l = strconv.AppendUint(l, uint64(cpu), 10)
-	l = append(l, "] "...)
-	l = strconv.AppendUint(l, ts/1e9, 10)
-	l = append(l, '.')
-	ns := ts % 1e9
-	for div := uint64(1e8); div > 0; div /= 10 {
-		l = append(l, byte('0'+ns/div%10))
-	}
-	l = append(l, ": "...)
-	l = append(l, ce.name...)
-	l = append(l, ": "...)
-	payloadAt := len(l)
-	l, err := ce.printer.appendPayload(l, raw)
-	c.line = l
+	args, digits, err := classicArgs(ce, raw, &c.args, c.digits[:0])
+	c.digits = digits
 	if err != nil {
 		return fmt.Errorf("%w: %s: %w", errClassicEntry, ce.name, err)
 	}
-	if !c.text.Decode(l, 0, ev) {
-		return fmt.Errorf("%w: %s: the text decoder does not read %q", errClassicEntry, ce.name, l[payloadAt:])
+	if err := c.table.DecodeValues(ce.format, args, ev); err != nil {
+		return fmt.Errorf("%w: %s: %w", errClassicEntry, ce.name, err)
 	}
 	if c.join != nil && ce.system == "gpu_scheduler" {
 		c.join.fill(ev)
 	}
+	ts := binary.LittleEndian.Uint64(b[rawOffTs:])
+	pidTgid := binary.LittleEndian.Uint64(b[rawOffPid:])
 	ev.Time = int64(ts)
-	ev.CPU = int32(cpu)
+	ev.CPU = int32(binary.LittleEndian.Uint32(b[rawOffCPU:]))
 	ev.PID = uint32(pidTgid >> 32)
 	ev.TID = uint32(pidTgid)
-	if ev.Comm != string(comm) {
-		// The decoder trims blanks and reads "<...>" as no comm: the record's own bytes.
-		ev.Comm = kstr.FromC(unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(comm))), len(comm)))
-	}
+	ev.Comm = c.comms.FromC(unsafe.Slice((*int8)(unsafe.Pointer(&b[rawOffComm])), 16))
 	return nil
 }

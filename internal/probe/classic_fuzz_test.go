@@ -7,6 +7,7 @@ package probe
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -51,8 +52,13 @@ func FuzzClassicRecord(f *testing.F) {
 		var events classicEvents
 		events.add(hook, ce)
 		d := decoder{classic: newClassicDecoder(&events)}
-		var ev event.Event
-		if err := d.decode(rawSample(hook, 1_000_000_123, 42<<32|43, 1, "fuzz", raw), &ev); err != nil {
+		var ev, viaText event.Event
+		sample := rawSample(hook, 1_000_000_123, 42<<32|43, 1, "fuzz", raw)
+		err = d.decode(sample, &ev)
+		if terr := newTextReading().decode(ce, sample, &viaText); terr == nil && err == nil && !reflect.DeepEqual(ev, viaText) {
+			t.Fatalf("direct decode %+v\ntext reading  %+v", ev, viaText)
+		}
+		if err != nil {
 			return
 		}
 		if ev.Kind == event.KindUnknown || ev.Name == "" {

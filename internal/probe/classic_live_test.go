@@ -1,15 +1,19 @@
 package probe
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +23,7 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/kstr"
 )
 
@@ -235,3 +240,124 @@ func copyRaw(r *commonRawRecord, b []byte) {
 }
 
 func commOf(c []int8) string { return kstr.FromC(c) }
+
+// The direct decode on real kernel entries with an oracle of its own: two raw-copy
+// programs attached to syscalls/sys_enter_ioctl and sys_exit_ioctl (tracepoints every
+// kernel has), decoded with this kernel's format files, must give back the fd, request
+// and argument this test passed to ioctl and the error the kernel returned (ENOTTY from
+// /dev/null), and the same Event as the former text reading of the same record.
+func TestClassicDirectDecodesLiveSyscalls(t *testing.T) {
+	requireRoot(t)
+	if err := HaveTracefs(); err != nil {
+		t.Skip(err)
+	}
+	cfg, err := DefaultConfig().withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := newLoader(cfg, zaptest.NewLogger(t))
+	t.Cleanup(func() { ld.objs.close() })
+	if err := ld.loadCommon(); err != nil {
+		t.Fatal(err)
+	}
+	var evs classicEvents
+	hookOf := map[string]commonHook{}
+	for _, def := range hookDefs(cfg) {
+		if len(hookOf) == 2 {
+			break
+		}
+		if !def.hasClassic() {
+			continue
+		}
+		target := [...]string{"sys_enter_ioctl", "sys_exit_ioctl"}[len(hookOf)]
+		r := def.rungs[len(def.rungs)-1]
+		f, err := ld.family(r.family)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := ld.loadProgram(f, r.progs[0], r)
+		if err != nil {
+			t.Fatalf("%s: %v", r.progs[0], err)
+		}
+		t.Cleanup(func() { prog.Close() })
+		l, err := link.Tracepoint("syscalls", target, prog, nil)
+		if err != nil {
+			t.Fatalf("%s on syscalls/%s: %v", r.progs[0], target, err)
+		}
+		t.Cleanup(func() { l.Close() })
+		h, _ := classicHook(def.event)
+		ce, err := loadClassicEvent("syscalls/" + target)
+		if err != nil {
+			t.Fatalf("this kernel's syscalls/%s: %v", target, err)
+		}
+		evs.add(h, ce)
+		hookOf[target] = h
+	}
+	rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+
+	null, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	const calls, cmd = 8, 0x5401 // TCGETS
+	args := map[uint64]bool{}
+	func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for i := range calls {
+			arg := uint64(0x7ffd_0000_1000 + i*0x40) // never read: /dev/null has no ioctls
+			args[arg] = true
+			if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, null.Fd(), cmd, uintptr(arg)); errno != syscall.ENOTTY {
+				t.Fatalf("ioctl on /dev/null: %v, want ENOTTY", errno)
+			}
+		}
+	}()
+
+	d, text := decoder{classic: newClassicDecoder(&evs)}, newTextReading()
+	var enters, exits int
+	var lastEnterTID uint32
+	rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	var rec ringbuf.Record
+	for {
+		if err := rd.ReadInto(&rec); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break
+			}
+			t.Fatal(err)
+		}
+		var got, want event.Event
+		gerr := d.decode(rec.RawSample, &got)
+		ce := evs.byHook[binary.LittleEndian.Uint16(rec.RawSample[rawOffHook:])]
+		if werr := text.decode(ce, rec.RawSample, &want); (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("direct %+v (%v)\ntext   %+v (%v)", got, gerr, want, werr)
+		}
+		if gerr != nil {
+			t.Fatalf("a live %s entry: %v", ce.name, gerr)
+		}
+		if got.PID != uint32(os.Getpid()) {
+			continue // another process's ioctl
+		}
+		switch got.Kind {
+		case event.IoctlEnter:
+			if got.Fd == int32(null.Fd()) && got.Cmd == cmd && args[got.Arg] {
+				delete(args, got.Arg)
+				enters++
+				lastEnterTID = got.TID
+			}
+		case event.IoctlExit:
+			if got.TID == lastEnterTID && got.Ret == -int64(syscall.ENOTTY) {
+				exits++
+				lastEnterTID = 0
+			}
+		}
+	}
+	if enters != calls || exits != calls {
+		t.Fatalf("decoded %d of our %d ioctl entries and %d exits with ENOTTY (arguments not seen: %v)", enters, calls, exits, args)
+	}
+	t.Logf("%d ioctl enter/exit pairs decoded directly from this kernel's entries (syscalls/sys_enter_ioctl, sys_exit_ioctl) with fd, cmd, arg and ret as called", calls)
+}

@@ -20,7 +20,7 @@ type formatBlock struct{ system, text string }
 
 // readFormats reads testdata/formats/<file>: format files of several events, each
 // after a "## system: <system>" line (the layout of internal/ftrace/testdata/kernel-tracepoints).
-func readFormats(t *testing.T, file string) map[string]formatBlock {
+func readFormats(t testing.TB, file string) map[string]formatBlock {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "formats", file))
 	if err != nil {
@@ -55,7 +55,7 @@ func mustFormat(t *testing.T, blocks map[string]formatBlock, name string) *tpFor
 
 // entry builds a raw trace entry of f: common_type, then each value at its field's
 // offset; strings of __data_loc fields after the fixed part, as the kernel stores them.
-func entry(t *testing.T, f *tpFormat, vals map[string]any) []byte {
+func entry(t testing.TB, f *tpFormat, vals map[string]any) []byte {
 	t.Helper()
 	raw := make([]byte, rawMax)
 	// What a BPF program finds in the common fields: the kernel's pt_regs pointer.

@@ -1,7 +1,9 @@
 // A tracefs event format file (events/<system>/<event>/format) parsed, and its
-// `print fmt` compiled into a printer that renders a raw trace entry into the text the
-// kernel itself would print for it. The classic-tracepoint rung (classic.go) copies raw
-// entries; this is how they become the lines the text decoder (internal/ftrace) reads.
+// `print fmt` compiled: each conversion bound to the field it prints, with the casts and
+// length the kernel applies. The classic-tracepoint rung (classic.go) copies raw entries
+// and reads each argument's value through these bindings (classic_args.go); a conversion
+// can also print its value as the kernel would (conv.append: the digits of a number that
+// fills a text field, and the tests' rendering of whole payloads).
 //
 // Only what the GPU events' TP_printk use is supported: arguments REC->field and
 // __get_str(field) (__get_rel_str for __rel_loc), optionally parenthesised or cast to a
@@ -270,7 +272,7 @@ type printSeg struct {
 	c   conv
 }
 
-// tpPrinter renders raw entries of one event.
+// tpPrinter is one event's print fmt with its conversions bound to the entry's fields.
 type tpPrinter struct {
 	format   *tpFormat
 	segs     []printSeg
@@ -516,19 +518,6 @@ func castType(t string) (bits uint8, signed, ok bool) {
 
 // errShortEntry: a field or string lies beyond the bytes copied from the entry.
 var errShortEntry = errors.New("field beyond the copied entry")
-
-// appendPayload renders raw (a copy of the entry's first bytes) into dst.
-func (p *tpPrinter) appendPayload(dst, raw []byte) ([]byte, error) {
-	for i := range p.segs {
-		s := &p.segs[i]
-		dst = append(dst, s.lit...)
-		var err error
-		if dst, err = s.c.append(dst, raw); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, p.trailing...), nil
-}
 
 // scalar reads the field as a number (sign-extended when the field is signed).
 func (f *tpField) scalar(raw []byte) (uint64, error) {

@@ -43,12 +43,12 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
-# internal/reliability compares the kernel's own lists of BPF programs and maps before and
+# e2e/lifecycle compares the kernel's own lists of BPF programs and maps before and
 # after 100 Start/Shutdown rounds: it runs alone, after the other packages, whose tests load
 # programs of the same names in parallel.
 test-unit:
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /internal/reliability$$)
-	$(GO) test -count=1 ./internal/reliability/
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e/lifecycle$$)
+	$(GO) test -count=1 ./e2e/lifecycle/
 
 # Every fuzz target for a bounded time (FUZZTIME, default 10s each); prints inputs tried.
 test-fuzz:

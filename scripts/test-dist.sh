@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The distribution end to end: the ocb-built collector on the bundled capture
 # (spans through the file exporter, a parsed Prometheus scrape; e2e/dist_test.go), its deploy
-# configs, and kill -9 of a live collector (internal/reliability/kill9_collector_test.go).
+# configs, and kill -9 of a live collector (e2e/lifecycle/kill9_collector_test.go).
 set -euo pipefail
 : "${DIST:?}"
 # The tests below must run, not skip (internal/testreq): a missing collector fails them.
@@ -14,5 +14,5 @@ passed() { for n in "$@"; do grep -q "^--- PASS: $n " "$log" || { echo "$n did n
 GHOSTDRIVER_DIST=$(realpath "$DIST") go test -count=1 -v -run TestDistribution ./e2e/ | tee "$log"
 passed TestDistributionReplay TestDistributionValidatesDeployConfigs TestDistributionRunSummary
 # kill -9 of the collector itself leaves no BPF object behind, and a restart resumes (root).
-GHOSTDRIVER_DIST=$(realpath "$DIST") go test -count=1 -v -run TestKill9CollectorLeavesNothingAttached ./internal/reliability/ | tee "$log"
+GHOSTDRIVER_DIST=$(realpath "$DIST") go test -count=1 -v -run TestKill9CollectorLeavesNothingAttached ./e2e/lifecycle/ | tee "$log"
 passed TestKill9CollectorLeavesNothingAttached

@@ -1,8 +1,8 @@
-// Package reliability holds the whole-receiver tests of SECURITY.md: lifecycle leaks
+// Package lifecycle holds the whole-receiver tests of SECURITY.md: lifecycle leaks
 // (goroutines, file descriptors, BPF programs/maps/links checked against the kernel's
 // own lists), kill -9 of a live process, dropped privileges, ring buffer overrun.
 // Tests that load eBPF programs skip with a reason when not root.
-package reliability
+package lifecycle
 
 import (
 	"errors"

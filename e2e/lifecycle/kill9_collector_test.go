@@ -2,7 +2,7 @@
 // program, map and link the receiver loaded, nothing stays pinned, and a restarted
 // collector attaches again and counts events. Runs when GHOSTDRIVER_DIST names the
 // distribution (`make test-dist` builds it and sets it).
-package reliability
+package lifecycle
 
 import (
 	"bytes"

@@ -1,7 +1,7 @@
 // Lifecycle: Start/Shutdown many times leaves no goroutine, file descriptor or BPF
 // object behind; Shutdown works without Start and twice; kill -9 of a live process
 // leaves nothing attached or pinned, and a restarted one sees events again.
-package reliability
+package lifecycle
 
 import (
 	"bufio"

@@ -5,7 +5,10 @@
 //	otlpcount -format proto FILE   each request preceded by its length, 4 bytes big-endian
 //
 // Prints one TSV row: requests, spans, gpu.job spans, distinct gpu.job span ids. A file
-// that ends inside a request is an error.
+// that ends inside a request is an error. With -digest, a sixth column: a digest of the
+// multiset of spans (each span's fields, attributes, status, links, resource and scope
+// hashed, the hashes summed), equal for two files that hold the same spans however they
+// are batched.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 
@@ -23,6 +27,7 @@ import (
 
 func main() {
 	format := flag.String("format", "json", "json or proto")
+	flag.BoolVar(&withDigest, "digest", false, "print a digest of the spans held (batching aside)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: otlpcount -format json|proto FILE")
@@ -34,19 +39,31 @@ func main() {
 	}
 }
 
+var withDigest bool
+
 type counts struct {
 	requests, spans, jobs int
 	ids                   map[pcommon.SpanID]struct{}
+	digest                uint64
 }
 
 func (c *counts) add(td ptrace.Traces) {
 	c.requests++
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		ss := td.ResourceSpans().At(i).ScopeSpans()
+		rs := td.ResourceSpans().At(i)
+		ss := rs.ScopeSpans()
 		for j := 0; j < ss.Len(); j++ {
+			var outer []byte
+			if withDigest {
+				outer = appendMap(nil, rs.Resource().Attributes())
+				outer = fmt.Appendf(outer, "|%s|%s|%s|%s|", rs.SchemaUrl(), ss.At(j).Scope().Name(), ss.At(j).Scope().Version(), ss.At(j).SchemaUrl())
+			}
 			spans := ss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				c.spans++
+				if withDigest {
+					c.digest += spanDigest(outer, spans.At(k))
+				}
 				if s := spans.At(k); s.Name() == "gpu.job" {
 					c.jobs++
 					c.ids[s.SpanID()] = struct{}{}
@@ -108,6 +125,38 @@ func run(format, path string) error {
 	default:
 		return fmt.Errorf("-format %q: want json or proto", format)
 	}
+	if withDigest {
+		fmt.Printf("%d\t%d\t%d\t%d\t%016x\n", c.requests, c.spans, c.jobs, len(c.ids), c.digest)
+		return nil
+	}
 	fmt.Printf("%d\t%d\t%d\t%d\n", c.requests, c.spans, c.jobs, len(c.ids))
 	return nil
+}
+
+// spanDigest hashes a span with its resource and scope (outer): every field the
+// collector's file exporter can carry for the spans ghostdriver writes.
+func spanDigest(outer []byte, s ptrace.Span) uint64 {
+	b := append([]byte(nil), outer...)
+	b = fmt.Appendf(b, "%x|%x|%x|%s|%d|%s|%d|%d|%d|", s.TraceID(), s.SpanID(), s.ParentSpanID(), s.TraceState().AsRaw(),
+		s.Flags(), s.Name(), s.Kind(), s.StartTimestamp(), s.EndTimestamp())
+	b = appendMap(b, s.Attributes())
+	b = fmt.Appendf(b, "|%d|%d|%s|%d|%d|", s.DroppedAttributesCount(), s.Status().Code(), s.Status().Message(), s.Events().Len(), s.DroppedEventsCount())
+	for i := 0; i < s.Links().Len(); i++ {
+		l := s.Links().At(i)
+		b = fmt.Appendf(b, "link %x|%x|%s|%d|", l.TraceID(), l.SpanID(), l.TraceState().AsRaw(), l.Flags())
+		b = appendMap(b, l.Attributes())
+	}
+	b = fmt.Appendf(b, "|%d", s.DroppedLinksCount())
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
+
+// appendMap appends the attributes in their order, with their value types.
+func appendMap(b []byte, m pcommon.Map) []byte {
+	m.Range(func(k string, v pcommon.Value) bool {
+		b = fmt.Appendf(b, "%q=%d:%q;", k, v.Type(), v.AsString())
+		return true
+	})
+	return b
 }

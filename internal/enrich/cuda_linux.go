@@ -6,8 +6,8 @@ package enrich
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/ghostdriver/ghostdriver/internal/attr/attrpdata"
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
-	"github.com/ghostdriver/ghostdriver/internal/emit"
 )
 
 // CUDA adapts an Enricher to CUDA submissions (pipeline.CUDAEnricher; Resource is a
@@ -25,6 +25,6 @@ func (c CUDA) Submission(s *cuda.Submission) {
 // service.name and resource, container, pod, MIG instance.
 func (c CUDA) Resource(pid uint32, attrs pcommon.Map) {
 	if _, res := c.Lookup(pid); res != nil {
-		emit.PutAttributes(attrs, res)
+		attrpdata.Put(attrs, res)
 	}
 }

@@ -163,11 +163,13 @@ func specOf(cfg *Config) (graph.Spec, error) {
 			PollInterval:       l.PollInterval,
 			IRQNames:           l.IRQNames,
 			ClassicTracepoints: l.ClassicTracepoints,
+			NoTracefsMount:     !l.MountTracefs,
 		}
 		if c := l.CUDA; c.Enabled {
 			spec.CUDA = &graph.CUDASpec{
 				Libraries:         c.Libraries,
 				RescanInterval:    c.RescanInterval,
+				RingBufferBytes:   c.RingBufferSize,
 				IgnoreEntryPoints: !c.FollowEntryPoints,
 				NoXid:             !c.Xid,
 			}

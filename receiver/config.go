@@ -148,6 +148,12 @@ type LiveConfig struct {
 	// prints (before Linux 6.17: pointers, joined to fence keys through dma_fence events).
 	// Default false: the classic rung is used only where the others cannot attach.
 	ClassicTracepoints bool `mapstructure:"classic_tracepoints"`
+	// MountTracefs: where tracefs is not mounted, mount it at /sys/kernel/tracing while the
+	// hooks attach and unmount it again (logged), so that the submit ioctls are hooked
+	// with the syscall tracepoints. false forbids the mount: the ioctls then fall back to
+	// raw_tp sys_enter/sys_exit, which run for every syscall of the host (logged at warn
+	// level with the cost measured in BENCHMARKS.md). Default true.
+	MountTracefs bool `mapstructure:"mount_tracefs"`
 	// CUDA: the NVIDIA path (uprobes on libcuda/libcudart), off by default.
 	CUDA CUDAConfig `mapstructure:"cuda"`
 }

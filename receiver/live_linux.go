@@ -19,6 +19,7 @@ func defaultLiveConfig() LiveConfig {
 		RingBufferSize:        d.RingBufferBytes,
 		PollInterval:          d.PollInterval,
 		IRQNames:              d.IRQNames,
+		MountTracefs:          true,
 		CUDA:                  defaultCUDAConfig(),
 	}
 }

@@ -117,7 +117,7 @@ if [ $probe_test = 1 ]; then
 fi
 umount /sys/kernel/debug; umount /sys/kernel/tracing
 echo ARM64-RIG notracefs-json-begin
-/bin/ghostdriver doctor --json
+/bin/ghostdriver doctor --no-tracefs-mount --json
 echo ARM64-RIG notracefs-json-end
 if [ $probe_test = 1 ]; then
 	if [ $rawtp_test = 1 ]; then

@@ -59,6 +59,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	procRoot := fs.String("proc-root", defaults.Tenant.ProcRoot, "the host's procfs")
 	sysRoot := fs.String("sys-root", defaults.Tenant.SysRoot, "the host's sysfs")
 	classic := fs.Bool("classic-tracepoints", false, "hook the gpu_scheduler and driver events with classic tracepoints decoded from their tracefs formats, even where tp_btf/raw_tp would attach")
+	noMount := fs.Bool("no-tracefs-mount", false, "do not mount tracefs where it is not mounted: the submit ioctls then fall back to raw_tp sys_enter/sys_exit, which run for every syscall of the host")
 	pf := addPipelineFlags(fs)
 	if code, done := parseArgs(fs, args, stdout, stderr); done {
 		return code
@@ -83,6 +84,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 			BOValidationFuncs:  append(d.BOValidationFuncs, boFuncs...),
 			RunJobFuncs:        append(d.RunJobFuncs, runJobFuncs...),
 			ClassicTracepoints: *classic,
+			NoTracefsMount:     *noMount,
 		},
 		Enrich:   !*noTenant,
 		ProcRoot: *procRoot,

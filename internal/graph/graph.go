@@ -61,6 +61,8 @@ type LiveSpec struct {
 	PollInterval       time.Duration
 	IRQNames           []string
 	ClassicTracepoints bool
+	// NoTracefsMount forbids the probe to mount tracefs (probe.Config.NoTracefsMount).
+	NoTracefsMount bool
 }
 
 // CUDASpec configures the CUDA live source.

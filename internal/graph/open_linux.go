@@ -123,6 +123,7 @@ func (g *Graph) probeConfig() probe.Config {
 		c.IRQNames = l.IRQNames
 	}
 	c.ClassicTracepoints = l.ClassicTracepoints
+	c.NoTracefsMount = l.NoTracefsMount
 	if g.spec.CUDA != nil {
 		c.DRMMajors, c.IoctlTypes = withNvidiaMajors(c.DRMMajors, g.procRoot())
 	}

@@ -52,7 +52,7 @@ type Config struct {
 	// tracefs the submit ioctls are hooked with raw_tp sys_enter/sys_exit, which run for
 	// every syscall of the host (logged at warn level, and in doctor's verdict). With it
 	// off, the loader mounts tracefs at /sys/kernel/tracing when nothing is mounted there,
-	// logs it, and unmounts it at Close.
+	// attaches, and unmounts it again (logged).
 	NoTracefsMount bool
 	// FenceFilter sends dma_fence events only for contexts seen in GPU jobs (bpf/fence.c);
 	// the others are counted (ghostdriver.source.kernel_drops{reason=fence_passed_over}).

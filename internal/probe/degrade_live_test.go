@@ -44,25 +44,38 @@ func attachedIoctlHook(rep Report) string {
 }
 
 // Where tracefs is not mounted the loader mounts it, hooks the syscall tracepoints (not
-// raw_tp sys_enter, which runs for every syscall), logs the mount, and unmounts it at Close.
-// Before the loader mounted tracefs this host got raw_tp/sys_enter here.
+// raw_tp sys_enter, which runs for every syscall), logs the mount, and unmounts it once
+// attached: nothing stays mounted, and the attached tracepoints still deliver. Before the
+// loader mounted tracefs this host got raw_tp/sys_enter here.
 func TestLoaderMountsTracefsWhenUnmounted(t *testing.T) {
 	requireRoot(t)
 	requireNoTracefs(t)
 	core, logs := observer.New(zapcore.InfoLevel)
 	cfg := DefaultConfig()
-	cfg.DRMMajors = []uint32{1}
+	cfg.DRMMajors = []uint32{10} // /dev/fuse: no other test follows it
 	l, rep, err := Open(cfg, zap.New(core))
 	if err != nil {
 		t.Fatalf("Open: %v\n%s", err, rep)
 	}
 	fs, _ := mountedAt(tracefsMountPoint)
 	hook := attachedIoctlHook(rep)
+	sink, stop := startRun(t, l)
+	const n = 3
+	tid, _ := ioctlsOnOwnThread(t, "/dev/fuse", n)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if e, x := threadEvents(sink, tid); len(e) >= n && len(x) >= n {
+			break
+		}
+	}
+	stop()
 	if cerr := l.Close(); cerr != nil {
 		t.Errorf("Close: %v", cerr)
 	}
-	if fs != "tracefs" {
-		t.Errorf("while open: %s holds %q, want tracefs", tracefsMountPoint, fs)
+	if fs != "" {
+		t.Errorf("after Open %s still holds %q, want nothing mounted", tracefsMountPoint, fs)
+	}
+	if e, x := threadEvents(sink, tid); len(e) != n || len(x) != n {
+		t.Errorf("tracepoints attached, tracefs unmounted: %d enters, %d exits, want %d each", len(e), len(x), n)
 	}
 	if hook != "tracepoint/syscalls/sys_enter_ioctl" {
 		t.Errorf("ioctl hook %q, want the syscall tracepoint\n%s", hook, rep)

@@ -115,12 +115,15 @@ func load(cfg Config, log *zap.Logger) (*loader, error) {
 	}
 	ld.openOBIMap()
 	ld.rep.Tracefs, ld.objs.tracefs = acquireTracefs(cfg.NoTracefsMount)
-	if ld.objs.tracefs {
-		log.Info("tracefs was not mounted: ghostdriver mounted it for its hooks; it unmounts it when the source closes",
-			zap.String("path", tracefsMountPoint))
-	}
 	ld.fillIRQs()
 	ld.attachAll()
+	if ld.objs.tracefs {
+		// Attached tracepoints do not need the mount: leave nothing behind, even on kill -9.
+		ld.objs.tracefs = false
+		err := releaseTracefs()
+		log.Info("tracefs was not mounted: ghostdriver mounted it to attach its hooks and unmounted it again",
+			zap.String("path", tracefsMountPoint), zap.Error(err))
+	}
 	if w := ld.rep.FallbackWarning(); w != "" {
 		log.Warn(w)
 	}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -87,8 +88,10 @@ func startRun(t *testing.T, l *Live) (*collectSink, func()) {
 	}
 }
 
-func expectedIoctlHook() string {
-	if HaveTracefs() == nil {
+// expectedIoctlHook: the syscall tracepoints where the loader had tracefs (mounted, or
+// mounted by itself to attach), raw_tp sys_enter otherwise.
+func expectedIoctlHook(rep Report) string {
+	if strings.HasPrefix(rep.Tracefs, "mounted") {
 		return "tracepoint/syscalls/sys_enter_ioctl"
 	}
 	return "raw_tp/sys_enter"
@@ -125,7 +128,7 @@ func TestOpenDegradesOnThisHost(t *testing.T) {
 	}
 	sort.Strings(attached)
 	exit := "tracepoint/syscalls/sys_exit_ioctl"
-	if HaveTracefs() != nil {
+	if !strings.HasPrefix(rep.Tracefs, "mounted") {
 		exit = "raw_tp/sys_exit"
 	}
 	want := []string{
@@ -133,7 +136,7 @@ func TestOpenDegradesOnThisHost(t *testing.T) {
 		"dma_fence tp_btf/dma_fence_enable_signal", "dma_fence tp_btf/dma_fence_init",
 		"dma_fence tp_btf/dma_fence_signaled", "dma_fence tp_btf/dma_fence_wait_end",
 		"dma_fence tp_btf/dma_fence_wait_start",
-		"ioctl " + expectedIoctlHook(), "ioctl " + exit,
+		"ioctl " + expectedIoctlHook(rep), "ioctl " + exit,
 		"process_lifecycle tp_btf/sched_process_exec", "process_lifecycle tp_btf/sched_process_exit",
 	}
 	sort.Strings(want)
@@ -249,7 +252,11 @@ func testIoctlThroughDeviceFilter(t *testing.T, noTaskStorage bool) {
 	}
 	stop()
 	if len(enters) != n || len(exits) != n {
-		t.Fatalf("tid %d: %d enters, %d exits, want %d each", tid, len(enters), len(exits), n)
+		// What the kernel side counted tells a lost record (ring, recursion) from a slot
+		// that could not be had (the arm64 guest's occasional miss is not understood yet).
+		st := l.Stats()
+		t.Fatalf("tid %d: %d enters, %d exits, want %d each (lost %d, kernel drops %v)",
+			tid, len(enters), len(exits), n, st.Lost, st.KernelDrops)
 	}
 	for i := range enters {
 		e, x := enters[i], exits[i]

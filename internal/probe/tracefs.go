@@ -1,9 +1,11 @@
 // tracefs for the loader: the syscall tracepoints (sys_enter_ioctl / sys_exit_ioctl) and
-// the classic-tracepoint rungs need it mounted; where it is not, the submit ioctls fall to
-// raw_tp sys_enter/sys_exit, which run for every syscall of the host. So the loader mounts
-// tracefs itself when nothing is mounted (unless Config.NoTracefsMount), keeps it for the
-// source's life and unmounts at Close only what it mounted. One mount per process,
-// shared by every loader of it (Doctor inside a running collector, tests).
+// the classic-tracepoint rungs need it mounted while they are attached (event ids, format
+// files); where it is not, the submit ioctls fall to raw_tp sys_enter/sys_exit, which run
+// for every syscall of the host. So the loader mounts tracefs itself when nothing is
+// mounted (unless Config.NoTracefsMount) and unmounts what it mounted as soon as its hooks
+// are attached (an attached tracepoint does not need the mount), so that nothing is left
+// mounted even when the process is killed. One mount per process, shared by the loaders
+// of it that attach at the same time.
 package probe
 
 import (
@@ -39,7 +41,7 @@ func acquireTracefs(forbid bool) (line string, held bool) {
 	defer tracefsHeld.Unlock()
 	if tracefsHeld.mounted {
 		tracefsHeld.users++
-		return "mounted by ghostdriver at " + tracefsMountPoint + " (until the source closes)", true
+		return mountedByUs, true
 	}
 	if HaveTracefs() == nil {
 		return "mounted", false
@@ -56,8 +58,11 @@ func acquireTracefs(forbid bool) (line string, held bool) {
 	}
 	tracefsHeld.mounted = true
 	tracefsHeld.users = 1
-	return "mounted by ghostdriver at " + tracefsMountPoint + " (until the source closes)", true
+	return mountedByUs, true
 }
+
+// mountedByUs is the report's tracefs line when the loader mounted it.
+const mountedByUs = "mounted by ghostdriver at " + tracefsMountPoint + " to attach, unmounted again"
 
 // releaseTracefs drops one loader's hold; the last one unmounts what this process mounted.
 func releaseTracefs() error {

@@ -50,6 +50,7 @@ enum cuda_rec {
 enum cuda_flag {
 	CUDA_F_STACK_OVERFLOW = 1 << 0, /* the call nested deeper than MAX_DEPTH: not timed */
 	CUDA_F_ARG_FAULT = 1 << 1,	/* an argument could not be read from user memory */
+	CUDA_F_NO_RETURN = 1 << 2,	/* recorded at entry (COOKIE_ENTRY_ONLY): end = start, no result */
 };
 
 /* One record per API call (or per proc-address resolution, or per Xid). */
@@ -117,6 +118,8 @@ static __always_inline void stale_frame(void)
  * Cookie layout (internal/cuda/api.go builds it):
  *   bits  0..11  API id (row of the Go table)
  *   bit  12      proc-address call: arg0 = symbol name, arg1 = void **pfn
+ *   bit  13      (user space only: attached at a learned entry point)
+ *   bit  14      entry only: no return probe is attached; the entry sends the record
  *   bits 16..31  location of the stream argument
  *   bits 32..47  location of the size argument
  *   bits 48..63  location of the handle argument
@@ -126,6 +129,7 @@ static __always_inline void stale_frame(void)
  * 8..15 that offset in bytes.
  */
 #define COOKIE_PROCADDR (1ULL << 12)
+#define COOKIE_ENTRY_ONLY (1ULL << 14)
 #define LOC_NONE 0
 #define LOC_ARG 1
 #define LOC_DEREF 2
@@ -194,9 +198,43 @@ static __always_inline __u64 read_loc(struct pt_regs *ctx, __u16 loc, __u8 *flag
 	return v;
 }
 
+static __always_inline struct cuda_record *reserve(__u16 kind);
+static __always_inline void submit(struct cuda_record *r);
+
+/*
+ * An entry-only call (a launch where the return adds nothing but its duration and
+ * result): one uprobe instead of a uprobe + uretprobe pair, and no frame. Its depth is
+ * the thread's frames in progress (without the stale-frame scan of a paired entry).
+ */
+static __always_inline int enter_only(struct pt_regs *ctx, __u64 cookie)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct thread_stack *ts = bpf_map_lookup_elem(&cuda_threads, &id);
+	__u32 d = ts ? ts->depth : 0;
+	struct cuda_record *r = reserve(CUDA_REC_CALL);
+	if (!r)
+		return 0;
+	__u8 flags = CUDA_F_NO_RETURN;
+	r->cookie = cookie;
+	r->stream = read_loc(ctx, cookie >> 16, &flags);
+	r->bytes = read_loc(ctx, cookie >> 32, &flags);
+	r->handle = read_loc(ctx, cookie >> 48, &flags);
+	r->depth = d > 255 ? 255 : d;
+	r->ctx_tier = CTX_TIER_NONE;
+	if (d == 0)
+		r->ctx_tier = read_app_ctx(r->trace_id, r->span_id);
+	r->flags = flags;
+	r->start = r->end = bpf_ktime_get_ns();
+	submit(r);
+	return 0;
+}
+
 SEC("uprobe")
 int cuda_enter(struct pt_regs *ctx)
 {
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	if (cookie & COOKIE_ENTRY_ONLY)
+		return enter_only(ctx, cookie);
 	__u64 id = bpf_get_current_pid_tgid();
 	struct thread_stack *ts = bpf_map_lookup_elem(&cuda_threads, &id);
 	if (!ts) {
@@ -235,7 +273,6 @@ int cuda_enter(struct pt_regs *ctx)
 		return 0;
 	struct frame *f = &ts->f[d & (MAX_DEPTH - 1)];
 	f->sp = sp;
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	f->cookie = cookie;
 	f->flags = 0;
 	if (cookie & COOKIE_PROCADDR) {

@@ -176,7 +176,7 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 	attached := 0
 	for id, a := range apis {
 		off, ok := syms[a.Name]
-		if !ok {
+		if !ok || !s.cfg.hooks(a.Layer) {
 			continue
 		}
 		h.exports[a.Name] = off
@@ -184,7 +184,7 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 			continue // an alias of a row already hooked
 		}
 		// At the offset read from this very file: the library never parses it again.
-		if err := s.attachPair(ex, a.Name, off, cookie(id)); err != nil {
+		if err := s.attachPair(ex, a.Name, off, s.cfg.cookieOf(id)); err != nil {
 			s.addReport("uprobe", lib.Mapped+":"+a.Name, StatusUnavailable, firstLine(err.Error()))
 			continue
 		}
@@ -208,9 +208,17 @@ func (s *Source) hooked() {
 	}
 }
 
-// attachPair attaches the entry and return programs at a symbol or a file offset.
+// attachPair attaches the entry and return programs at a symbol or a file offset (the
+// entry program alone for an entry-only cookie).
 func (s *Source) attachPair(ex *link.Executable, sym string, addr uint64, c uint64) error {
 	opts := &link.UprobeOptions{Address: addr, Cookie: c}
+	if c&cookieEntryOnly != 0 {
+		up, err := ex.Uprobe(sym, s.enter, opts)
+		if err != nil {
+			return err
+		}
+		return s.keepLinks(up)
+	}
 	// Return first: a call that enters between the two attachments then has a return
 	// without an entry (the return program ignores it) rather than an entry without a
 	// return (a stale frame, dropped later by stack position but counted).
@@ -223,13 +231,20 @@ func (s *Source) attachPair(ex *link.Executable, sym string, addr uint64, c uint
 		ret.Close()
 		return err
 	}
+	return s.keepLinks(up, ret)
+}
+
+// keepLinks keeps attached links until Close, or closes them if Close already ran (the
+// worker attached while it did: nothing may outlive it).
+func (s *Source) keepLinks(ls ...link.Link) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed { // the worker attached while Close ran: nothing may outlive it
-		up.Close()
-		ret.Close()
+	if s.closed {
+		for _, l := range ls {
+			l.Close()
+		}
 		return errors.New("source closed")
 	}
-	s.links = append(s.links, up, ret)
+	s.links = append(s.links, ls...)
 	return nil
 }

@@ -38,6 +38,21 @@ type Config struct {
 	// when nothing usable is pinned there the OBI tier reads an empty placeholder.
 	OBIMapPath string
 
+	// Layers picks whose API functions are hooked: "" or "both" (the default: runtime and
+	// driver, a runtime launch is then seen twice, the driver call nested in it), "driver"
+	// (libcuda only: the runtime reaches the driver for every launch, so launches are
+	// still seen once each, at depth 0, but under driver names), or "runtime" (libcudart
+	// only: direct driver calls such as Triton's launches are not seen). A lever on the
+	// per-call cost (issue 15): fewer uprobes per launch.
+	Layers string
+	// LaunchesAtEntry records the launch calls (ClassLaunch) of the innermost hooked layer
+	// at their entry with no return probe: the driver's, or the runtime's when Layers is
+	// "runtime". One uprobe instead of an entry/return pair; a driver launch made inside a
+	// runtime launch (whose pair is kept) still reads as nested. Such a Call has NoReturn
+	// set, End == Start and no result (Ret 0): a launch's return only tells how long the
+	// enqueue took and whether it failed.
+	LaunchesAtEntry bool
+
 	// hookQueue bounds the learned entry points waiting for the hook worker (default
 	// defaultHookQueue; tests make it small).
 	hookQueue int
@@ -63,6 +78,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := checkRingBufferBytes(c.RingBufferBytes); err != nil {
 		return c, err
+	}
+	switch c.Layers {
+	case "", LayersBoth, LayersDriver, LayersRuntime:
+	default:
+		return c, fmt.Errorf("cuda layers %q: want %q, %q or %q", c.Layers, LayersBoth, LayersDriver, LayersRuntime)
 	}
 	if c.threadTable <= 0 {
 		c.threadTable = defaultThreadTable
@@ -94,4 +114,31 @@ func checkRingBufferBytes(n int) error {
 		return fmt.Errorf("ring buffer size %d bytes exceeds 1 GiB", n)
 	}
 	return nil
+}
+
+// Config.Layers values.
+const (
+	LayersBoth    = "both"
+	LayersDriver  = "driver"
+	LayersRuntime = "runtime"
+)
+
+// hooks reports whether the configured layers include l.
+func (c Config) hooks(l Layer) bool {
+	switch c.Layers {
+	case LayersDriver:
+		return l == Driver
+	case LayersRuntime:
+		return l == Runtime
+	}
+	return true
+}
+
+// cookieOf is the attach cookie of API row id under this configuration.
+func (c Config) cookieOf(id int) uint64 {
+	k := cookie(id)
+	if a := apis[id]; c.LaunchesAtEntry && a.Class == ClassLaunch && (a.Layer == Driver || c.Layers == LayersRuntime) {
+		k |= cookieEntryOnly
+	}
+	return k
 }

@@ -18,6 +18,7 @@ type cudaBPFCudaFlag uint32
 const (
 	cudaBPFCudaFlagCUDA_F_STACK_OVERFLOW cudaBPFCudaFlag = 1
 	cudaBPFCudaFlagCUDA_F_ARG_FAULT      cudaBPFCudaFlag = 2
+	cudaBPFCudaFlagCUDA_F_NO_RETURN      cudaBPFCudaFlag = 4
 )
 
 type cudaBPFCudaFrameLoss uint32

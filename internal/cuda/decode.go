@@ -41,7 +41,7 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 		s.mu.Lock()
 		s.stats.ProcAddress++
 		s.mu.Unlock()
-		if r.Ret != 0 || r.Handle == 0 || s.cfg.IgnoreEntryPoints {
+		if r.Ret != 0 || r.Handle == 0 || s.cfg.IgnoreEntryPoints || !s.cfg.hooks(Driver) {
 			break
 		}
 		// Only symbols of the API table are worth the worker's file reads.
@@ -67,6 +67,7 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 			Depth: r.Depth, EntryPoint: r.Cookie&cookieEntryPoint != 0,
 			Untimed:  r.Flags&uint8(cudaBPFCudaFlagCUDA_F_STACK_OVERFLOW) != 0,
 			ArgFault: r.Flags&uint8(cudaBPFCudaFlagCUDA_F_ARG_FAULT) != 0,
+			NoReturn: r.Flags&uint8(cudaBPFCudaFlagCUDA_F_NO_RETURN) != 0,
 			CtxTier:  r.CtxTier, TraceID: r.TraceId, SpanID: r.SpanId,
 		})
 		s.mu.Lock()

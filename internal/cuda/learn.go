@@ -20,6 +20,10 @@ import (
 // layout: bits 13..15 are free there and only user space reads them).
 const cookieEntryPoint = 1 << 13
 
+// cookieEntryOnly marks an API attached with the entry program alone (bpf/cuda.c
+// COOKIE_ENTRY_ONLY; Config.LaunchesAtEntry).
+const cookieEntryOnly = 1 << 14
+
 // maxLearntHooks bounds the entry points learned per driver library file. Each is a
 // uprobe pair on a file every process of the node may map, placed at an address a
 // process handed us; the real driver needs a handful (5 of 96 hooked functions on the
@@ -106,7 +110,7 @@ func (s *Source) learnEntryPoint(pid uint32, symbol string, addr uint64) {
 
 	ex, err := link.OpenExecutable(fdPath(f))
 	if err == nil {
-		err = s.attachPair(ex, "", off, cookie(id)|cookieEntryPoint)
+		err = s.attachPair(ex, "", off, s.cfg.cookieOf(id)|cookieEntryPoint)
 	}
 	hook := fmt.Sprintf("%s+%#x (cuGetProcAddress %q)", mapped, off, symbol)
 	if err != nil {

@@ -24,6 +24,8 @@ type Call struct {
 	// Untimed: nested deeper than the BPF stack (Start is 0); ArgFault: an argument
 	// could not be read.
 	Untimed, ArgFault bool
+	// NoReturn: recorded at entry (Config.LaunchesAtEntry): End == Start, Ret not read.
+	NoReturn bool
 	// CtxTier says where TraceID/SpanID (the calling thread's application span when the
 	// call began) came from: ctxtier.OTEP4947 or ctxtier.OBI, 0 when none
 	// (nested calls never read it).

@@ -1,0 +1,128 @@
+// The levers on the per-call hook cost (Config.Layers, Config.LaunchesAtEntry) must keep
+// the launch counts exact: the stub libraries count their own calls (ground truth printed
+// by the workload), and the assembler's top-level and nested launch counts must match
+// them under every combination.
+package cuda
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+type stubCounts struct{ table, export, streamSync int }
+
+// leverSink counts the workload's calls recorded at entry (NoReturn), by layer.
+type leverSink struct {
+	*goneSink
+	noReturn [2]int
+}
+
+func (l *leverSink) Calls(batch []Call) {
+	for _, c := range batch {
+		if c.PID == l.pid.Load() && c.NoReturn {
+			l.noReturn[c.Info().Layer]++
+		}
+	}
+	l.goneSink.Calls(batch)
+}
+
+// runStubCounted runs the two-thread workload under cfg; it returns the stubs' own
+// counts, the assembler and the source's stats once every call is read.
+func runStubCounted(t *testing.T, dir, app string, cfg Config, iters int) (stubCounts, *Assembler, Stats, [2]int) {
+	t.Helper()
+	cfg.RescanInterval, cfg.NoXid = -1, true
+	cfg.ExtraLibraries = []string{filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libcudart.so.12")}
+	src, _, err := Open(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	asm := NewAssembler(AssemblerConfig{}, func(*Submission) {})
+	sink := &leverSink{goneSink: &goneSink{Assembler: asm, gone: map[uint32]bool{}}}
+	stop := runSource(t, src, sink)
+	cmd := exec.Command(app, strconv.Itoa(iters))
+	cmd.Env = append(os.Environ(), "STUB_NO_THREAD_CTX=1")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sink.pid.Store(uint32(cmd.Process.Pid))
+	rd := bufio.NewReader(stdout)
+	var last string
+	for _, prefix := range []string{"mapped", "ready", "counts"} {
+		line, err := rd.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, prefix) {
+			t.Fatalf("workload said %q (%v), want %q", line, err, prefix)
+		}
+		last = line
+		if prefix == "ready" && !cfg.IgnoreEntryPoints && cfg.hooks(Driver) {
+			// the runtime's driver launches go through learned entry points: hooked first
+			waitFor(t, "entry points hooked", func() bool { return src.Stats().EntryPointHooks >= 2 })
+		}
+		io.WriteString(stdin, "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	stop() // reads the ring to its end
+	asm.Flush()
+	var c stubCounts
+	if _, err := fmt.Sscanf(last, "counts table_launch=%d export_launch=%d stream_sync=%d", &c.table, &c.export, &c.streamSync); err != nil {
+		t.Fatalf("workload said %q: %v", last, err)
+	}
+	return c, asm, src.Stats(), sink.noReturn
+}
+
+func TestHookLeversKeepLaunchCountsExact(t *testing.T) {
+	needRootAndGCC(t)
+	dir := t.TempDir()
+	app := buildStubs(t, dir)
+	for _, c := range []struct {
+		layers  string
+		atEntry bool
+	}{{"", false}, {LayersDriver, false}, {"", true}, {LayersDriver, true}, {LayersRuntime, false}, {LayersRuntime, true}} {
+		t.Run(fmt.Sprintf("layers=%s,at_entry=%v", c.layers, c.atEntry), func(t *testing.T) {
+			truth, asm, st, noReturn := runStubCounted(t, dir, app, Config{Layers: c.layers, LaunchesAtEntry: c.atEntry}, 50)
+			top, nested := asm.Counts[ClassLaunch], asm.NestedCounts[ClassLaunch]
+			t.Logf("stub: %+v; top-level launches %d, nested %d; calls %d, lost %d, no frame %d, stale %d",
+				truth, top, nested, st.Calls, st.Lost, st.ReturnsWithoutFrame, st.StaleFrames)
+			if st.Lost != 0 || st.StaleFrames != 0 {
+				t.Fatalf("lost %d, stale %d: the counts would not be exact", st.Lost, st.StaleFrames)
+			}
+			// Every runtime launch of the stub makes one table launch (libcudart_stub.c);
+			// the export launches are the workload's direct driver calls.
+			wantTop, wantNested := truth.table+truth.export, truth.table
+			switch c.layers {
+			case LayersDriver:
+				wantNested = 0
+			case LayersRuntime:
+				wantTop, wantNested = truth.table, 0 // direct driver launches are not seen
+			}
+			if top != uint64(wantTop) || nested != uint64(wantNested) {
+				t.Errorf("top-level launches %d, nested %d; want %d and %d", top, nested, wantTop, wantNested)
+			}
+			// At entry: the launches of the innermost hooked layer, and nothing else.
+			var wantAtEntry [2]int
+			if c.atEntry && c.layers == LayersRuntime {
+				wantAtEntry[Runtime] = truth.table
+			} else if c.atEntry {
+				wantAtEntry[Driver] = truth.table + truth.export
+			}
+			if noReturn != wantAtEntry {
+				t.Errorf("calls recorded at entry (driver, runtime) = %v, want %v", noReturn, wantAtEntry)
+			}
+			if got := asm.Counts[ClassSync]; got != uint64(truth.streamSync+3) {
+				t.Errorf("top-level syncs %d, want the stub's %d stream syncs + 2 event syncs + 1 device sync", got, truth.streamSync)
+			}
+		})
+	}
+}

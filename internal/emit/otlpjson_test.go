@@ -63,6 +63,12 @@ func TestTracesJSONSameAsMarshalerOnBuilderSpans(t *testing.T) {
 }
 
 func TestTracesJSONSameAsMarshalerOnEveryField(t *testing.T) {
+	sameAsMarshaler(t, "every field", everyFieldTraces())
+}
+
+// everyFieldTraces is a batch that sets every field and value kind of the public ptrace
+// API (otlpproto_test.go uses it too).
+func everyFieldTraces() ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.SetSchemaUrl("https://opentelemetry.io/schemas/1.26.0")
@@ -136,5 +142,5 @@ func TestTracesJSONSameAsMarshalerOnEveryField(t *testing.T) {
 	st.SetKind(ptrace.SpanKindInternal)
 	rs.ScopeSpans().AppendEmpty() // empty scope spans
 	td.ResourceSpans().AppendEmpty()
-	sameAsMarshaler(t, "every field", td)
+	return td
 }

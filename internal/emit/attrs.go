@@ -63,9 +63,3 @@ func lookupStr(attrs []attr.Attribute, key string) string {
 
 // putAttrs copies tenant attributes into m, replacing keys that are already there.
 func putAttrs(m pcommon.Map, attrs []attr.Attribute) { attrpdata.Put(m, attrs) }
-
-// PutAttributes is attrpdata.Put, kept until internal/enrich/cuda_linux.go (the CUDA
-// resource hook) calls attrpdata.Put itself.
-//
-// Deprecated: use attrpdata.Put.
-func PutAttributes(m pcommon.Map, attrs []attr.Attribute) { attrpdata.Put(m, attrs) }

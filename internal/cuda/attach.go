@@ -173,10 +173,14 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 	s.mu.Lock()
 	h.funcs = funcs
 	s.mu.Unlock()
-	attached := 0
+	attached, otherLayer := 0, 0
 	for id, a := range apis {
 		off, ok := syms[a.Name]
-		if !ok || !s.cfg.hooks(a.Layer) {
+		if !ok {
+			continue
+		}
+		if !s.cfg.hooks(a.Layer) {
+			otherLayer++
 			continue
 		}
 		h.exports[a.Name] = off
@@ -191,9 +195,12 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 		h.offsets[off] = id
 		attached++
 	}
-	if attached == 0 {
+	switch {
+	case attached == 0 && otherLayer > 0:
+		s.addReport("uprobe", lib.Mapped, StatusUnavailable, fmt.Sprintf("its %d CUDA functions are of a layer not hooked (layers: %s)", otherLayer, s.cfg.Layers))
+	case attached == 0:
 		s.addReport("uprobe", lib.Mapped, StatusUnavailable, "exports none of the hooked CUDA functions")
-	} else {
+	default:
 		s.addReport("uprobe", fmt.Sprintf("%s (%s, %d functions)", lib.Mapped, lib.Layer, attached), StatusAttached, "")
 	}
 	s.hooked()

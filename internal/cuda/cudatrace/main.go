@@ -58,6 +58,8 @@ func main() {
 		withOps = flag.Bool("ops", false, "include every op of every submission")
 		rescan  = flag.Duration("rescan", 500*time.Millisecond, "library rescan interval")
 		debug   = flag.Bool("debug", false, "debug logging")
+		layers  = flag.String("layers", "", "hook the functions of: both (default), driver or runtime")
+		atEntry = flag.Bool("launches-at-entry", false, "record the innermost hooked layer's launches at entry, no return probe")
 	)
 	flag.Var(&extra, "lib", "a library file to hook at start (repeatable; globs allowed)")
 	flag.Parse()
@@ -70,7 +72,8 @@ func main() {
 		log, _ = zap.NewDevelopment()
 	}
 	t0 := time.Now()
-	src, _, err := cuda.Open(cuda.Config{ExtraLibraries: extra, IgnoreEntryPoints: *noEP, RescanInterval: *rescan}, log)
+	src, _, err := cuda.Open(cuda.Config{ExtraLibraries: extra, IgnoreEntryPoints: *noEP, RescanInterval: *rescan,
+		Layers: *layers, LaunchesAtEntry: *atEntry}, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cudatrace:", err)
 		os.Exit(1)

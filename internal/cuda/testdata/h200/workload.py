@@ -7,8 +7,9 @@ cudaStreamSynchronize, event.synchronize -> cudaEventSynchronize), timing the sy
 the host (perf_counter_ns) and the batch on the GPU (event elapsed time).
 
   workload.py OUT.json [--iters N] [--k K] [--profile] [--ctx LIBOTELCTX]
---profile counts kernels with torch.profiler (CUPTI) instead of timing: the independent
-launch count. Warm-up iterations run first and are excluded from every number.
+--profile counts kernels with torch.profiler (CUPTI): the independent launch count; the
+measured loop's wall time under the profiler (measure_wall_ns, the profiler's start and
+stop excluded) is the peer's overhead. Warm-up iterations run first and are excluded from every number.
 --ctx loads otelctx.c's library and publishes an OTEP 4947 thread context whose span is
 new in every iteration (recorded in OUT as span_id): what an instrumented application
 does around each step. The library is loaded before torch, so it exists at the
@@ -73,16 +74,18 @@ res = {"pid": os.getpid(), "iters": iters, "k": K, "n": n, "torch": torch.__vers
 if profile:
     from torch.profiler import profile as prof, ProfilerActivity
     with prof(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+        t0 = time.perf_counter_ns()
         for i in range(iters):
             one(i, None)
         torch.cuda.synchronize()
+        wall = time.perf_counter_ns() - t0
     kernels, runtime = {}, {}
     for e in p.events():
         if e.device_type == torch.autograd.DeviceType.CUDA:
             kernels[e.name] = kernels.get(e.name, 0) + 1
         elif e.name.startswith("cuda") or e.name.startswith("cu"):
             runtime[e.name] = runtime.get(e.name, 0) + 1
-    res.update({"profiler_kernels": kernels, "profiler_kernel_total": sum(kernels.values()),
+    res.update({"measure_wall_ns": wall, "profiler_kernels": kernels, "profiler_kernel_total": sum(kernels.values()),
                 "profiler_runtime_calls": runtime})
 else:
     rec = []

@@ -213,7 +213,7 @@ type Event struct {
 	Text string
 
 	// Trace context read at the submitting ioctl (live source only; zero otherwise).
-	// CtxTier numbers the tier that supplied it (emit.CtxTier*; 0: none).
+	// CtxTier numbers the tier that supplied it (internal/ctxtier; 0: none).
 	TraceID [16]byte
 	SpanID  [8]byte
 	CtxTier uint8

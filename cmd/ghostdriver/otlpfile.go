@@ -4,8 +4,9 @@
 //	proto each request as protobuf, preceded by its length as 4 bytes big-endian (the
 //	      file exporter's `format: proto` framing)
 //
-// Spans are encoded by emit.AppendTracesJSON (the pdata marshaller's bytes, faster) into a
-// buffer reused across batches; metrics, a few batches per run, by pdata's marshallers.
+// Spans are encoded by emit.AppendTracesJSON and emit.AppendTracesProto (the pdata
+// marshallers' bytes, faster) into a buffer reused across batches; metrics, a few batches
+// per run, by pdata's marshallers.
 package main
 
 import (
@@ -71,14 +72,10 @@ func (o *otlpFile) writeMessage(b []byte) error {
 
 func (o *otlpFile) writeTraces(td ptrace.Traces) error {
 	if o.proto {
-		var m ptrace.ProtoMarshaler
-		b, err := m.MarshalTraces(td)
-		if err != nil {
-			return err
-		}
-		return o.writeMessage(b)
+		o.buf = emit.AppendTracesProto(o.buf[:0], td)
+	} else {
+		o.buf = emit.AppendTracesJSON(o.buf[:0], td)
 	}
-	o.buf = emit.AppendTracesJSON(o.buf[:0], td)
 	return o.writeMessage(o.buf)
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
@@ -75,4 +77,29 @@ func BenchmarkAppendDistinct(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkTracesProto encodes one batch of 4096 jobs' spans as an OTLP protobuf request:
+// pdata's marshaller (a new buffer each time) against AppendTracesProto (one reused).
+func BenchmarkTracesProto(b *testing.B) {
+	sb := NewSpanBuilder(testClock)
+	for i, j := range benchJobs(4096) {
+		j.Finished.Seqno = uint64(i)
+		sb.Append(j)
+	}
+	td := sb.Take()
+	b.Run("pdata", func(b *testing.B) {
+		var m ptrace.ProtoMarshaler
+		for b.Loop() {
+			if _, err := m.MarshalTraces(td); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("append", func(b *testing.B) {
+		var buf []byte
+		for b.Loop() {
+			buf = AppendTracesProto(buf[:0], td)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -535,6 +536,27 @@ format:
 		got, err := p.appendPayload(nil, raw)
 		if err != nil || string(got) != want {
 			t.Errorf("%s:\n got %q (%v)\nwant %q", pf, got, err, want)
+		}
+		// The direct decode's value of each number conversion (classic_args.go) is the
+		// number the conversion prints, the printed text being checked just above.
+		for _, seg := range p.segs {
+			c := &seg.c
+			base := map[byte]int{'d': 10, 'u': 10, 'x': 16, 'X': 16, 'o': 8, 'p': 16}[c.verb]
+			if base == 0 {
+				continue
+			}
+			text, _ := c.append(nil, raw)
+			digits := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(string(text)), "0x"), "+")
+			var printed uint64
+			if c.verb == 'd' {
+				n, perr := strconv.ParseInt(digits, base, 64)
+				printed, err = uint64(n), perr
+			} else {
+				printed, err = strconv.ParseUint(digits, base, 64)
+			}
+			if v, verr := c.value(raw); err != nil || verr != nil || v != printed {
+				t.Errorf("%s: %%%c of %s: value %#x (%v), printed %q (%v)", pf, c.verb, c.fld.name, v, verr, text, err)
+			}
 		}
 	}
 }

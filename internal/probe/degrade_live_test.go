@@ -120,7 +120,7 @@ func TestLoaderFallbackWarnsWhenMountForbidden(t *testing.T) {
 	}
 	warns := logs.FilterLevelExact(zapcore.WarnLevel).All()
 	if len(warns) != 1 || !strings.Contains(warns[0].Message, "every syscall of the host") ||
-		!strings.Contains(warns[0].Message, "BENCHMARKS.md") || !strings.Contains(warns[0].Message, "forbidden") {
+		!strings.Contains(warns[0].Message, "ns on every syscall") || !strings.Contains(warns[0].Message, "forbidden") {
 		t.Errorf("want one warning with the cost and the cause, got %v", warns)
 	}
 	v := Assess(rep, Host{Tracefs: HaveTracefs(), SchedModule: true, DRMDevices: []string{"card0"}})

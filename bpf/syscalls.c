@@ -42,6 +42,7 @@
 #include "arch.h"
 #include "drm_types.h"
 #include "appctx.h"
+#include "process_gone.h"
 #include "kcounters.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
@@ -156,14 +157,11 @@ static __always_inline bool fd_is_drm(int fd)
 
 /* --- process lifecycle ------------------------------------------------------- */
 
-static __always_inline void process_gone(__u16 hook)
+/* The process's `procs` row is gone (process_gone.h): tell user space with a record. */
+static __always_inline void report_process_gone(__u16 hook)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	if (hook == HOOK_PROCESS_EXIT && (__u32)id != tgid)
-		return; /* a thread, not the process */
-	if (bpf_map_delete_elem(&procs, &tgid))
-		return; /* not a process user space resolved */
+	if (!process_gone(hook == HOOK_PROCESS_EXIT))
+		return; /* a thread, or not a process user space resolved */
 	struct record *r = rec_reserve(hook);
 	if (r)
 		rec_submit(r);
@@ -197,7 +195,7 @@ static __always_inline void thread_gone(void)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(tpbtf_sched_process_exec)
 {
-	process_gone(HOOK_PROCESS_EXEC);
+	report_process_gone(HOOK_PROCESS_EXEC);
 	return 0;
 }
 
@@ -206,14 +204,14 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tpbtf_sched_process_exit)
 {
 	thread_gone();
-	process_gone(HOOK_PROCESS_EXIT);
+	report_process_gone(HOOK_PROCESS_EXIT);
 	return 0;
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(rawtp_sched_process_exec)
 {
-	process_gone(HOOK_PROCESS_EXEC);
+	report_process_gone(HOOK_PROCESS_EXEC);
 	return 0;
 }
 
@@ -221,7 +219,7 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(rawtp_sched_process_exit)
 {
 	thread_gone();
-	process_gone(HOOK_PROCESS_EXIT);
+	report_process_gone(HOOK_PROCESS_EXIT);
 	return 0;
 }
 

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/version"
-	ghostreceiver "github.com/ghostdriver/ghostdriver/receiver"
+	ghostreceiver "github.com/ghostdriver/ghostdriver/receiver/ghostdriverreceiver"
 )
 
 // synopsis is the usage line of cmd (main.go's synopses).

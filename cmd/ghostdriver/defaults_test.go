@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	ghostreceiver "github.com/ghostdriver/ghostdriver/receiver"
+	ghostreceiver "github.com/ghostdriver/ghostdriver/receiver/ghostdriverreceiver"
 )
 
 // helpDefaults runs `ghostdriver CMD --help` and returns flag name → default as printed.

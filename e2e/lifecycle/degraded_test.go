@@ -21,7 +21,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
-	gdreceiver "github.com/ghostdriver/ghostdriver/receiver"
+	gdreceiver "github.com/ghostdriver/ghostdriver/receiver/ghostdriverreceiver"
 )
 
 const childEnv = "GHOSTDRIVER_RELIABILITY_CHILD"

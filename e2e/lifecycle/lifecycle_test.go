@@ -26,7 +26,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
-	gdreceiver "github.com/ghostdriver/ghostdriver/receiver"
+	gdreceiver "github.com/ghostdriver/ghostdriver/receiver/ghostdriverreceiver"
 )
 
 func ioctlTCGETS(fd int) {

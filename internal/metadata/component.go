@@ -8,7 +8,7 @@ var (
 	// Type is the receiver's component type.
 	Type = component.MustNewType("ghostdriver")
 	// ScopeName is the instrumentation scope of everything the receiver emits.
-	ScopeName = "github.com/ghostdriver/ghostdriver/receiver"
+	ScopeName = "github.com/ghostdriver/ghostdriver/receiver/ghostdriverreceiver"
 )
 
 // Stability of each signal.

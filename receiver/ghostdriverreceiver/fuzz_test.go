@@ -1,7 +1,7 @@
 // Hostile configuration: arbitrary YAML through the collector's own path (YAML → confmap →
 // Unmarshal → Validate) never panics, and whatever Validate accepts keeps the kernel side
 // and the job table bounded.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"math"

@@ -1,5 +1,5 @@
 // live.cuda: defaults, loading and validation.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"slices"

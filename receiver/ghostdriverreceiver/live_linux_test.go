@@ -1,5 +1,5 @@
 // The receiver's configuration as the graph turns it into the probe's.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"slices"

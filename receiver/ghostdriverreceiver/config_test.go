@@ -1,5 +1,5 @@
 // Config loading and validation, table-driven over testdata/*.yaml.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"path/filepath"

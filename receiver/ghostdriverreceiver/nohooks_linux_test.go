@@ -1,7 +1,7 @@
 // Start on a host without GPU job hooks (this CI host: no DRM driver, no gpu_scheduler
 // events) must warn once, with the verdict, instead of running silently; and Start logs
 // the receiver's version.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 // live.cuda on a host without NVIDIA hardware (the CI host): the receiver comes up with
 // whatever can attach and says, in one log line each, what could not and why.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"context"

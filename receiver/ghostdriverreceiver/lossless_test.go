@@ -1,6 +1,6 @@
 // source: replay through a next consumer slower than the reader: every job arrives (the
 // reader waits), nothing is logged as dropped.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"context"

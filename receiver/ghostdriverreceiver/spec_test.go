@@ -1,6 +1,6 @@
 // The configuration as the graph receives it (specOf): every live.cuda setting reaches the
 // CUDA source's spec, and replay never gets a CUDA source.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"slices"

@@ -1,6 +1,6 @@
 // source: replay on a file without a GPU event: the receiver logs at error and reports a
 // permanent error status, both saying what was expected and how to record it.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"context"

@@ -1,5 +1,5 @@
 // Receiver lifecycle and end-to-end replay through the collector-facing API.
-package receiver
+package ghostdriverreceiver
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	)
 }
 
-var bundledCapture = filepath.Join("..", "testdata", "captures", "gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz")
+var bundledCapture = filepath.Join("..", "..", "testdata", "captures", "gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz")
 
 func replayConfig(t *testing.T) *Config {
 	t.Helper()

@@ -59,3 +59,43 @@ func TestDoctorVerdict(t *testing.T) {
 		t.Errorf("doctor --json on a host without GPU: %+v", doc.Verdict)
 	}
 }
+
+// Where tracefs is not mounted, doctor (like the live source) mounts it to attach and says
+// so; with --no-tracefs-mount the submit ioctls fall back to raw_tp sys_enter/sys_exit and
+// the verdict carries the warning, in text and in --json. Before, doctor had no tracefs line
+// and no warnings.
+func TestDoctorSaysTracefsAndFallback(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testreq.Skip(t, testreq.Root, "needs root: doctor loads the eBPF programs to see what attaches (CI runs as root)")
+	}
+	if _, err := os.Stat("/sys/kernel/tracing/events"); err == nil {
+		t.Skip("tracefs is mounted on this host: the mount and fallback cases need a host without it")
+	}
+	code, out, errOut := runCLI("doctor")
+	if code != 0 {
+		t.Fatalf("doctor: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "tracefs: mounted by ghostdriver") || strings.Contains(out, "WARNING") {
+		t.Errorf("doctor without tracefs: want the loader's mount and no warning:\n%s", out)
+	}
+	code, out, errOut = runCLI("doctor", "--no-tracefs-mount", "--json")
+	if code != 0 {
+		t.Fatalf("doctor --no-tracefs-mount --json: exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Verdict struct {
+			Warnings []string `json:"warnings"`
+			Line     string   `json:"line"`
+		} `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	if len(doc.Verdict.Warnings) != 1 || !strings.Contains(doc.Verdict.Warnings[0], "raw_tp sys_enter/sys_exit") ||
+		!strings.Contains(doc.Verdict.Line, "WARNING: submit ioctls are hooked with raw_tp") {
+		t.Errorf("doctor --no-tracefs-mount: verdict %+v", doc.Verdict)
+	}
+	if _, err := os.Stat("/sys/kernel/tracing/events"); err == nil {
+		t.Errorf("tracefs left mounted after doctor")
+	}
+}

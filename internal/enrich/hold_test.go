@@ -240,10 +240,13 @@ func TestReleaseHeldAtShutdown(t *testing.T) {
 // The read lands while jobs keep arriving from the source's goroutine: the process's jobs
 // still go on in the order they came, each exactly once.
 func TestHoldKeepsOrderWhileReleasing(t *testing.T) {
-	e, _, open := slowEnricher(t, Config{MaxWait: 10 * time.Second})
+	const n = 5000
+	// MaxHeld above n: the read may land long after open() on a loaded machine (the
+	// worker needs the CPU the loop is using), and the bound must not let jobs go early
+	// here (TestHoldBoundedByMaxHeld covers it), or fewer than n/4 would count as read_landed.
+	e, _, open := slowEnricher(t, Config{MaxWait: 10 * time.Second, MaxHeld: 2 * n})
 	firstSight(e, slowPID)
 	var s sink
-	const n = 5000
 	var mu sync.Mutex // the pipeline's lock: now runs under it, later takes it
 	later := func(j *assemble.Job) { mu.Lock(); s.later(j); mu.Unlock() }
 	for i := 0; i < n; i++ {

@@ -236,7 +236,9 @@ static __always_inline bool keep_ioctl_args(int fd, __u32 cmd, __u64 arg)
 		sl->a.fd = fd;
 		sl->a.cmd = cmd;
 		sl->a.arg = arg;
-		if (!sl->active) {
+		if (sl->active) {
+			kcount(KC_IOCTL_EXIT_MISSED);
+		} else {
 			sl->active = 1;
 			__sync_fetch_and_add(&inflight_n, 1);
 		}
@@ -245,7 +247,13 @@ static __always_inline bool keep_ioctl_args(int fd, __u32 cmd, __u64 arg)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ioctl_args a = {.fd = fd, .cmd = cmd, .arg = arg};
 	__sync_fetch_and_add(&inflight_n, 1);
-	if (bpf_map_update_elem(&inflight, &tid, &a, BPF_ANY)) {
+	long err = bpf_map_update_elem(&inflight, &tid, &a, BPF_NOEXIST);
+	if (err == -17 /* EEXIST: the previous entry's exit never came */) {
+		__sync_fetch_and_add(&inflight_n, -1); /* one entry, counted once */
+		kcount(KC_IOCTL_EXIT_MISSED);
+		err = bpf_map_update_elem(&inflight, &tid, &a, BPF_ANY);
+	}
+	if (err) {
 		__sync_fetch_and_add(&inflight_n, -1);
 		return false;
 	}

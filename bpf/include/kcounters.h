@@ -21,6 +21,12 @@ enum kcounter {
 	KC_IOCTL_THREAD_EXITED = 1,
 	/* A dma_fence event passed over by the fence filter (context not followed). */
 	KC_FENCE_PASSED_OVER = 2,
+	/*
+	 * A followed submit ioctl entered while the thread's previous one was still marked in
+	 * flight: that one's exit was never recorded (its exit hook found no slot, was skipped
+	 * by the kernel's recursion guard, or ran before it was attached).
+	 */
+	KC_IOCTL_EXIT_MISSED = 3,
 	KC_MAX = 8,
 };
 

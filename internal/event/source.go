@@ -69,6 +69,9 @@ const (
 	KernelDropIoctlSlotEvicted = "ioctl_slot_evicted"
 	// A thread exited with a followed submit ioctl in flight.
 	KernelDropIoctlThreadExited = "ioctl_thread_exited"
+	// A followed submit ioctl entered while the thread's previous one was still in flight:
+	// that one's exit was never recorded (no slot at the exit, the exit hook skipped).
+	KernelDropIoctlExitMissed = "ioctl_exit_missed"
 	// A dma_fence event passed over by the fence filter (its context is in no GPU job seen).
 	KernelDropFencePassedOver = "fence_passed_over"
 	// A process the enricher resolved that did not fit the kernel's process table: its
@@ -82,7 +85,7 @@ const (
 // KernelDropReasons lists the reasons in export order.
 var KernelDropReasons = []string{
 	KernelDropIoctlSlotUnavailable, KernelDropIoctlSlotEvicted, KernelDropIoctlThreadExited,
-	KernelDropFencePassedOver, KernelDropProcessTableFull, KernelDropIRQFoundLate,
+	KernelDropIoctlExitMissed, KernelDropFencePassedOver, KernelDropProcessTableFull, KernelDropIRQFoundLate,
 }
 
 // HookStatus is one line of a capability report.

@@ -183,8 +183,8 @@ var Metrics = []MetricDesc{
 	{
 		Name: MetricSourceKernelDrops,
 		Description: "What the live source's kernel side passed over or could not keep, besides lost " +
-			"records, by reason: ioctl_slot_unavailable, ioctl_slot_evicted, ioctl_thread_exited (a submit " +
-			"ioctl's exit will not be recorded), fence_passed_over (dma_fence events of contexts in no GPU " +
+			"records, by reason: ioctl_slot_unavailable, ioctl_slot_evicted, ioctl_thread_exited, ioctl_exit_missed " +
+			"(a submit ioctl's exit was or will not be recorded), fence_passed_over (dma_fence events of contexts in no GPU " +
 			"job, fence filter on), process_table_full (a process left out of the kernel's table), " +
 			"gpu_irq_found_late (GPU interrupt lines found after start: counts lines, not events).",
 		Unit:       "{event}",

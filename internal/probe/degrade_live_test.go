@@ -545,3 +545,81 @@ func TestFenceFilterPassesOverAndCounts(t *testing.T) {
 		t.Errorf("drops %v after the followed event, want still one", d)
 	}
 }
+
+// A followed ioctl that enters while the thread's previous one is still marked in flight
+// (its exit never recorded: here the mark is set by hand, as an exit hook that found no
+// slot or was skipped would leave it) is counted as ioctl_exit_missed, on both paths, and
+// its own exit is still recorded. Before, the stale mark was overwritten silently (and on
+// the tid-hash path inflight_n drifted up by one).
+func TestIoctlExitMissedCounted(t *testing.T) {
+	requireRoot(t)
+	t.Run("task-storage", func(t *testing.T) {
+		if err := HaveTaskStorage(); err != nil {
+			t.Skipf("%v: the kernel has only the hash path", err)
+		}
+		testIoctlExitMissed(t, false)
+	})
+	t.Run("tid-hash", func(t *testing.T) { testIoctlExitMissed(t, true) })
+}
+
+func testIoctlExitMissed(t *testing.T, noTaskStorage bool) {
+	cfg := DefaultConfig()
+	cfg.DRMMajors = []uint32{10} // /dev/fuse: no other test follows it
+	cfg.noTaskStorage = noTaskStorage
+	l, rep, err := Open(cfg, zap.NewNop())
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	defer l.Close()
+	fuse, err := os.Open("/dev/fuse")
+	if err != nil {
+		t.Skipf("no /dev/fuse to follow: %v", err)
+	}
+	defer fuse.Close()
+	f := l.objs.families[famSyscalls]
+	th := newLockedThread(t)
+	// The stale mark of a followed ioctl whose exit was never recorded.
+	if noTaskStorage {
+		m := f.maps["inflight"]
+		if err := m.Update(uint32(th.tid), make([]byte, m.ValueSize()), ebpf.UpdateAny); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		const pidfdThread = unix.O_EXCL // PIDFD_THREAD (Linux 6.9+): a pidfd of this thread, not its process
+		pidfd, err := unix.PidfdOpen(th.tid, pidfdThread)
+		if err != nil {
+			t.Skipf("pidfd of a thread (PIDFD_THREAD, 6.9+): %v", err)
+		}
+		defer unix.Close(pidfd)
+		slot := make([]byte, f.maps["inflight_ts"].ValueSize())
+		slot[16] = 1 // ioctl_slot.active
+		if err := f.maps["inflight_ts"].Update(int32(pidfd), slot, ebpf.UpdateAny); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.coll.Variables["inflight_n"].Set(uint64(1)); err != nil {
+		t.Fatal(err)
+	}
+	sink, stop := startRun(t, l)
+	th.run(func() { tcgets(int(fuse.Fd())) })
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if e, x := threadEvents(sink, th.tid); len(e) >= 1 && len(x) >= 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	enters, exits := threadEvents(sink, th.tid)
+	if len(enters) != 1 || len(exits) != 1 {
+		t.Errorf("%d enters, %d exits, want 1 each", len(enters), len(exits))
+	}
+	d := l.Stats().KernelDrops
+	if d[event.KernelDropIoctlExitMissed] != 1 || d[event.KernelDropIoctlSlotEvicted] != 0 {
+		t.Errorf("drops %v, want one %s", d, event.KernelDropIoctlExitMissed)
+	}
+	var n uint64
+	if err := f.coll.Variables["inflight_n"].Get(&n); err != nil || n != 0 {
+		t.Errorf("inflight_n %d after the ioctl ended (%v), want 0", n, err)
+	}
+}

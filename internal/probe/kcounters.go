@@ -18,6 +18,7 @@ var kcounterReasons = map[uint32]string{
 	0: event.KernelDropIoctlSlotUnavailable,
 	1: event.KernelDropIoctlThreadExited,
 	2: event.KernelDropFencePassedOver,
+	3: event.KernelDropIoctlExitMissed,
 }
 
 // kcountersMap returns the one `kcounters` instance every family shares, created from

@@ -121,6 +121,10 @@ echo ARM64-RIG notracefs-json-begin
 echo ARM64-RIG notracefs-json-end
 if [ $probe_test = 1 ]; then
 	if [ $rawtp_test = 1 ]; then
+		# The loader mounts tracefs itself where nothing is mounted: a tmpfs in its place
+		# keeps it from doing so (it never mounts over another file system), so the tests
+		# run on the raw_tp rung.
+		mount -t tmpfs none /sys/kernel/tracing
 		/bin/probe.test -test.v -test.count=1 -test.run '$probe_run' 2>&1
 		echo "ARM64-RIG probe-test rawtp rc=\$?"
 	fi

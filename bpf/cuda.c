@@ -229,8 +229,7 @@ static __always_inline int enter_only(struct pt_regs *ctx, __u64 cookie)
 	return 0;
 }
 
-SEC("uprobe")
-int cuda_enter(struct pt_regs *ctx)
+static __always_inline int enter_body(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	if (cookie & COOKIE_ENTRY_ONLY)
@@ -312,8 +311,7 @@ static __always_inline void submit(struct cuda_record *r)
 	ring_submit(r);
 }
 
-SEC("uretprobe")
-int cuda_return(struct pt_regs *ctx)
+static __always_inline int return_body(struct pt_regs *ctx)
 {
 	__u64 end = bpf_ktime_get_ns();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -389,6 +387,34 @@ int cuda_return(struct pt_regs *ctx)
 	}
 	submit(r);
 	return 0;
+}
+
+/*
+ * The programs: classic uprobes (one perf event per function), and the same bodies as
+ * uprobe_multi programs (6.6+: one link per library, Config.UprobeMulti).
+ */
+SEC("uprobe")
+int cuda_enter(struct pt_regs *ctx)
+{
+	return enter_body(ctx);
+}
+
+SEC("uretprobe")
+int cuda_return(struct pt_regs *ctx)
+{
+	return return_body(ctx);
+}
+
+SEC("uprobe.multi")
+int cuda_enter_multi(struct pt_regs *ctx)
+{
+	return enter_body(ctx);
+}
+
+SEC("uretprobe.multi")
+int cuda_return_multi(struct pt_regs *ctx)
+{
+	return return_body(ctx);
 }
 
 /*

@@ -1,7 +1,8 @@
 // Command cudahook measures what the CUDA source's uprobes cost per launch on the stub
 // libraries (internal/cuda/testdata/stub), with and without the levers of issue 15:
 // hooking one layer (cuda.Config.Layers) and recording launches at entry without a return
-// probe (cuda.Config.LaunchesAtEntry). Each condition runs the same launch-bound loop
+// probe (cuda.Config.LaunchesAtEntry), and uprobe_multi links instead of one perf-event
+// uprobe per function (cuda.Config.UprobeMulti). Each condition runs the same launch-bound loop
 // (launchloop.c: N back-to-back cudaLaunchKernel, each reaching the stub driver's table
 // launch) in interleaved rounds; it prints the median CPU time of the loop process per
 // launch (user + system: the uprobe traps and BPF programs run in it, so other load on
@@ -28,10 +29,10 @@ import (
 )
 
 type condition struct {
-	name    string
-	traced  bool
-	layers  string
-	atEntry bool
+	name           string
+	traced         bool
+	layers         string
+	atEntry, multi bool
 }
 
 var conditions = []condition{
@@ -42,6 +43,8 @@ var conditions = []condition{
 	{name: "driver only, launch at entry", traced: true, layers: cuda.LayersDriver, atEntry: true},
 	{name: "runtime only, entry+return", traced: true, layers: cuda.LayersRuntime},
 	{name: "runtime only, launch at entry", traced: true, layers: cuda.LayersRuntime, atEntry: true},
+	{name: "both layers, entry+return, uprobe_multi", traced: true, multi: true},
+	{name: "driver only, launch at entry, uprobe_multi", traced: true, layers: cuda.LayersDriver, atEntry: true, multi: true},
 }
 
 // discard is a sink that keeps only the launch count.
@@ -103,7 +106,7 @@ func once(c condition, dir, loop string, n int) (float64, uint64) {
 	)
 	if c.traced {
 		var err error
-		src, _, err = cuda.Open(cuda.Config{RescanInterval: -1, NoXid: true, Layers: c.layers, LaunchesAtEntry: c.atEntry,
+		src, _, err = cuda.Open(cuda.Config{RescanInterval: -1, NoXid: true, Layers: c.layers, LaunchesAtEntry: c.atEntry, UprobeMulti: c.multi,
 			ContextTiers: []string{}, ExtraLibraries: []string{filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libcudart.so.12")}}, nil)
 		check(err)
 		ctx, cancel := context.WithCancel(context.Background())

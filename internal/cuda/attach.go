@@ -174,6 +174,7 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 	h.funcs = funcs
 	s.mu.Unlock()
 	attached, otherLayer := 0, 0
+	var multiAt, multiCookie []uint64 // with uprobe_multi: attached together below
 	for id, a := range apis {
 		off, ok := syms[a.Name]
 		if !ok {
@@ -187,6 +188,11 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 		if _, dup := h.offsets[off]; dup {
 			continue // an alias of a row already hooked
 		}
+		if s.enterMulti != nil {
+			multiAt, multiCookie = append(multiAt, off), append(multiCookie, s.cfg.cookieOf(id))
+			h.offsets[off] = id
+			continue
+		}
 		// At the offset read from this very file: the library never parses it again.
 		if err := s.attachPair(ex, a.Name, off, s.cfg.cookieOf(id)); err != nil {
 			s.addReport("uprobe", lib.Mapped+":"+a.Name, StatusUnavailable, firstLine(err.Error()))
@@ -194,6 +200,16 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 		}
 		h.offsets[off] = id
 		attached++
+	}
+	if len(multiAt) > 0 {
+		if err := s.attachMulti(ex, multiAt, multiCookie); err != nil {
+			s.addReport("uprobe_multi", lib.Mapped, StatusUnavailable, firstLine(err.Error()))
+			for _, off := range multiAt {
+				delete(h.offsets, off)
+			}
+		} else {
+			attached += len(multiAt)
+		}
 	}
 	switch {
 	case attached == 0 && otherLayer > 0:
@@ -239,6 +255,50 @@ func (s *Source) attachPair(ex *link.Executable, sym string, addr uint64, c uint
 		return err
 	}
 	return s.keepLinks(up, ret)
+}
+
+// attachMulti attaches the entry program at every offset and the return program at those
+// whose cookie is not entry-only, with one uprobe_multi link each (return first, as in
+// attachPair).
+func (s *Source) attachMulti(ex *link.Executable, offs, cookies []uint64) error {
+	var retAt, retCookie []uint64
+	for i, c := range cookies {
+		if c&cookieEntryOnly == 0 {
+			retAt, retCookie = append(retAt, offs[i]), append(retCookie, c)
+		}
+	}
+	var ls []link.Link
+	if len(retAt) > 0 {
+		ret, err := ex.UretprobeMulti(nil, s.retMulti, &link.UprobeMultiOptions{Addresses: retAt, Cookies: retCookie})
+		if err != nil {
+			return err
+		}
+		ls = append(ls, ret)
+	}
+	up, err := ex.UprobeMulti(nil, s.enterMulti, &link.UprobeMultiOptions{Addresses: offs, Cookies: cookies})
+	if err != nil {
+		for _, l := range ls {
+			l.Close()
+		}
+		return err
+	}
+	return s.keepLinks(append(ls, up)...)
+}
+
+// loadMulti loads the uprobe_multi programs (Config.UprobeMulti); where the kernel
+// refuses them the classic uprobes stay in use and the report says why.
+func (s *Source) loadMulti(spec *ebpf.CollectionSpec, coll *ebpf.Collection, progs map[string]*ebpf.ProgramSpec) {
+	one := spec.Copy()
+	one.Programs = map[string]*ebpf.ProgramSpec{cudaBPFProgCudaEnterMulti: progs[cudaBPFProgCudaEnterMulti],
+		cudaBPFProgCudaReturnMulti: progs[cudaBPFProgCudaReturnMulti]}
+	c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: coll.Maps})
+	if err != nil {
+		s.report.add("uprobe_multi", "uprobe.multi/cuda_enter_multi", StatusUnavailable, firstLine(err.Error())+"; classic uprobes used")
+		return
+	}
+	s.enterMulti, s.retMulti = c.DetachProgram(cudaBPFProgCudaEnterMulti), c.DetachProgram(cudaBPFProgCudaReturnMulti)
+	c.Close()
+	s.report.add("uprobe_multi", "uprobe.multi/cuda_enter_multi", StatusAttached, "")
 }
 
 // keepLinks keeps attached links until Close, or closes them if Close already ran (the

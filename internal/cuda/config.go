@@ -52,6 +52,11 @@ type Config struct {
 	// set, End == Start and no result (Ret 0): a launch's return only tells how long the
 	// enqueue took and whether it failed.
 	LaunchesAtEntry bool
+	// UprobeMulti attaches each library's functions with two uprobe_multi links (kernel
+	// 6.6+: BPF_TRACE_UPROBE_MULTI) instead of a perf-event uprobe per function and
+	// probe; where the kernel refuses, the report says so and classic uprobes are used.
+	// Entry points learnt later keep classic uprobes.
+	UprobeMulti bool
 
 	// hookQueue bounds the learned entry points waiting for the hook worker (default
 	// defaultHookQueue; tests make it small).

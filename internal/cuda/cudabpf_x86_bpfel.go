@@ -114,9 +114,11 @@ const (
 	cudaBPFMapProcs               = "procs"
 	cudaBPFMapTracesCtxV1         = "traces_ctx_v1"
 	cudaBPFProgCudaEnter          = "cuda_enter"
+	cudaBPFProgCudaEnterMulti     = "cuda_enter_multi"
 	cudaBPFProgCudaRawtpExec      = "cuda_rawtp_exec"
 	cudaBPFProgCudaRawtpExit      = "cuda_rawtp_exit"
 	cudaBPFProgCudaReturn         = "cuda_return"
+	cudaBPFProgCudaReturnMulti    = "cuda_return_multi"
 	cudaBPFProgCudaTpbtfExec      = "cuda_tpbtf_exec"
 	cudaBPFProgCudaTpbtfExit      = "cuda_tpbtf_exit"
 	cudaBPFProgRawtpNvidiaDevXid  = "rawtp_nvidia_dev_xid"
@@ -173,9 +175,11 @@ type cudaBPFSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type cudaBPFProgramSpecs struct {
 	CudaEnter         *ebpf.ProgramSpec `ebpf:"cuda_enter"`
+	CudaEnterMulti    *ebpf.ProgramSpec `ebpf:"cuda_enter_multi"`
 	CudaRawtpExec     *ebpf.ProgramSpec `ebpf:"cuda_rawtp_exec"`
 	CudaRawtpExit     *ebpf.ProgramSpec `ebpf:"cuda_rawtp_exit"`
 	CudaReturn        *ebpf.ProgramSpec `ebpf:"cuda_return"`
+	CudaReturnMulti   *ebpf.ProgramSpec `ebpf:"cuda_return_multi"`
 	CudaTpbtfExec     *ebpf.ProgramSpec `ebpf:"cuda_tpbtf_exec"`
 	CudaTpbtfExit     *ebpf.ProgramSpec `ebpf:"cuda_tpbtf_exit"`
 	RawtpNvidiaDevXid *ebpf.ProgramSpec `ebpf:"rawtp_nvidia_dev_xid"`
@@ -267,9 +271,11 @@ type cudaBPFVariables struct {
 // It can be passed to loadCudaBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type cudaBPFPrograms struct {
 	CudaEnter         *ebpf.Program `ebpf:"cuda_enter"`
+	CudaEnterMulti    *ebpf.Program `ebpf:"cuda_enter_multi"`
 	CudaRawtpExec     *ebpf.Program `ebpf:"cuda_rawtp_exec"`
 	CudaRawtpExit     *ebpf.Program `ebpf:"cuda_rawtp_exit"`
 	CudaReturn        *ebpf.Program `ebpf:"cuda_return"`
+	CudaReturnMulti   *ebpf.Program `ebpf:"cuda_return_multi"`
 	CudaTpbtfExec     *ebpf.Program `ebpf:"cuda_tpbtf_exec"`
 	CudaTpbtfExit     *ebpf.Program `ebpf:"cuda_tpbtf_exit"`
 	RawtpNvidiaDevXid *ebpf.Program `ebpf:"rawtp_nvidia_dev_xid"`
@@ -279,9 +285,11 @@ type cudaBPFPrograms struct {
 func (p *cudaBPFPrograms) Close() error {
 	return _CudaBPFClose(
 		p.CudaEnter,
+		p.CudaEnterMulti,
 		p.CudaRawtpExec,
 		p.CudaRawtpExit,
 		p.CudaReturn,
+		p.CudaReturnMulti,
 		p.CudaTpbtfExec,
 		p.CudaTpbtfExit,
 		p.RawtpNvidiaDevXid,

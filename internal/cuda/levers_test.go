@@ -44,6 +44,20 @@ func runStubCounted(t *testing.T, dir, app string, cfg Config, iters int) (stubC
 		t.Fatal(err)
 	}
 	defer src.Close()
+	if cfg.UprobeMulti {
+		multi := false
+		for _, e := range src.Report().Entries {
+			if e.Stage == "uprobe_multi" {
+				multi = e.Status == StatusAttached
+				if !multi {
+					t.Logf("uprobe_multi: %s", e.Reason)
+				}
+			}
+		}
+		if !multi || src.enterMulti == nil {
+			t.Fatal("uprobe_multi programs not loaded: the case would test the classic uprobes again")
+		}
+	}
 	asm := NewAssembler(AssemblerConfig{}, func(*Submission) {})
 	sink := &leverSink{goneSink: &goneSink{Assembler: asm, gone: map[uint32]bool{}}}
 	stop := runSource(t, src, sink)
@@ -87,11 +101,13 @@ func TestHookLeversKeepLaunchCountsExact(t *testing.T) {
 	dir := t.TempDir()
 	app := buildStubs(t, dir)
 	for _, c := range []struct {
-		layers  string
-		atEntry bool
-	}{{"", false}, {LayersDriver, false}, {"", true}, {LayersDriver, true}, {LayersRuntime, false}, {LayersRuntime, true}} {
-		t.Run(fmt.Sprintf("layers=%s,at_entry=%v", c.layers, c.atEntry), func(t *testing.T) {
-			truth, asm, st, noReturn := runStubCounted(t, dir, app, Config{Layers: c.layers, LaunchesAtEntry: c.atEntry}, 50)
+		layers         string
+		atEntry, multi bool
+	}{{"", false, false}, {LayersDriver, false, false}, {"", true, false}, {LayersDriver, true, false},
+		{LayersRuntime, false, false}, {LayersRuntime, true, false}, {"", false, true}, {"", true, true}, {LayersDriver, true, true}} {
+		t.Run(fmt.Sprintf("layers=%s,at_entry=%v,multi=%v", c.layers, c.atEntry, c.multi), func(t *testing.T) {
+			cfg := Config{Layers: c.layers, LaunchesAtEntry: c.atEntry, UprobeMulti: c.multi}
+			truth, asm, st, noReturn := runStubCounted(t, dir, app, cfg, 50)
 			top, nested := asm.Counts[ClassLaunch], asm.NestedCounts[ClassLaunch]
 			t.Logf("stub: %+v; top-level launches %d, nested %d; calls %d, lost %d, no frame %d, stale %d",
 				truth, top, nested, st.Calls, st.Lost, st.ReturnsWithoutFrame, st.StaleFrames)

@@ -30,6 +30,9 @@ type Source struct {
 	learnq chan learnRequest
 
 	enter, ret *ebpf.Program
+	// enterMulti, retMulti: the same programs for uprobe_multi links (Config.UprobeMulti),
+	// nil when not asked for or refused.
+	enterMulti, retMulti *ebpf.Program
 	// lifecycle: the exec/exit programs are attached, so recipes may be pushed.
 	lifecycle bool
 	obi       *ebpf.Map // OBI's pinned map, when used
@@ -124,6 +127,9 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 		s.attachXid(spec, coll, optional)
 	}
 	s.attachLifecycle(spec, coll, optional)
+	if cfg.UprobeMulti {
+		s.loadMulti(spec, coll, optional)
+	}
 	s.rescan()
 	for _, pattern := range cfg.ExtraLibraries {
 		paths, _ := filepath.Glob(pattern)
@@ -175,6 +181,11 @@ func (s *Source) Close() error {
 	}
 	errs = append(errs, s.rd.Close())
 	s.coll.Close()
+	for _, p := range []*ebpf.Program{s.enterMulti, s.retMulti} {
+		if p != nil {
+			p.Close()
+		}
+	}
 	if s.obi != nil {
 		s.obi.Close()
 	}

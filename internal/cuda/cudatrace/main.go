@@ -60,6 +60,7 @@ func main() {
 		debug   = flag.Bool("debug", false, "debug logging")
 		layers  = flag.String("layers", "", "hook the functions of: both (default), driver or runtime")
 		atEntry = flag.Bool("launches-at-entry", false, "record the innermost hooked layer's launches at entry, no return probe")
+		multi   = flag.Bool("uprobe-multi", false, "attach with uprobe_multi links (kernel 6.6+)")
 	)
 	flag.Var(&extra, "lib", "a library file to hook at start (repeatable; globs allowed)")
 	flag.Parse()
@@ -73,7 +74,7 @@ func main() {
 	}
 	t0 := time.Now()
 	src, _, err := cuda.Open(cuda.Config{ExtraLibraries: extra, IgnoreEntryPoints: *noEP, RescanInterval: *rescan,
-		Layers: *layers, LaunchesAtEntry: *atEntry}, log)
+		Layers: *layers, LaunchesAtEntry: *atEntry, UprobeMulti: *multi}, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cudatrace:", err)
 		os.Exit(1)

@@ -50,6 +50,17 @@
 // (cudaLaunchKernel*, always called by PyTorch) and at the driver (Triton and other
 // direct driver users), and nesting keeps them from being counted twice.
 //
+// # Cost levers
+//
+// Each hooked call costs a uprobe trap at entry and one at return, and a runtime launch
+// is hooked twice (cudaLaunchKernel and the driver launch it makes). Three options trade
+// detail for cost, off by default and measured rather than assumed (bench/cudahook on the
+// stubs; internal/cuda/testdata/h200/run6.sh on the H200, with torch.profiler as the
+// peer): Config.Layers hooks one layer only; Config.LaunchesAtEntry records the innermost
+// hooked layer's launches at entry with no return probe (no duration, no result);
+// Config.UprobeMulti attaches with uprobe_multi links. The launch counts stay exact under
+// each (levers_test.go checks them against the stubs' own counts).
+//
 // # Span model (CUDA)
 //
 // A CUDA "submission" is the work a process enqueued on one stream up to the

@@ -63,6 +63,8 @@ type LiveSpec struct {
 	ClassicTracepoints bool
 	// NoTracefsMount forbids the probe to mount tracefs (probe.Config.NoTracefsMount).
 	NoTracefsMount bool
+	// FenceFilter: dma_fence events only of contexts seen in GPU jobs (probe.Config.FenceFilter).
+	FenceFilter bool
 }
 
 // CUDASpec configures the CUDA live source.
@@ -160,6 +162,10 @@ func (g *Graph) open() error {
 // HasDRM and HasCUDA say which branches the pipeline will have.
 func (g *Graph) HasDRM() bool  { return g.drm != nil }
 func (g *Graph) HasCUDA() bool { return g.addCUDA != nil }
+
+// OnSourceError has f called as soon as a source stops with an error (pipeline.Config's
+// OnSourceError); set it before Pipeline.
+func (g *Graph) OnSourceError(f func(error)) { g.spec.Pipeline.OnSourceError = f }
 
 // Pipeline builds the one pipeline over the open sources, into out; run it with Run.
 // Build it once: the sources feed one pipeline. log is the pipeline's (nil: Open's).

@@ -50,6 +50,10 @@ type Config struct {
 	// context (internal/enrich). Only for the live source: replayed captures come from
 	// another machine, whose processes the local /proc knows nothing about.
 	Enricher Enricher
+	// OnSourceError, when set, is called as soon as a source stops with an error, on that
+	// source's goroutine, while the other sources may still run (Run returns all errors
+	// only when every source has stopped).
+	OnSourceError func(error)
 }
 
 // Enricher is the enrich stage. Both methods run on the source goroutine and must not
@@ -242,23 +246,27 @@ func (p *Pipeline) droppedSpans() uint64 {
 func (p *Pipeline) Run(ctx context.Context) error {
 	stopExporter := p.exp.start()
 	errs := make([]error, 1+len(p.branches))
+	stopped := func(i int, err error) {
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		errs[i] = err
+		if err != nil && p.cfg.OnSourceError != nil {
+			p.cfg.OnSourceError(err)
+		}
+	}
 	var wg sync.WaitGroup
 	for i, b := range p.branches {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[1+i] = b.run(ctx)
+			stopped(1+i, b.run(ctx))
 		}()
 	}
 	if p.src != nil {
-		errs[0] = p.src.Run(ctx, p)
+		stopped(0, p.src.Run(ctx, p))
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if errors.Is(err, context.Canceled) {
-			errs[i] = nil
-		}
-	}
 	stopExporter()
 
 	// End of input: every pending job goes out (incomplete ones with their reason).

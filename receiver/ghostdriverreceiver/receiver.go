@@ -93,6 +93,11 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(d))
 	}
 	r.graph = g
+	// A source that fails is reported at once, even while the other goes on.
+	g.OnSourceError(func(err error) {
+		log.Error("ghostdriver source stopped with an error", zap.Error(err))
+		componentstatus.ReportStatus(host, componentstatus.NewPermanentErrorEvent(err))
+	})
 	r.pipe = g.Pipeline(r.outputs(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -101,9 +106,8 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		defer close(r.done)
 		err := r.pipe.Run(ctx)
 		st := r.pipe.Stats()
-		if err != nil {
-			log.Error("ghostdriver source stopped with an error", append(stopFields(st, g), zap.Error(err))...)
-			componentstatus.ReportStatus(host, componentstatus.NewPermanentErrorEvent(err))
+		if err != nil { // each error was logged and reported when its source stopped
+			log.Info("ghostdriver pipeline stopped", stopFields(st, g)...)
 		} else if st.DRM && ctx.Err() == nil {
 			log.Info("ghostdriver source finished (end of capture)", stopFields(st, g)...)
 		} else if st.CUDA != nil {
@@ -164,6 +168,7 @@ func specOf(cfg *Config) (graph.Spec, error) {
 			IRQNames:           l.IRQNames,
 			ClassicTracepoints: l.ClassicTracepoints,
 			NoTracefsMount:     !l.MountTracefs,
+			FenceFilter:        l.FenceFilter,
 		}
 		if c := l.CUDA; c.Enabled {
 			spec.CUDA = &graph.CUDASpec{

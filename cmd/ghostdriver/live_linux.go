@@ -60,6 +60,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	sysRoot := fs.String("sys-root", defaults.Tenant.SysRoot, "the host's sysfs")
 	classic := fs.Bool("classic-tracepoints", false, "hook the gpu_scheduler and driver events with classic tracepoints decoded from their tracefs formats, even where tp_btf/raw_tp would attach")
 	noMount := fs.Bool("no-tracefs-mount", false, "do not mount tracefs where it is not mounted: the submit ioctls then fall back to raw_tp sys_enter/sys_exit, which run for every syscall of the host")
+	fenceFilter := fs.Bool("fence-filter", false, "send dma_fence events only for fence contexts seen in GPU jobs (the others are counted in ghostdriver.source.kernel_drops)")
 	pf := addPipelineFlags(fs)
 	if code, done := parseArgs(fs, args, stdout, stderr); done {
 		return code
@@ -85,6 +86,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 			RunJobFuncs:        append(d.RunJobFuncs, runJobFuncs...),
 			ClassicTracepoints: *classic,
 			NoTracefsMount:     *noMount,
+			FenceFilter:        *fenceFilter,
 		},
 		Enrich:   !*noTenant,
 		ProcRoot: *procRoot,

@@ -63,6 +63,8 @@ type LiveSpec struct {
 	ClassicTracepoints bool
 	// NoTracefsMount forbids the probe to mount tracefs (probe.Config.NoTracefsMount).
 	NoTracefsMount bool
+	// FenceFilter: dma_fence events only of contexts seen in GPU jobs (probe.Config.FenceFilter).
+	FenceFilter bool
 }
 
 // CUDASpec configures the CUDA live source.

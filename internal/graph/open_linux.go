@@ -124,6 +124,7 @@ func (g *Graph) probeConfig() probe.Config {
 	}
 	c.ClassicTracepoints = l.ClassicTracepoints
 	c.NoTracefsMount = l.NoTracefsMount
+	c.FenceFilter = l.FenceFilter
 	if g.spec.CUDA != nil {
 		c.DRMMajors, c.IoctlTypes = withNvidiaMajors(c.DRMMajors, g.procRoot())
 	}

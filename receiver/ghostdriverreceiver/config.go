@@ -154,6 +154,12 @@ type LiveConfig struct {
 	// raw_tp sys_enter/sys_exit, which run for every syscall of the host (logged at warn
 	// level with the cost measured in BENCHMARKS.md). Default true.
 	MountTracefs bool `mapstructure:"mount_tracefs"`
+	// FenceFilter: send dma_fence events only for fence contexts seen in GPU jobs; the
+	// host's other fences (display, media, sync files) are passed over in the kernel and
+	// counted (ghostdriver.source.kernel_drops{reason=fence_passed_over}). A context is
+	// followed once its first job has been read, so that job's earlier fence events are
+	// passed over too. Default false: every dma_fence of the host is sent.
+	FenceFilter bool `mapstructure:"fence_filter"`
 	// CUDA: the NVIDIA path (uprobes on libcuda/libcudart), off by default.
 	CUDA CUDAConfig `mapstructure:"cuda"`
 }

@@ -168,6 +168,7 @@ func specOf(cfg *Config) (graph.Spec, error) {
 			IRQNames:           l.IRQNames,
 			ClassicTracepoints: l.ClassicTracepoints,
 			NoTracefsMount:     !l.MountTracefs,
+			FenceFilter:        l.FenceFilter,
 		}
 		if c := l.CUDA; c.Enabled {
 			spec.CUDA = &graph.CUDASpec{

@@ -43,3 +43,66 @@ func TestAssess(t *testing.T) {
 		t.Errorf("host has DRM devices and the scheduler, yet: %s", v.Line)
 	}
 }
+
+// The submit ioctls on raw_tp sys_enter: a warning in the verdict, with the cost and the
+// reason from the report's tracefs line; on the syscall tracepoints, none. A tracefs the
+// loader mounted for its run is not missing.
+func TestAssessSyscallFallbackWarning(t *testing.T) {
+	host := Host{DRMDevices: []string{"card0"}, SchedModule: true, Tracefs: errors.New("tracefs not mounted")}
+	fallback := Report{Tracefs: "not mounted; mounting it is forbidden by the configuration (mount_tracefs: false)"}
+	fallback.add(StageIoctl, "tracepoint/syscalls/sys_enter_ioctl", StatusUnavailable, "tracefs not mounted")
+	fallback.add(StageIoctl, "raw_tp/sys_enter", StatusAttached, "")
+	fallback.add(StageIoctl, "raw_tp/sys_exit", StatusAttached, "")
+	fallback.add(StageJobDone, "tp_btf/drm_sched_job_done", StatusAttached, "")
+	v := Assess(fallback, host)
+	if len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "every syscall of the host") ||
+		!strings.Contains(v.Warnings[0], "ns on every syscall") || !strings.Contains(v.Warnings[0], "forbidden") {
+		t.Fatalf("warnings %q", v.Warnings)
+	}
+	if !strings.Contains(v.Line, "; WARNING: submit ioctls are hooked with raw_tp") || strings.Contains(v.Line, "\n") {
+		t.Errorf("line: %s", v.Line)
+	}
+	if !strings.Contains(strings.Join(v.Missing, ";"), "mount_tracefs: false") {
+		t.Errorf("missing %q does not say why tracefs is not there", v.Missing)
+	}
+
+	mounted := Report{Tracefs: mountedByUs}
+	mounted.add(StageIoctl, "tracepoint/syscalls/sys_enter_ioctl", StatusAttached, "")
+	mounted.add(StageIoctl, "tracepoint/syscalls/sys_exit_ioctl", StatusAttached, "")
+	mounted.add(StageJobDone, "tp_btf/drm_sched_job_done", StatusAttached, "")
+	v = Assess(mounted, host) // the host reads tracefs as unmounted again: the loader unmounted it
+	if len(v.Warnings) != 0 || strings.Contains(v.Line, "WARNING") || strings.Contains(strings.Join(v.Missing, ";"), "tracefs") {
+		t.Errorf("tracepoints attached with the loader's mount: %+v", v)
+	}
+}
+
+// One mount per process: the first loader that needs tracefs mounts it, later ones share
+// it, and only the last release unmounts, once (the mount calls are counted, not made).
+func TestTracefsMountSharedAndUndoneOnce(t *testing.T) {
+	if HaveTracefs() == nil {
+		t.Skip("tracefs is mounted on this host: acquireTracefs would use it and mount nothing")
+	}
+	mounts, unmounts := 0, 0
+	oldM, oldU := mountTracefs, unmountTracefs
+	mountTracefs = func() error { mounts++; return nil }
+	unmountTracefs = func() error { unmounts++; return nil }
+	defer func() { mountTracefs, unmountTracefs = oldM, oldU }()
+
+	if line, held := acquireTracefs(true); held || !strings.Contains(line, "forbidden") || mounts != 0 {
+		t.Fatalf("forbidden: %q held %v, %d mounts", line, held, mounts)
+	}
+	_, held1 := acquireTracefs(false)
+	line, held2 := acquireTracefs(false)
+	if !held1 || !held2 || mounts != 1 || line != mountedByUs {
+		t.Fatalf("two loaders: held %v %v, %d mounts, %q", held1, held2, mounts, line)
+	}
+	if err := releaseTracefs(); err != nil || unmounts != 0 {
+		t.Fatalf("first release: %v, %d unmounts", err, unmounts)
+	}
+	if err := releaseTracefs(); err != nil || unmounts != 1 {
+		t.Fatalf("last release: %v, %d unmounts", err, unmounts)
+	}
+	if err := releaseTracefs(); err != nil || unmounts != 1 {
+		t.Fatalf("a release too many: %v, %d unmounts", err, unmounts)
+	}
+}

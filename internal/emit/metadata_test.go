@@ -1,4 +1,4 @@
-// metadata.yaml and documentation.md against the code: every metric the recorder can emit
+// metadata.yaml, telemetry-extra.yaml and documentation.md against the code: every metric the recorder can emit
 // is declared with its unit, type and attributes and vice versa; every span, span
 // attribute, link attribute and resource attribute the builder emits is declared and vice
 // versa; the documentation names them all. TestMetadataChecksCatchDrift shows each check
@@ -47,11 +47,13 @@ type mdSpan struct {
 
 type mdMetric struct {
 	Enabled     bool   `yaml:"enabled"`
+	Stability   string `yaml:"stability"`
 	Description string `yaml:"description"`
 	Unit        string `yaml:"unit"`
 	Histogram   *struct {
-		ValueType string    `yaml:"value_type"`
-		Bounds    []float64 `yaml:"bucket_boundaries"`
+		ValueType   string    `yaml:"value_type"`
+		Temporality string    `yaml:"aggregation_temporality"`
+		Bounds      []float64 `yaml:"bucket_boundaries"`
 	} `yaml:"histogram"`
 	Sum *struct {
 		ValueType   string `yaml:"value_type"`
@@ -62,35 +64,70 @@ type mdMetric struct {
 		ValueType string `yaml:"value_type"`
 	} `yaml:"gauge"`
 	Attributes []string `yaml:"attributes"`
-	Dimensions bool     `yaml:"dimensions"`
+	// Dimensions: listed in telemetry-extra.yaml's metric_dimensions.
+	Dimensions bool `yaml:"-"`
 }
 
+// mdFile is metadata.yaml (mdatagen's schema) and, in the fields tagged "-",
+// telemetry-extra.yaml: each file is decoded strictly, so an extra section put back into
+// metadata.yaml is an error.
 type mdFile struct {
-	Type   string `yaml:"type"`
-	Status struct {
+	Type      string `yaml:"type"`
+	ScopeName string `yaml:"scope_name"`
+	Status    struct {
 		Class         string              `yaml:"class"`
 		Stability     map[string][]string `yaml:"stability"`
 		Distributions []string            `yaml:"distributions"`
 	} `yaml:"status"`
 	ResourceAttributes map[string]mdAttr   `yaml:"resource_attributes"`
-	Spans              map[string]mdSpan   `yaml:"spans"`
-	SpanAttributes     map[string]mdAttr   `yaml:"span_attributes"`
 	Attributes         map[string]mdAttr   `yaml:"attributes"`
-	Dimensions         map[string]mdAttr   `yaml:"dimensions"`
 	Metrics            map[string]mdMetric `yaml:"metrics"`
+
+	Spans          map[string]mdSpan `yaml:"-"`
+	SpanAttributes map[string]mdAttr `yaml:"-"`
+	Dimensions     map[string]mdAttr `yaml:"-"`
+	// DimensionsOfUnknown: metric_dimensions entries naming no metric of metadata.yaml.
+	DimensionsOfUnknown []string `yaml:"-"`
 }
 
-func loadMetadata(t *testing.T) *mdFile {
+// mdExtra is telemetry-extra.yaml.
+type mdExtra struct {
+	Spans            map[string]mdSpan `yaml:"spans"`
+	SpanAttributes   map[string]mdAttr `yaml:"span_attributes"`
+	Dimensions       map[string]mdAttr `yaml:"dimensions"`
+	MetricDimensions []string          `yaml:"metric_dimensions"`
+}
+
+// decodeStrict decodes a repository file; a misspelt or misplaced key is an error, not a
+// silently ignored field.
+func decodeStrict(t *testing.T, name string, v any) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "metadata.yaml"))
+	raw, err := os.ReadFile(filepath.Join(repoRoot, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true) // a misspelt key is an error, not a silently ignored field
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+func loadMetadata(t *testing.T) *mdFile {
+	t.Helper()
 	var md mdFile
-	if err := dec.Decode(&md); err != nil {
-		t.Fatalf("metadata.yaml: %v", err)
+	var extra mdExtra
+	decodeStrict(t, "metadata.yaml", &md)
+	decodeStrict(t, "telemetry-extra.yaml", &extra)
+	md.Spans, md.SpanAttributes, md.Dimensions = extra.Spans, extra.SpanAttributes, extra.Dimensions
+	for _, name := range extra.MetricDimensions {
+		m, ok := md.Metrics[name]
+		if !ok {
+			md.DimensionsOfUnknown = append(md.DimensionsOfUnknown, name)
+			continue
+		}
+		m.Dimensions = true
+		md.Metrics[name] = m
 	}
 	return &md
 }
@@ -104,7 +141,7 @@ func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprint
 func (m *mdMetric) instrument() (kind, valueType string, monotonic bool, temporality string) {
 	switch {
 	case m.Histogram != nil:
-		return "histogram", m.Histogram.ValueType, false, "cumulative"
+		return "histogram", m.Histogram.ValueType, false, m.Histogram.Temporality
 	case m.Sum != nil:
 		return "sum", m.Sum.ValueType, m.Sum.Monotonic, m.Sum.Temporality
 	case m.Gauge != nil:
@@ -119,8 +156,14 @@ func checkDescriptors(md *mdFile) problems {
 	if md.Type != metadata.Type.String() {
 		p.addf("type %q, code %q", md.Type, metadata.Type)
 	}
+	if md.ScopeName != metadata.ScopeName {
+		p.addf("scope_name %q, code %q", md.ScopeName, metadata.ScopeName)
+	}
 	if md.Status.Class != "receiver" || !reflect.DeepEqual(md.Status.Stability["development"], []string{"traces", "metrics"}) {
 		p.addf("status %+v", md.Status)
+	}
+	for _, name := range md.DimensionsOfUnknown {
+		p.addf("telemetry-extra.yaml metric_dimensions: %s is not a metric of metadata.yaml", name)
 	}
 	cfg := metadata.DefaultMetricsConfig()
 	declared := map[string]bool{}
@@ -143,8 +186,12 @@ func checkDescriptors(md *mdFile) problems {
 			p.addf("metric %s: yaml value_type %s, code %s", d.Name, vt, wantVT)
 		case mono != d.Monotonic:
 			p.addf("metric %s: yaml monotonic %v, code %v", d.Name, mono, d.Monotonic)
-		case d.Instrument == metadata.Sum && temp != "cumulative":
+		case (d.Instrument == metadata.Sum || d.Instrument == metadata.Histogram) && temp != "cumulative":
 			p.addf("metric %s: temporality %q, code cumulative", d.Name, temp)
+		}
+		// mdatagen's metric stability levels; it refuses a metric without one.
+		if !slices.Contains([]string{"development", "alpha", "beta", "stable", "deprecated"}, y.Stability) {
+			p.addf("metric %s: stability %q is not an mdatagen metric stability", d.Name, y.Stability)
 		}
 		if y.Unit != d.Unit {
 			p.addf("metric %s: yaml unit %q, code %q", d.Name, y.Unit, d.Unit)
@@ -583,6 +630,25 @@ func TestMetadataChecksCatchDrift(t *testing.T) {
 		"span kind changed":          func(md *mdFile) { s := md.Spans["ioctl"]; s.Kind = "consumer"; md.Spans["ioctl"] = s },
 		"resource attribute missing": func(md *mdFile) { delete(md.ResourceAttributes, metadata.AttrServiceName) },
 		"link attribute missing":     func(md *mdFile) { s := md.Spans[JobSpanName]; s.LinkAttributes = nil; md.Spans[JobSpanName] = s },
+		"metric stability missing": func(md *mdFile) {
+			m := md.Metrics[metadata.MetricJobs]
+			m.Stability = ""
+			md.Metrics[metadata.MetricJobs] = m
+		},
+		"histogram temporality": func(md *mdFile) {
+			m := md.Metrics[metadata.MetricJobDuration]
+			h := *m.Histogram
+			h.Temporality = "delta"
+			m.Histogram = &h
+			md.Metrics[metadata.MetricJobDuration] = m
+		},
+		"dimensions mark dropped": func(md *mdFile) {
+			m := md.Metrics[metadata.MetricJobs]
+			m.Dimensions = false
+			md.Metrics[metadata.MetricJobs] = m
+		},
+		"dimensions of an unknown metric": func(md *mdFile) { md.DimensionsOfUnknown = []string{"ghostdriver.imaginary"} },
+		"scope name":                      func(md *mdFile) { md.ScopeName = "ghostdriver" },
 	} {
 		md := loadMetadata(t)
 		drift(md)

@@ -6,7 +6,7 @@ import (
 )
 
 // The names are the strings of the receiver configuration (context.tiers) and of the
-// ghostdriver.context.tier attribute as metadata.yaml lists them; the numbers are those of
+// ghostdriver.context.tier attribute as telemetry-extra.yaml lists them; the numbers are those of
 // enum ctx_tier (bpf/include/ctx_tier.h), plus 3 for TRACEPARENT.
 func TestNames(t *testing.T) {
 	for tier, want := range map[uint8]string{0: "none", 1: "otep4947", 2: "obi", 3: "traceparent", 4: "unknown", 255: "unknown"} {

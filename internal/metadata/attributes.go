@@ -28,7 +28,7 @@ const (
 
 // Span attributes of gpu.job. Integer attributes that carry kernel uint64 values
 // (fence context/seqno, job id, client id) are int when the value fits in int64 and the
-// exact decimal string otherwise (see metadata.yaml); they never wrap.
+// exact decimal string otherwise (see telemetry-extra.yaml); they never wrap.
 const (
 	AttrDriver          = "ghostdriver.driver"
 	AttrDevice          = "ghostdriver.device"

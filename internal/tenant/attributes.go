@@ -27,7 +27,7 @@ const (
 	KeyK8sPodQoSClass = "ghostdriver.k8s.pod.qos_class" // guaranteed, burstable, besteffort (from the cgroup path)
 	KeySystemdUnit    = "ghostdriver.systemd.unit"      // innermost service/scope of a process outside containers
 	KeyResourceSource = "ghostdriver.resource.source"   // otel_ctx, env, executable: where service.name came from
-	// The job span's own keys (emit, metadata.yaml) that tenant attribution also fills:
+	// The job span's own keys (emit, telemetry-extra.yaml) that tenant attribution also fills:
 	// ghostdriver.device is the dev_name kernel events carry and ghostdriver.client_id the
 	// DRM client id. Being attributes, neither may also be a namespace (OTel naming rule),
 	// so the device's details live under ghostdriver.gpu.*.

@@ -3,7 +3,7 @@
 // per top-level API call (`cuda.launch`, `cuda.memcpy`, `cuda.memset`, `cuda.event_record`,
 // `cuda.alloc`, `cuda.free`) and one for the synchronize call that closed it (`cuda.sync`);
 // a Recorder keeps the CUDA histograms and counters. The span model is internal/cuda's
-// (doc.go); names come from internal/metadata and are documented in metadata.yaml and
+// (doc.go); names come from internal/metadata and are documented in telemetry-extra.yaml and
 // documentation.md, which internal/emit's tests hold to what this package emits.
 //
 // It is a sibling of internal/emit rather than part of it because internal/cuda carries

@@ -48,6 +48,13 @@ type Config struct {
 	// joined to fence keys through the dma_fence hooks). Off: it is only the last resort.
 	ClassicTracepoints bool
 
+	// Records picks how the scheduler and dma_fence hooks report (jobs_config.go):
+	// RecordsJobs, one ring-buffer record per completed job from per-job state in the
+	// kernel, or RecordsEvents, one record per hook run (kept for debugging). "" is
+	// DefaultRecords. JobsMapEntries bounds the kernel's pending-job state in jobs mode.
+	Records        string
+	JobsMapEntries int
+
 	// NoTracefsMount forbids the loader to mount tracefs where it is not mounted. Without
 	// tracefs the submit ioctls are hooked with raw_tp sys_enter/sys_exit, which run for
 	// every syscall of the host (logged at warn level, and in doctor's verdict). With it
@@ -175,5 +182,5 @@ func (c Config) withDefaults() (Config, error) {
 	if c.InflightThreads < 0 {
 		return c, fmt.Errorf("inflight threads %d is negative", c.InflightThreads)
 	}
-	return c, nil
+	return c.withJobsDefaults()
 }

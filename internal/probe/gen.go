@@ -18,3 +18,4 @@ package probe
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe irq ../../bpf/irq.c -- -I../../bpf/include
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe drivers ../../bpf/drivers.c -- -I../../bpf/include
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe funcs ../../bpf/funcs.c -- -I../../bpf/include
+//go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe -type job_record -type job_names_record -type job_pending -type job_slot -type job_flag -type job_counter jobs ../../bpf/jobs.c -- -I../../bpf/include

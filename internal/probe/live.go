@@ -31,6 +31,8 @@ type Live struct {
 	objs *objects
 	rd   *ringbuf.Reader
 	dec  decoder
+	// jobs is the jobs record mode's reader (jobs_live.go); nil in events mode.
+	jobs *jobsReader
 
 	offset   atomic.Int64 // realtime − monotonic, ns
 	running  atomic.Bool
@@ -87,6 +89,7 @@ func Open(cfg Config, log *zap.Logger) (*Live, Report, error) {
 	if ld.objs.classic != (classicEvents{}) {
 		l.dec.classic = newClassicDecoder(&ld.objs.classic)
 	}
+	l.jobs = newJobsReader(ld.objs, &l.dec)
 	l.stats.Unknown = map[string]uint64{}
 	for _, e := range ld.rep.Entries {
 		l.stats.Hooks = append(l.stats.Hooks, event.HookStatus{Stage: e.Stage, Hook: e.Hook, Status: e.Status, Reason: e.Reason})
@@ -117,6 +120,7 @@ func load(cfg Config, log *zap.Logger) (*loader, error) {
 	ld.rep.Tracefs, ld.objs.tracefs = acquireTracefs(cfg.NoTracefsMount)
 	ld.fillIRQs()
 	ld.attachAll()
+	ld.enableJobEnd()
 	if ld.objs.tracefs {
 		// Attached tracepoints do not need the mount: leave nothing behind, even on kill -9.
 		ld.objs.tracefs = false
@@ -212,6 +216,9 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		return errors.New("probe: Run called twice")
 	}
 	defer l.running.Store(false)
+	if l.jobs != nil {
+		return l.runJobs(ctx, sink)
+	}
 
 	var (
 		rec      ringbuf.Record

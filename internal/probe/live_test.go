@@ -98,13 +98,22 @@ func expectedIoctlHook(rep Report) string {
 }
 
 // On this machine kind (6.18, BTF, no DRM, no fentry) exactly the ioctl pair and the
-// seven dma_fence events attach; everything else says why not.
+// seven dma_fence events attach (events mode), or the five jobs mode hooks (init, emit and
+// signaled by the jobs family, wait_start/wait_end per event); everything else says why not.
 func TestOpenDegradesOnThisHost(t *testing.T) {
 	requireRoot(t)
 	if HaveFentry() == nil {
 		t.Skip("this host has fentry: the expectations below are for the no-fentry CI machine")
 	}
-	l, rep, err := Open(DefaultConfig(), zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	for _, records := range []string{RecordsEvents, RecordsJobs} {
+		t.Run(records, func(t *testing.T) { testOpenDegradesOnThisHost(t, records) })
+	}
+}
+
+func testOpenDegradesOnThisHost(t *testing.T, records string) {
+	cfg := DefaultConfig()
+	cfg.Records = records
+	l, rep, err := Open(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	if err != nil {
 		t.Fatalf("Open: %v\n%s", err, rep)
 	}
@@ -138,6 +147,16 @@ func TestOpenDegradesOnThisHost(t *testing.T) {
 		"dma_fence tp_btf/dma_fence_wait_start",
 		"ioctl " + expectedIoctlHook(rep), "ioctl " + exit,
 		"process_lifecycle tp_btf/sched_process_exec", "process_lifecycle tp_btf/sched_process_exit",
+	}
+	if records == RecordsJobs {
+		want = slices.DeleteFunc(want, func(s string) bool {
+			return strings.HasSuffix(s, "_destroy") || strings.HasSuffix(s, "_enable_signal")
+		})
+		for _, e := range rep.Attached() {
+			if jobsFenceEvents[strings.TrimPrefix(e.Hook, "tp_btf/")] != (e.Reason == jobsAttachedReason) {
+				t.Errorf("%s %s attached with reason %q", e.Stage, e.Hook, e.Reason)
+			}
+		}
 	}
 	sort.Strings(want)
 	if len(attached) != len(want) {
@@ -178,7 +197,7 @@ func TestOpenDegradesOnThisHost(t *testing.T) {
 			t.Errorf("stage %s attached on a host without DRM", stage)
 		}
 	}
-	if got := Doctor(DefaultConfig(), nil); len(got.Attached()) != len(want) {
+	if got := Doctor(cfg, nil); len(got.Attached()) != len(want) {
 		t.Errorf("Doctor disagrees with Open:\n%s", got)
 	}
 }

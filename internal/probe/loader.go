@@ -164,6 +164,9 @@ func (ld *loader) family(name string) (*family, error) {
 	if err := ld.setCommon(spec); err != nil {
 		return nil, err
 	}
+	if name == famJobs {
+		jobsMapSizes(spec, ld.cfg)
+	}
 	if name == famSyscalls {
 		var majors [maxMajors]uint32
 		copy(majors[:], ld.cfg.DRMMajors)
@@ -483,7 +486,10 @@ func (ld *loader) precondition(def hookDef, ps *ebpf.ProgramSpec, targetMissing 
 
 // attachAll walks the hook table, climbing each ladder until a rung attaches.
 func (ld *loader) attachAll() {
-	for _, def := range hookDefs(ld.cfg) {
+	for _, def := range liveHookDefs(ld.cfg) {
+		if ld.reportJobsUnhooked(def) {
+			continue
+		}
 		if def.stage == StageIRQ && len(ld.objs.irqNames) == 0 {
 			// Every device interrupt would run the program only to be filtered out.
 			ld.rep.add(def.stage, "irq/"+def.event, StatusUnavailable, fmt.Sprintf(
@@ -579,6 +585,9 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 					ld.objs.classic.add(h, d.classic)
 				}
 				reason = "raw entries decoded with the tracefs format"
+			}
+			if r.family == famJobs {
+				reason = jobsAttachedReason
 			}
 			ld.rep.add(def.stage, d.hook, StatusAttached, reason)
 		}

@@ -1,0 +1,562 @@
+//go:build ignore
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * The per-job record mode (live.records: jobs). The gpu_scheduler and dma_fence hooks
+ * write a job's stamps into its entry of the `jobs` hash, keyed by the job's finished
+ * fence (context, seqno), and reserve nothing in the ring buffer; when the finished fence
+ * signals (or, where the dma_fence_signaled hook is not attached, at the done event) the
+ * entry goes out as ONE struct job_record (bpf/include/jobrec.h). Dependency edges go out
+ * as they happen (the struct record of sched.c's hooks), and the signal of a fence a
+ * dependency waits on that is no job's own goes out as sched.c's fence_record. Scheduler
+ * and device names go once per scheduler (struct job_names_record).
+ *
+ * Which fences belong to a job, decided in the kernel the way the assembler decides it
+ * from the event stream (internal/assemble/fences.go): a fence created or emitted by the
+ * thread that ran the job, between its run event and the signal of its scheduled fence
+ * (context one below the finished fence's, same seqno), is its hardware fence; a fence
+ * whose (context + 1, seqno) is a pending job is that job's scheduled fence.
+ *
+ * Bounds: `jobs` is a preallocated hash sized by Config.JobsMapEntries. A new job that
+ * finds it full is counted (JC_FULL) and each of its hooks sends its stamp at once, marked
+ * JF_NO_STATE: nothing is silently lost. The auxiliary maps (running thread → job, fence →
+ * job, watched dependencies, schedulers seen) are LRU hashes: losing an entry of theirs
+ * costs a stamp, never a job.
+ */
+#include "ghostdriver.h"
+#include "drm_types.h"
+#include "jobrec.h"
+
+char __license[] SEC("license") = "Dual MIT/GPL";
+
+/* Referenced so that bpf2go emits the Go types. */
+const struct job_record *unused_job_record __attribute__((unused));
+const struct job_names_record *unused_job_names_record __attribute__((unused));
+const struct job_pending *unused_job_pending __attribute__((unused));
+const enum job_slot *unused_job_slot __attribute__((unused));
+const enum job_flag *unused_job_flag __attribute__((unused));
+const enum job_counter *unused_job_counter __attribute__((unused));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* Config.JobsMapEntries */
+	__type(key, struct fence_key);
+	__type(value, struct job_record);
+} jobs SEC(".maps");
+
+/* Scheduler worker thread → the job it ran last, until that job's scheduled fence signals. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct fence_key);
+} running SEC(".maps");
+
+/* Fence created in a run window → the job (its finished fence). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* Config.JobsMapEntries */
+	__type(key, struct fence_key);
+	__type(value, struct fence_key);
+} hw_fences SEC(".maps");
+
+/* Fences some job depends on: their signal is sent even when they are no job's own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384); /* Config.JobsMapEntries */
+	__type(key, struct fence_key);
+	__type(value, __u8);
+} watched SEC(".maps");
+
+/* Schedulers whose names record was sent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u8);
+} sched_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct job_pending);
+} jobs_pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, JC_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} jobs_stats SEC(".maps");
+
+/* Per-CPU scratch: a zeroed job_record to insert, or a one-stamp record to send. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct job_record);
+} jobs_scratch SEC(".maps");
+
+/*
+ * jobs_cfg[0]: 1 once user space has attached this family's dma_fence_signaled program, so
+ * the finished fence's signal (which follows the done event) ends the job; 0: the done
+ * event does.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} jobs_cfg SEC(".maps");
+
+static __always_inline void count(__u32 c)
+{
+	__u64 *n = bpf_map_lookup_elem(&jobs_stats, &c);
+	if (n)
+		*n += 1;
+}
+
+static __always_inline void stamp(struct job_record *j, __u32 slot, __u16 hook)
+{
+	if (slot >= JS_COUNT)
+		return;
+	struct job_stamp *s = &j->st[slot];
+	s->ts = bpf_ktime_get_ns();
+	s->pid_tgid = bpf_get_current_pid_tgid();
+	s->cpu = bpf_get_smp_processor_id();
+	s->hook = hook;
+	j->slots |= 1u << slot;
+}
+
+static __always_inline void pending_add(__u16 bucket, __s64 d)
+{
+	__u32 zero = 0;
+	struct job_pending *p = bpf_map_lookup_elem(&jobs_pending, &zero);
+	if (p)
+		__sync_fetch_and_add(&p->n[bucket & (JOB_BUCKETS - 1)], d);
+}
+
+/* A zeroed scratch record (this CPU's). */
+static __always_inline struct job_record *scratch(void)
+{
+	__u32 zero = 0;
+	struct job_record *j = bpf_map_lookup_elem(&jobs_scratch, &zero);
+	if (j)
+		__builtin_memset(j, 0, sizeof(*j));
+	return j;
+}
+
+/*
+ * The job's state, created when absent (create). NULL when it cannot be kept: *full says
+ * whether the map was full (the caller then sends its stamp at once).
+ */
+static __always_inline struct job_record *job_state(struct fence_key *k, bool create, bool *full)
+{
+	struct job_record *j = bpf_map_lookup_elem(&jobs, k);
+	if (j || !create)
+		return j;
+	struct job_record *s = scratch();
+	if (!s)
+		return 0;
+	s->fence_ctx = k->ctx;
+	s->fence_seqno = k->seqno;
+	s->bucket = (bpf_ktime_get_ns() >> JOB_BUCKET_SHIFT) & (JOB_BUCKETS - 1);
+	long err = bpf_map_update_elem(&jobs, k, s, BPF_NOEXIST);
+	if (err == 0) {
+		pending_add(s->bucket, 1);
+	} else if (err != -17 /* EEXIST: another CPU created it */) {
+		*full = true;
+		count(JC_FULL);
+		return 0;
+	}
+	return bpf_map_lookup_elem(&jobs, k);
+}
+
+/*
+ * Sends a job's state and removes it; the CPU whose delete succeeds is the one that sends.
+ * (Written so that the reservation is never NULL on a path that holds it: older verifiers,
+ * 6.1's, lose track of a nullable reservation across a helper call.)
+ */
+static __always_inline void job_send(struct fence_key *k, struct job_record *j)
+{
+	__u16 bucket = j->bucket;
+	struct job_record *r = ring_reserve(sizeof(*r));
+	if (!r) {
+		if (bpf_map_delete_elem(&jobs, k) == 0) {
+			pending_add(bucket, -1);
+			count(JC_RING_FULL); /* the job is lost: counted here and in `lost` */
+		}
+		return;
+	}
+	__builtin_memcpy(r, j, sizeof(*r));
+	if (bpf_map_delete_elem(&jobs, k) != 0) {
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+		count(JC_RACE);
+		return;
+	}
+	pending_add(bucket, -1);
+	count(JC_EMITTED);
+	ring_submit(r);
+}
+
+/* A record of one stamp (the scratch), sent at once: no state could be kept. */
+static __always_inline void send_alone(struct job_record *s, __u16 flag)
+{
+	s->flags |= flag;
+	struct job_record *r = ring_reserve(sizeof(*r));
+	if (!r)
+		return;
+	__builtin_memcpy(r, s, sizeof(*r));
+	ring_submit(r);
+}
+
+static __always_inline void read_fence_key(struct dma_fence *f, struct fence_key *k)
+{
+	k->ctx = 0;
+	k->seqno = 0;
+	read_fence(f, &k->ctx, &k->seqno);
+}
+
+static __always_inline void names_once(struct drm_gpu_scheduler___gd *s)
+{
+	__u64 key = (__u64)s;
+	if (!s || bpf_map_lookup_elem(&sched_seen, &key))
+		return;
+	__u8 one = 1;
+	if (bpf_map_update_elem(&sched_seen, &key, &one, BPF_NOEXIST) != 0)
+		return;
+	struct job_names_record *r = ring_reserve(sizeof(*r));
+	if (!r)
+		return;
+	__builtin_memset(r, 0, sizeof(*r));
+	r->ts = bpf_ktime_get_ns();
+	r->sched = key;
+	r->magic = JOB_NAMES_MAGIC;
+	const char *name = BPF_CORE_READ(s, name);
+	if (name)
+		bpf_probe_read_kernel_str(r->ring, sizeof(r->ring), name);
+	if (bpf_core_field_exists(s->dev)) {
+		struct device *dev = BPF_CORE_READ(s, dev);
+		if (dev) {
+			const char *dn = BPF_CORE_READ(dev, init_name);
+			if (!dn)
+				dn = BPF_CORE_READ(dev, kobj.name);
+			if (dn)
+				bpf_probe_read_kernel_str(r->dev, sizeof(r->dev), dn);
+		}
+	}
+	count(JC_NAMES);
+	ring_submit(r);
+}
+
+/* The ids a queue or run event carries (sched.c's read_job, into the job's state). */
+static __always_inline void job_ids(struct job_record *j, struct drm_sched_job___gd *job, void *entity,
+				    struct drm_sched_fence___gd *sf, bool run)
+{
+	j->job_ptr = (__u64)job;
+	j->entity = entity ? (__u64)entity : (__u64)BPF_CORE_READ(job, entity);
+	if (bpf_core_field_exists(job->id))
+		j->job_id = BPF_CORE_READ(job, id);
+	if (bpf_core_field_exists(sf->drm_client_id))
+		j->client_id = BPF_CORE_READ(sf, drm_client_id);
+	struct drm_gpu_scheduler___gd *s = BPF_CORE_READ(job, sched);
+	j->sched = (__u64)s;
+	names_once(s);
+	if (run) {
+		struct dma_fence *hw = BPF_CORE_READ(sf, parent);
+		if (hw) {
+			read_fence(hw, &j->run_hw_ctx, &j->run_hw_seqno);
+			j->flags |= JF_RUN_HW;
+		}
+	}
+}
+
+/* queue (slot JS_QUEUE) / run (JS_RUN): (struct drm_sched_job *, struct drm_sched_entity *) */
+static __always_inline int on_job(__u16 hook, __u32 slot, struct drm_sched_job___gd *job, void *entity)
+{
+	if (!job)
+		return 0;
+	struct drm_sched_fence___gd *sf = BPF_CORE_READ(job, s_fence);
+	struct fence_key k = {};
+	if (sf) {
+		k.ctx = BPF_CORE_READ(sf, finished.context);
+		k.seqno = BPF_CORE_READ(sf, finished.seqno);
+	}
+	bool full = false;
+	struct job_record *j = 0;
+	if (sf)
+		j = job_state(&k, true, &full);
+	else
+		count(JC_NO_KEY);
+	bool alone = !j;
+	if (alone) {
+		j = scratch();
+		if (!j)
+			return 0;
+		j->fence_ctx = k.ctx;
+		j->fence_seqno = k.seqno;
+	}
+	stamp(j, slot, hook);
+	job_ids(j, job, entity, sf, slot == JS_RUN);
+	if (slot == JS_QUEUE)
+		bpf_get_current_comm(j->comm, sizeof(j->comm));
+	if (slot == JS_RUN && sf) {
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		bpf_map_update_elem(&running, &tid, &k, BPF_ANY);
+	}
+	if (alone)
+		send_alone(j, sf ? JF_NO_STATE : JF_NO_KEY);
+	return 0;
+}
+
+static __always_inline bool end_at_signal(void)
+{
+	__u32 zero = 0;
+	__u32 *v = bpf_map_lookup_elem(&jobs_cfg, &zero);
+	return v && *v;
+}
+
+/* done (JS_DONE): (struct drm_sched_fence *) */
+static __always_inline int on_done(__u16 hook, struct drm_sched_fence___gd *sf)
+{
+	if (!sf)
+		return 0;
+	struct fence_key k;
+	k.ctx = BPF_CORE_READ(sf, finished.context);
+	k.seqno = BPF_CORE_READ(sf, finished.seqno);
+	bool full = false;
+	struct job_record *j = job_state(&k, true, &full);
+	bool alone = !j;
+	if (alone) {
+		j = scratch();
+		if (!j)
+			return 0;
+		j->fence_ctx = k.ctx;
+		j->fence_seqno = k.seqno;
+	}
+	stamp(j, JS_DONE, hook);
+	j->done_ptr = (__u64)sf;
+	struct dma_fence *hw = BPF_CORE_READ(sf, parent);
+	if (hw) {
+		read_fence(hw, &j->done_hw_ctx, &j->done_hw_seqno);
+		j->flags |= JF_DONE_HW;
+	}
+	if (bpf_core_field_exists(sf->drm_client_id))
+		j->client_id = BPF_CORE_READ(sf, drm_client_id);
+	if (alone)
+		send_alone(j, JF_NO_STATE);
+	else if (!end_at_signal())
+		job_send(&k, j);
+	return 0;
+}
+
+/*
+ * Dependency edges (add_dep / unschedulable / wait_dep): sched.c's record, sent as it
+ * happens, and the dependency fence is watched so that its signal is sent too.
+ */
+static __always_inline int on_dep(__u16 hook, struct drm_sched_job___gd *job, struct dma_fence *dep)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	if (job) {
+		r->ptr = (__u64)job;
+		r->entity = (__u64)BPF_CORE_READ(job, entity);
+		if (bpf_core_field_exists(job->id))
+			r->job_id = BPF_CORE_READ(job, id);
+		struct drm_sched_fence___gd *sf = BPF_CORE_READ(job, s_fence);
+		if (sf) {
+			r->fence_ctx = BPF_CORE_READ(sf, finished.context);
+			r->fence_seqno = BPF_CORE_READ(sf, finished.seqno);
+			r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+			struct dma_fence *hw = BPF_CORE_READ(sf, parent);
+			if (hw) {
+				read_fence(hw, &r->hw_ctx, &r->hw_seqno);
+				r->flags |= RF_HW_FENCE;
+			}
+			if (bpf_core_field_exists(sf->drm_client_id))
+				r->client_id = BPF_CORE_READ(sf, drm_client_id);
+		}
+		struct drm_gpu_scheduler___gd *s = BPF_CORE_READ(job, sched);
+		if (s) {
+			const char *name = BPF_CORE_READ(s, name);
+			if (name)
+				bpf_probe_read_kernel_str(r->ring, sizeof(r->ring), name);
+			if (bpf_core_field_exists(s->dev)) {
+				struct device *dev = BPF_CORE_READ(s, dev);
+				if (dev) {
+					const char *dn = BPF_CORE_READ(dev, init_name);
+					if (!dn)
+						dn = BPF_CORE_READ(dev, kobj.name);
+					if (dn)
+						bpf_probe_read_kernel_str(r->dev, sizeof(r->dev), dn);
+				}
+			}
+		}
+	}
+	if (dep) {
+		read_fence(dep, &r->dep_ctx, &r->dep_seqno);
+		r->flags |= RF_DEP_WIDE | RF_HAS_DEP;
+		struct fence_key dk = {.ctx = r->dep_ctx, .seqno = r->dep_seqno};
+		__u8 one = 1;
+		bpf_map_update_elem(&watched, &dk, &one, BPF_ANY);
+	}
+	rec_submit(r);
+	return 0;
+}
+
+/* dma_fence_init / dma_fence_emit: a fence created by a thread inside a job's run window. */
+static __always_inline int on_fence_created(__u16 hook, struct dma_fence *f)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct fence_key *jk = bpf_map_lookup_elem(&running, &tid);
+	if (!jk || !f)
+		return 0;
+	struct fence_key jkey = *jk;
+	struct job_record *j = bpf_map_lookup_elem(&jobs, &jkey);
+	if (!j)
+		return 0;
+	struct fence_key fk;
+	read_fence_key(f, &fk);
+	if (hook == HOOK_DMA_FENCE_EMIT) {
+		stamp(j, JS_HW_EMIT, hook);
+		j->hw_emit_ctx = fk.ctx;
+		j->hw_emit_seqno = fk.seqno;
+	} else {
+		stamp(j, JS_HW_INIT, hook);
+		j->hw_init_ctx = fk.ctx;
+		j->hw_init_seqno = fk.seqno;
+	}
+	bpf_map_update_elem(&hw_fences, &fk, &jkey, BPF_ANY);
+	return 0;
+}
+
+/*
+ * dma_fence_signaled: a job's finished, scheduled or hardware fence, or a watched one; a
+ * fence is at most one of them, so the first match ends the search (cheapest and most
+ * frequent first). Fence keys are never reused (a context's seqnos only grow), so the
+ * entries of matched fences are left to the LRU maps' own eviction.
+ */
+static __always_inline int on_fence_signaled(struct dma_fence *f)
+{
+	if (!f)
+		return 0;
+	struct fence_key k;
+	read_fence_key(f, &k);
+
+	struct job_record *j = bpf_map_lookup_elem(&jobs, &k);
+	if (j) { /* the finished fence: the job is complete */
+		stamp(j, JS_FIN_SIGNAL, HOOK_DMA_FENCE_SIGNALED);
+		job_send(&k, j);
+		return 0;
+	}
+	struct fence_key fin = {.ctx = k.ctx + 1, .seqno = k.seqno};
+	j = bpf_map_lookup_elem(&jobs, &fin);
+	if (j) { /* the scheduled fence: run_job has returned, the run window closes */
+		stamp(j, JS_SCHED_SIGNAL, HOOK_DMA_FENCE_SIGNALED);
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		struct fence_key *rk = bpf_map_lookup_elem(&running, &tid);
+		if (rk && rk->ctx == fin.ctx && rk->seqno == fin.seqno)
+			bpf_map_delete_elem(&running, &tid);
+		return 0;
+	}
+	struct fence_key *jk = bpf_map_lookup_elem(&hw_fences, &k);
+	if (jk) {
+		struct fence_key jkey = *jk;
+		j = bpf_map_lookup_elem(&jobs, &jkey);
+		if (j) {
+			stamp(j, JS_HW_SIGNAL, HOOK_DMA_FENCE_SIGNALED);
+			j->hw_sig_ctx = k.ctx;
+			j->hw_sig_seqno = k.seqno;
+			return 0;
+		}
+	}
+	if (!bpf_map_lookup_elem(&watched, &k))
+		return 0;
+	/* fence.c's record of the same signal */
+	struct fence_record *r = fence_reserve(HOOK_DMA_FENCE_SIGNALED);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)f;
+	r->fence_ctx = k.ctx;
+	r->fence_seqno = k.seqno;
+	r->flags = RF_FENCE_WIDE | RF_HAS_FENCE;
+	count(JC_WATCHED);
+	ring_submit(r);
+	return 0;
+}
+
+#define JOB_EVENT(ev, hook, slot)                                                           \
+	SEC("tp_btf/" #ev)                                                                  \
+	int BPF_PROG(jobs_tpbtf_##ev, struct drm_sched_job___gd *job, void *entity)         \
+	{                                                                                   \
+		return on_job(hook, slot, job, entity);                                     \
+	}                                                                                   \
+	SEC("raw_tp/" #ev)                                                                  \
+	int BPF_PROG(jobs_rawtp_##ev, struct drm_sched_job___gd *job, void *entity)         \
+	{                                                                                   \
+		return on_job(hook, slot, job, entity);                                     \
+	}
+
+#define DONE_EVENT(ev, hook)                                                                \
+	SEC("tp_btf/" #ev)                                                                  \
+	int BPF_PROG(jobs_tpbtf_##ev, struct drm_sched_fence___gd *sf)                      \
+	{                                                                                   \
+		return on_done(hook, sf);                                                   \
+	}                                                                                   \
+	SEC("raw_tp/" #ev)                                                                  \
+	int BPF_PROG(jobs_rawtp_##ev, struct drm_sched_fence___gd *sf)                      \
+	{                                                                                   \
+		return on_done(hook, sf);                                                   \
+	}
+
+#define DEP_EVENT(ev, hook)                                                                 \
+	SEC("tp_btf/" #ev)                                                                  \
+	int BPF_PROG(jobs_tpbtf_##ev, struct drm_sched_job___gd *job, struct dma_fence *dep) \
+	{                                                                                   \
+		return on_dep(hook, job, dep);                                              \
+	}                                                                                   \
+	SEC("raw_tp/" #ev)                                                                  \
+	int BPF_PROG(jobs_rawtp_##ev, struct drm_sched_job___gd *job, struct dma_fence *dep) \
+	{                                                                                   \
+		return on_dep(hook, job, dep);                                              \
+	}
+
+#define FENCE_CREATED(ev, hook)                                                             \
+	SEC("tp_btf/" #ev)                                                                  \
+	int BPF_PROG(jobs_tpbtf_##ev, struct dma_fence *f)                                  \
+	{                                                                                   \
+		return on_fence_created(hook, f);                                           \
+	}                                                                                   \
+	SEC("raw_tp/" #ev)                                                                  \
+	int BPF_PROG(jobs_rawtp_##ev, struct dma_fence *f)                                  \
+	{                                                                                   \
+		return on_fence_created(hook, f);                                           \
+	}
+
+/* <= 6.16 */
+JOB_EVENT(drm_sched_job, HOOK_DRM_SCHED_JOB, JS_QUEUE)
+JOB_EVENT(drm_run_job, HOOK_DRM_RUN_JOB, JS_RUN)
+DONE_EVENT(drm_sched_process_job, HOOK_DRM_SCHED_PROCESS_JOB)
+DEP_EVENT(drm_sched_job_wait_dep, HOOK_DRM_SCHED_JOB_WAIT_DEP)
+/* 6.17+ */
+JOB_EVENT(drm_sched_job_queue, HOOK_DRM_SCHED_JOB_QUEUE, JS_QUEUE)
+JOB_EVENT(drm_sched_job_run, HOOK_DRM_SCHED_JOB_RUN, JS_RUN)
+DONE_EVENT(drm_sched_job_done, HOOK_DRM_SCHED_JOB_DONE)
+DEP_EVENT(drm_sched_job_add_dep, HOOK_DRM_SCHED_JOB_ADD_DEP)
+DEP_EVENT(drm_sched_job_unschedulable, HOOK_DRM_SCHED_JOB_UNSCHEDULABLE)
+/* dma_fence */
+FENCE_CREATED(dma_fence_init, HOOK_DMA_FENCE_INIT)
+FENCE_CREATED(dma_fence_emit, HOOK_DMA_FENCE_EMIT)
+
+SEC("tp_btf/dma_fence_signaled")
+int BPF_PROG(jobs_tpbtf_dma_fence_signaled, struct dma_fence *f)
+{
+	return on_fence_signaled(f);
+}
+
+SEC("raw_tp/dma_fence_signaled")
+int BPF_PROG(jobs_rawtp_dma_fence_signaled, struct dma_fence *f)
+{
+	return on_fence_signaled(f);
+}

@@ -1,0 +1,56 @@
+package probe
+
+// The record mode of the live source (Config.Records): per-job records aggregated in the
+// kernel (bpf/jobs.c) or one record per hook run (the event stream, for debugging).
+
+import "fmt"
+
+// Record modes.
+const (
+	// RecordsJobs: the gpu_scheduler and dma_fence hooks keep each job's stamps in a
+	// kernel hash and send one record when it completes (bpf/jobs.c).
+	RecordsJobs = "jobs"
+	// RecordsEvents: every hook run sends its own record.
+	RecordsEvents = "events"
+)
+
+// DefaultRecords is the mode used when Config.Records is empty and classic tracepoints
+// are not forced (then RecordsEvents): jobs mode gives the events mode's spans on the
+// virtual GPU rig's Debian 6.1 and 7.3 kernels (e2e/vgpu_jobs_test.go).
+const DefaultRecords = RecordsJobs
+
+// DefaultJobsMapEntries sizes the kernel's pending-job hash (and the fence → job maps).
+const DefaultJobsMapEntries = 16384
+
+// maxJobsMapEntries bounds JobsMapEntries: the hash is preallocated (about 450 bytes
+// an entry).
+const maxJobsMapEntries = 1 << 20
+
+// withJobsDefaults fills and checks Records and JobsMapEntries.
+func (c Config) withJobsDefaults() (Config, error) {
+	if c.Records == "" {
+		c.Records = DefaultRecords
+		if c.ClassicTracepoints {
+			c.Records = RecordsEvents // the classic rung reads no structure: no per-job state
+		}
+	}
+	switch c.Records {
+	case RecordsJobs, RecordsEvents:
+	default:
+		return c, fmt.Errorf("records %q: want %q or %q", c.Records, RecordsJobs, RecordsEvents)
+	}
+	if c.JobsMapEntries == 0 {
+		c.JobsMapEntries = DefaultJobsMapEntries
+	}
+	if c.JobsMapEntries < 64 || c.JobsMapEntries > maxJobsMapEntries {
+		return c, fmt.Errorf("jobs map entries %d: want 64..%d", c.JobsMapEntries, maxJobsMapEntries)
+	}
+	if c.Records == RecordsJobs && c.ClassicTracepoints {
+		return c, fmt.Errorf("records %q reads the scheduler's structures through BTF; classic tracepoints need records %q",
+			RecordsJobs, RecordsEvents)
+	}
+	return c, nil
+}
+
+// jobsMode reports whether the jobs family replaces the per-event scheduler and fence hooks.
+func (c Config) jobsMode() bool { return c.Records == RecordsJobs }

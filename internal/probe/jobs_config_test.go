@@ -1,0 +1,82 @@
+package probe
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestJobsConfig(t *testing.T) {
+	c, err := Config{}.withDefaults()
+	if err != nil || c.Records != DefaultRecords || c.JobsMapEntries != DefaultJobsMapEntries {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	if c, err := (Config{ClassicTracepoints: true}).withDefaults(); err != nil || c.Records != RecordsEvents {
+		t.Fatalf("classic tracepoints, records unset: %q %v, want events", c.Records, err)
+	}
+	for _, bad := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Records: "stream"}, `records "stream": want "jobs" or "events"`},
+		{Config{Records: RecordsJobs, ClassicTracepoints: true}, "classic tracepoints need records"},
+		{Config{JobsMapEntries: 10}, "jobs map entries 10"},
+	} {
+		if _, err := bad.cfg.withDefaults(); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%+v: error %v, want %q", bad.cfg, err, bad.want)
+		}
+	}
+}
+
+// In jobs mode the scheduler and dma_fence ladders start with the jobs family's programs
+// and keep the per-event rungs after them; enable_signal and destroy are not hooked; every
+// other ladder is the events mode's.
+func TestJobsHookDefs(t *testing.T) {
+	events := hookDefs(DefaultConfig())
+	jobs := liveHookDefs(Config{Records: RecordsJobs, BOValidationFuncs: DefaultConfig().BOValidationFuncs,
+		RunJobFuncs: DefaultConfig().RunJobFuncs})
+	if len(jobs) != len(events) {
+		t.Fatalf("%d ladders in jobs mode, %d in events mode", len(jobs), len(events))
+	}
+	taken := 0
+	for i, d := range jobs {
+		e := events[i]
+		switch {
+		case d.event == "dma_fence_enable_signal" || d.event == "dma_fence_destroy":
+			if len(d.rungs) != 0 {
+				t.Errorf("%s hooked in jobs mode", d.event)
+			}
+		case len(d.rungs) == len(e.rungs)+2 && d.rungs[0].family == famJobs:
+			taken++
+			if d.rungs[0].progs[0] != "jobs_tpbtf_"+d.event || d.rungs[1].progs[0] != "jobs_rawtp_"+d.event {
+				t.Errorf("%s: rungs %+v", d.event, d.rungs[:2])
+			}
+			if famJobs == e.rungs[0].family || d.rungs[2].progs[0] != e.rungs[0].progs[0] {
+				t.Errorf("%s: the per-event rungs do not follow", d.event)
+			}
+		default:
+			if len(d.rungs) != len(e.rungs) || len(d.rungs) > 0 && d.rungs[0].family == famJobs {
+				t.Errorf("%s: ladder changed in jobs mode", d.event)
+			}
+		}
+	}
+	// 9 scheduler events + dma_fence init, emit, signaled
+	if taken != 12 {
+		t.Errorf("jobs family takes %d ladders, want 12", taken)
+	}
+	spec, err := loadJobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range jobs {
+		for _, r := range d.rungs {
+			if r.family != famJobs {
+				continue
+			}
+			for _, p := range r.progs {
+				if spec.Programs[p] == nil {
+					t.Errorf("no program %s in jobs.o", p)
+				}
+			}
+		}
+	}
+}

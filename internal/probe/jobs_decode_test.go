@@ -1,0 +1,113 @@
+package probe
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+func sampleBytes[T any](r *T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(r)), unsafe.Sizeof(*r))
+}
+
+func cstr16(s string) (out [16]int8) {
+	for i := 0; i < len(s) && i < 15; i++ {
+		out[i] = int8(s[i])
+	}
+	return out
+}
+
+// A hand-built job record of a 6.17+ job decodes to the events the per-event hooks send,
+// in time order: values written here by hand, not taken from the decoder's tables.
+func TestJobRecordDecode(t *testing.T) {
+	d := &decoder{}
+	jd := newJobDecoder(d)
+	names := jobsJobNamesRecord{Ts: 1, Sched: 0xffff0001, Magic: 0x6a6e616d, Ring: cstr16("vgpu-ring0"), Dev: cstr16("vgpu.0")}
+	var bad []string
+	onBad := func(n string, err error) { bad = append(bad, n+": "+err.Error()) }
+	if out := jd.decode(sampleBytes(&names), nil, onBad); len(out) != 0 {
+		t.Fatalf("names record gave events %+v", out)
+	}
+	r := jobsJobRecord{FenceCtx: 41, FenceSeqno: 7, Sched: 0xffff0001, Entity: 0xe0, ClientId: 5, JobPtr: 0x10, DonePtr: 0x20,
+		HwEmitCtx: 90, HwEmitSeqno: 3, HwInitCtx: 90, HwInitSeqno: 3, HwSigCtx: 90, HwSigSeqno: 3,
+		DoneHwCtx: 90, DoneHwSeqno: 3, Comm: cstr16("vgpu_app")}
+	r.Flags = uint16(jobsJobFlagJF_DONE_HW)
+	set := func(slot jobsJobSlot, ts uint64, tid uint32, cpu uint32, hook commonHook) {
+		r.St[slot].Ts, r.St[slot].PidTgid, r.St[slot].Cpu, r.St[slot].Hook = ts, uint64(100)<<32|uint64(tid), cpu, uint16(hook)
+		r.Slots |= 1 << slot
+	}
+	// deliberately out of slot order in time: HW_EMIT before HW_INIT is impossible in the
+	// kernel, but the decoder must sort by time whatever the slot order
+	set(jobsJobSlotJS_QUEUE, 1000, 101, 0, 14)      // drm_sched_job_queue
+	set(jobsJobSlotJS_RUN, 2000, 7, 1, 15)          // drm_sched_job_run
+	set(jobsJobSlotJS_HW_INIT, 2100, 7, 1, 20)      // dma_fence_init
+	set(jobsJobSlotJS_HW_EMIT, 2200, 7, 1, 21)      // dma_fence_emit
+	set(jobsJobSlotJS_SCHED_SIGNAL, 2300, 7, 1, 23) // dma_fence_signaled
+	set(jobsJobSlotJS_HW_SIGNAL, 5000, 0, 0, 23)    // dma_fence_signaled (hard IRQ)
+	set(jobsJobSlotJS_DONE, 5010, 0, 0, 16)         // drm_sched_job_done
+	set(jobsJobSlotJS_FIN_SIGNAL, 5020, 0, 0, 23)   // dma_fence_signaled
+	out := jd.decode(sampleBytes(&r), nil, onBad)
+	if len(bad) != 0 {
+		t.Fatal(bad)
+	}
+	fin := event.FenceKey{Context: 41, Seqno: 7}
+	hw := event.FenceKey{Context: 90, Seqno: 3}
+	want := []struct {
+		kind  event.Kind
+		name  string
+		time  int64
+		tid   uint32
+		fence event.FenceKey
+	}{
+		{event.JobQueue, "drm_sched_job_queue", 1000, 101, fin},
+		{event.JobRun, "drm_sched_job_run", 2000, 7, fin},
+		{event.FenceInit, "dma_fence_init", 2100, 7, hw},
+		{event.FenceEmit, "dma_fence_emit", 2200, 7, hw},
+		{event.FenceSignaled, "dma_fence_signaled", 2300, 7, event.FenceKey{Context: 40, Seqno: 7}}, // scheduled fence
+		{event.FenceSignaled, "dma_fence_signaled", 5000, 0, hw},
+		{event.JobDone, "drm_sched_job_done", 5010, 0, fin},
+		{event.FenceSignaled, "dma_fence_signaled", 5020, 0, fin},
+	}
+	if len(out) != len(want) {
+		t.Fatalf("%d events, want %d: %+v", len(out), len(want), out)
+	}
+	for i, w := range want {
+		e := out[i]
+		if e.Kind != w.kind || e.Name != w.name || e.Time != w.time || e.TID != w.tid || e.PID != 100 || e.Fence != w.fence || !e.FenceWide {
+			t.Errorf("event %d: got %v %s t=%d tid=%d pid=%d fence=%v wide=%v, want %v %s t=%d tid=%d fence=%v",
+				i, e.Kind, e.Name, e.Time, e.TID, e.PID, e.Fence, e.FenceWide, w.kind, w.name, w.time, w.tid, w.fence)
+		}
+	}
+	q, run, done := out[0], out[1], out[6]
+	if q.Ring != "vgpu-ring0" || q.Device != "vgpu.0" || q.Comm != "vgpu_app" || q.Entity != 0xe0 || q.ClientID != 5 {
+		t.Errorf("queue event %+v", q)
+	}
+	if run.Ring != "vgpu-ring0" || run.Comm != "" || !run.HWFence.IsZero() {
+		t.Errorf("run event %+v", run)
+	}
+	if done.HWFence != hw || done.Ring != "" || done.FencePtr != 0 || done.ClientID != 5 {
+		t.Errorf("done event %+v (6.17 done carries no fence pointer)", done)
+	}
+	if jd.jobs != 1 || jd.namesRecs != 1 {
+		t.Errorf("counted %d jobs %d names", jd.jobs, jd.namesRecs)
+	}
+
+	// A stamp sent alone (the jobs map was full) decodes to its one event and is counted.
+	alone := jobsJobRecord{FenceCtx: 41, FenceSeqno: 8, Flags: uint16(jobsJobFlagJF_NO_STATE)}
+	alone.St[jobsJobSlotJS_DONE] = r.St[jobsJobSlotJS_DONE]
+	alone.St[jobsJobSlotJS_DONE].Hook = 12 // drm_sched_process_job (<= 6.16): the fence pointer is its identity
+	alone.DonePtr = 0x20
+	alone.Slots = 1 << jobsJobSlotJS_DONE
+	out = jd.decode(sampleBytes(&alone), nil, onBad)
+	if len(out) != 1 || out[0].Kind != event.JobDone || out[0].Name != "drm_sched_process_job" || out[0].FencePtr != 0x20 ||
+		out[0].Fence != (event.FenceKey{Context: 41, Seqno: 8}) || jd.partial != 1 {
+		t.Fatalf("alone: %+v (partial %d)", out, jd.partial)
+	}
+
+	// Any other sample still goes to the per-event decoder; a short one is reported.
+	out = jd.decode(make([]byte, 12), nil, onBad)
+	if len(out) != 0 || len(bad) != 1 {
+		t.Fatalf("short sample: %+v, bad %v", out, bad)
+	}
+}

@@ -1,0 +1,236 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/ringbuf"
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// TestJobRecordCostTestRun is a benchmark (BENCHMARKS.md, "Per-job records in the
+// kernel"): the kernel CPU of the scheduler and dma_fence part of one 6.17+ job (queue,
+// run, done, dma_fence_init × 3, emit, signaled × 3, destroy × 3: 13 hook runs, in the
+// order the kernel runs them) in events mode (sched.c + fence.c) and in jobs mode
+// (jobs.c; destroy is not hooked there), against the floor (an empty raw_tp program per
+// hook run), interleaved by round. The hooks run by BPF_PROG_TEST_RUN of their raw_tp
+// bodies on the fake objects of testrun_test.go, timed by the kernel's BPF run-time stats;
+// the hook's own dispatch cost is in no number. The submit ioctl's enter/exit pair is the
+// same code in both modes and is not run here.
+//
+// It only runs when GHOSTDRIVER_JOBCOST_OUT names a TSV file.
+func TestJobRecordCostTestRun(t *testing.T) {
+	out := os.Getenv("GHOSTDRIVER_JOBCOST_OUT")
+	if out == "" {
+		t.Skip("benchmark: set GHOSTDRIVER_JOBCOST_OUT=FILE")
+	}
+	requireRoot(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	jobs := 20_000
+	if v, err := strconv.Atoi(os.Getenv("GHOSTDRIVER_JOBCOST_JOBS")); err == nil && v > 0 {
+		jobs = v
+	}
+	rounds := 5
+	stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stats.Close()
+
+	dfSize := int(kernelStruct(t, "dma_fence").Size)
+	l := schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
+		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
+		schedName: 24, schedDev: -1, schedSize: 64}
+	df := kernelStruct(t, "dma_fence")
+	ctxOff, seqOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno")
+	s := newScratch(t)
+	const jobAt, fenceAt, hwAt, schedAt, ringAt = 0, 96, 560, 700, 780
+	a := func(off int) uint64 { return s.addr + uint64(off) }
+	s.put64(jobAt+l.jobSched, a(schedAt))
+	s.put64(jobAt+l.jobSFence, a(fenceAt))
+	s.put64(jobAt+l.jobEntity, 0xffff888000001000)
+	s.put64(fenceAt+ctxOff, 1<<33|4)
+	s.put64(fenceAt+seqOff, 17)
+	s.put64(fenceAt+l.fenceFinished+ctxOff, 1<<33|5)
+	s.put64(fenceAt+l.fenceFinished+seqOff, 17)
+	s.put64(fenceAt+l.fenceClientID, 99)
+	s.put64(fenceAt+l.fenceParent, a(hwAt))
+	s.put64(hwAt+ctxOff, 600)
+	s.put64(hwAt+seqOff, 3)
+	s.put64(schedAt+l.schedName, a(ringAt))
+	s.putStr(ringAt, "vgpu-ring0")
+	s.flush(t)
+	job, sched, fin, hw := a(jobAt), a(fenceAt), a(fenceAt+l.fenceFinished), a(hwAt)
+	type step struct {
+		ev   string
+		args []uint64
+	}
+	// One job's hook runs, in the kernel's order (drm_sched_job_arm: scheduled and
+	// finished fence init; push: queue; worker: run, run_job's hardware fence init + emit,
+	// scheduled signal; interrupt: hardware signal, done, finished signal; frees).
+	seq := []step{
+		{"dma_fence_init", []uint64{sched}}, {"dma_fence_init", []uint64{fin}},
+		{"drm_sched_job_queue", []uint64{job, 0}}, {"drm_sched_job_run", []uint64{job, 0}},
+		{"dma_fence_init", []uint64{hw}}, {"dma_fence_emit", []uint64{hw}},
+		{"dma_fence_signaled", []uint64{sched}}, {"dma_fence_signaled", []uint64{hw}},
+		{"drm_sched_job_done", []uint64{sched}}, {"dma_fence_signaled", []uint64{fin}},
+		{"dma_fence_destroy", []uint64{hw}}, {"dma_fence_destroy", []uint64{sched}}, {"dma_fence_destroy", []uint64{fin}},
+	}
+	opts := ebpf.ProgramOptions{ExtraRelocationTargets: []*btf.Spec{drmSchedTypes(t, l)}}
+	floor, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.RawTracepoint, License: "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer floor.Close()
+
+	// mode runs `jobs` jobs and returns kernel ns per job (sum over its programs), ring
+	// bytes per job and the programs' hook runs per job.
+	var perProg []string // mode, program, ns per run
+	mode := func(name string) (nsPerJob, bytesPerJob, runsPerJob float64) {
+		cfg, _ := DefaultConfig().withDefaults()
+		ld := newLoader(cfg, zap.NewNop())
+		ld.progOpts = opts
+		if err := ld.loadCommon(); err != nil {
+			t.Fatal(err)
+		}
+		defer ld.objs.close()
+		progs := map[string]*ebpf.Program{}
+		defer func() {
+			for _, p := range progs {
+				p.Close()
+			}
+		}()
+		prog := func(ev string) *ebpf.Program {
+			if name == "floor" {
+				return floor
+			}
+			if name == "jobs" && ev == "dma_fence_destroy" {
+				return nil // not hooked in jobs mode
+			}
+			fam, pname := famSched, "rawtp_"+ev
+			switch {
+			case name == "jobs":
+				fam, pname = famJobs, "jobs_rawtp_"+ev
+			case ev[:4] == "dma_":
+				fam = famFence
+			}
+			if p, ok := progs[pname]; ok {
+				return p
+			}
+			f, err := ld.family(fam)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := ld.loadProgram(f, pname, rung{})
+			if err != nil {
+				t.Fatalf("%s: %v", pname, err)
+			}
+			progs[pname] = p
+			return p
+		}
+		if name == "jobs" {
+			f, _ := ld.family(famJobs)
+			if err := f.maps["jobs_cfg"].Update(uint32(0), uint32(1), ebpf.UpdateAny); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ps := make([]*ebpf.Program, len(seq))
+		for i, st := range seq {
+			ps[i] = prog(st.ev)
+		}
+		rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		var bytes uint64
+		go func() {
+			defer close(done)
+			var rec ringbuf.Record
+			for ctx.Err() == nil {
+				rd.SetDeadline(time.Now().Add(5 * time.Millisecond))
+				for rd.ReadInto(&rec) == nil {
+					bytes += uint64(len(rec.RawSample)) + 8 // + the ring's 8-byte header
+				}
+			}
+		}()
+		uniq := map[*ebpf.Program]ebpf.ProgramStats{}
+		for _, p := range ps {
+			if p != nil {
+				st, _ := p.Stats()
+				uniq[p] = *st
+			}
+		}
+		runs := 0
+		for n := 0; n < jobs; n++ {
+			for i, p := range ps {
+				if p == nil {
+					continue
+				}
+				if _, err := p.Run(&ebpf.RunOptions{Context: seq[i].args}); err != nil {
+					t.Fatal(err)
+				}
+				runs++
+			}
+		}
+		var ns uint64
+		for p, s0 := range uniq {
+			s1, _ := p.Stats()
+			ns += uint64(s1.Runtime - s0.Runtime)
+			if name != "floor" {
+				info, _ := p.Info()
+				perProg = append(perProg, fmt.Sprintf("%s\t%s\t%.1f", name, info.Name,
+					float64(s1.Runtime-s0.Runtime)/float64(s1.RunCount-s0.RunCount)))
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+		<-done
+		rd.Close()
+		var lost uint64
+		var perCPU []uint64
+		if ld.objs.lostMap().Lookup(uint32(0), &perCPU) == nil {
+			for _, v := range perCPU {
+				lost += v
+			}
+		}
+		if lost > 0 {
+			t.Errorf("%s: %d reserve failures: the number is too low", name, lost)
+		}
+		return float64(ns) / float64(jobs), float64(bytes) / float64(jobs), float64(runs) / float64(jobs)
+	}
+
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintln(f, "round\tmode\tjobs\thook_runs_per_job\tkernel_ns_per_job\tring_bytes_per_job")
+	for r := 1; r <= rounds; r++ {
+		for _, m := range []string{"floor", "events", "jobs"} {
+			ns, b, hr := mode(m)
+			fmt.Fprintf(f, "%d\t%s\t%d\t%.0f\t%.1f\t%.1f\n", r, m, jobs, hr, ns, b)
+			t.Logf("%d %-6s %5.1f runs/job %8.1f ns/job %6.1f ring B/job", r, m, hr, ns, b)
+		}
+	}
+	// Per program (every round): which hook bodies the per-job numbers are made of.
+	if pf, err := os.Create(out + ".programs"); err == nil {
+		fmt.Fprintln(pf, "mode\tprogram\tns_per_run")
+		for _, l := range perProg {
+			fmt.Fprintln(pf, l)
+		}
+		pf.Close()
+	}
+}

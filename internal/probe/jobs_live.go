@@ -1,0 +1,231 @@
+package probe
+
+// The reader of the jobs record mode. A job record arrives when its job completes, with
+// stamps as old as the job; the per-event records of the same moments (ioctls, BO
+// validation, run_job's exit) arrived long before. So that the assembler never releases an
+// event before a job record that sorts earlier has arrived, the reader holds every event
+// back to the oldest job the kernel still has pending (jobs_pending: pending jobs by the
+// 16.8 ms bucket they started in) and hands over only what sorts before it. A job pending
+// longer than jobsMaxHold is taken out of the kernel map and decoded as it is (marked
+// JF_EVICTED, counted); a later stamp of it starts a new record, joined by its fence key.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/ringbuf"
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+const (
+	jobBucketShift = 24   // JOB_BUCKET_SHIFT
+	jobBuckets     = 1024 // JOB_BUCKETS
+	// jobsMaxHold is the longest the reader holds events back for a pending job.
+	jobsMaxHold = 5 * time.Second
+)
+
+// jobsReader is the jobs mode's part of Live.
+type jobsReader struct {
+	dec     *jobDecoder
+	jobs    *ebpf.Map // the pending-job hash
+	pending *ebpf.Map // jobs_pending
+	stats   *ebpf.Map // jobs_stats
+	// swept[b]: jobs of bucket b user space took out of the map (the kernel's count of
+	// the bucket keeps them).
+	swept [jobBuckets]int64
+	buf   jobsJobPending
+	held  []event.Event
+	// holds: polls that held events back for a pending job; sweeps: map sweeps.
+	holds, sweeps uint64
+}
+
+// newJobsReader returns the jobs mode's reader, or nil when the jobs family was not used.
+func newJobsReader(objs *objects, d *decoder) *jobsReader {
+	f, ok := objs.families[famJobs]
+	if !ok {
+		return nil
+	}
+	return &jobsReader{dec: newJobDecoder(d), jobs: f.maps["jobs"], pending: f.maps["jobs_pending"], stats: f.maps["jobs_stats"]}
+}
+
+// bound is the time before which no job record can still bring a stamp: the start of the
+// oldest bucket with a pending job, else now. A job older than jobsMaxHold is swept first.
+func (r *jobsReader) bound(now int64) int64 {
+	if err := r.pending.Lookup(uint32(0), &r.buf); err != nil {
+		return now
+	}
+	bNow := now >> jobBucketShift
+	for i := int64(jobBuckets - 1); i >= 0; i-- {
+		b := bNow - i
+		if r.buf.N[b&(jobBuckets-1)]-r.swept[b&(jobBuckets-1)] > 0 {
+			start := b << jobBucketShift
+			if now-start > int64(jobsMaxHold) {
+				r.sweep(now - int64(jobsMaxHold))
+				continue
+			}
+			r.holds++
+			return min(now, start)
+		}
+	}
+	return now
+}
+
+// sweep takes every job first seen before cutoff (every job: cutoff = MaxInt64) out of the
+// kernel map and decodes what it has into held.
+func (r *jobsReader) sweep(cutoff int64) {
+	r.sweeps++
+	var (
+		k  jobsFenceKey
+		v  jobsJobRecord
+		ks []jobsFenceKey
+	)
+	it := r.jobs.Iterate()
+	for it.Next(&k, &v) {
+		first := int64(-1)
+		for s := 0; s < int(jobsJobSlotJS_COUNT); s++ {
+			if v.Slots&(1<<s) != 0 && (first < 0 || int64(v.St[s].Ts) < first) {
+				first = int64(v.St[s].Ts)
+			}
+		}
+		if first < cutoff {
+			ks = append(ks, k)
+		}
+	}
+	for _, k := range ks {
+		if err := r.jobs.LookupAndDelete(&k, &v); err != nil {
+			// hash maps have no lookup-and-delete before 5.14: read, then delete
+			if r.jobs.Lookup(&k, &v) != nil || r.jobs.Delete(&k) != nil {
+				continue // the kernel sent it meanwhile
+			}
+		}
+		r.swept[v.Bucket&(jobBuckets-1)]++
+		v.Flags |= uint16(jobsJobFlagJF_EVICTED)
+		r.held = r.dec.decodeJob(v, r.held)
+	}
+}
+
+// kernelCounts sums jobs_stats per counter.
+func (r *jobsReader) kernelCounts() [jobsJobCounterJC_COUNT]uint64 {
+	var out [jobsJobCounterJC_COUNT]uint64
+	for i := range out {
+		var perCPU []uint64
+		if err := r.stats.Lookup(uint32(i), &perCPU); err != nil {
+			continue
+		}
+		for _, v := range perCPU {
+			out[i] += v
+		}
+	}
+	return out
+}
+
+// runJobs is Run in jobs mode: the same polling, with events held back to the bound.
+func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
+	r := l.jobs
+	var (
+		rec      ringbuf.Record
+		lastSync = time.Now()
+		lastIRQ  = time.Now()
+		out      = make([]event.Event, 0, maxBatch)
+	)
+	// decode appends a sample's events to held, telling the fence filter (when on) of
+	// every job's fences, as Run does.
+	decode := func(b []byte, bad func(string, error)) {
+		n := len(r.held)
+		r.held = r.dec.decode(b, r.held, bad)
+		if l.fences != nil {
+			for i := n; i < len(r.held); i++ {
+				l.fences.follow(&r.held[i])
+			}
+		}
+	}
+	// handOver passes every held event before bound to the sink, keeping the rest in
+	// arrival order.
+	handOver := func(bound int64) {
+		keep := r.held[:0]
+		for i := range r.held {
+			e := &r.held[i]
+			if e.Time >= bound {
+				keep = append(keep, *e)
+				continue
+			}
+			out = append(out, *e)
+			if len(out) == maxBatch {
+				l.count(out)
+				sink.Consume(out)
+				out = out[:0]
+			}
+		}
+		r.held = keep
+		if len(out) > 0 {
+			l.count(out)
+			sink.Consume(out)
+			out = out[:0]
+		}
+	}
+	bad := func(name string, err error) { l.bad(name, err) }
+	finish := func() {
+		// What the ring still holds, then the jobs still pending, with what they have.
+		l.rd.SetDeadline(time.Now())
+		for l.rd.ReadInto(&rec) == nil {
+			decode(rec.RawSample, bad)
+		}
+		r.sweep(1<<63 - 1)
+		handOver(1<<63 - 1)
+		c := r.kernelCounts()
+		l.log.Info("jobs mode", zap.Uint64("job_records", c[jobsJobCounterJC_EMITTED]),
+			zap.Uint64("jobs_map_full", c[jobsJobCounterJC_FULL]), zap.Uint64("no_key", c[jobsJobCounterJC_NO_KEY]),
+			zap.Uint64("send_race", c[jobsJobCounterJC_RACE]), zap.Uint64("ring_full", c[jobsJobCounterJC_RING_FULL]),
+			zap.Uint64("evicted_by_reader", r.dec.evicted), zap.Uint64("decoded_jobs", r.dec.jobs),
+			zap.Uint64("decoded_alone", r.dec.partial), zap.Uint64("names_records", c[jobsJobCounterJC_NAMES]),
+			zap.Uint64("watched_signals", c[jobsJobCounterJC_WATCHED]), zap.Uint64("holds", r.holds),
+			zap.Uint64("sweeps", r.sweeps))
+	}
+	for {
+		if ctx.Err() != nil {
+			finish()
+			return nil
+		}
+		if time.Since(lastSync) >= clockResyncPeriod {
+			off, _ := sampleClockOffset()
+			l.offset.Store(off)
+			lastSync = time.Now()
+		}
+		if l.cfg.IRQRefreshInterval > 0 && time.Since(lastIRQ) >= l.cfg.IRQRefreshInterval {
+			l.refreshIRQs()
+			lastIRQ = time.Now()
+		}
+		mark := monoNow()
+		// Read before draining: a job still pending now sends its record after this read.
+		bound := r.bound(mark)
+		pollEnd := time.Now().Add(l.cfg.PollInterval)
+		l.rd.SetDeadline(pollEnd)
+		for n := 0; ; n++ {
+			if n&63 == 63 && time.Now().After(pollEnd) {
+				break
+			}
+			err := l.rd.ReadInto(&rec)
+			if err == nil {
+				decode(rec.RawSample, bad)
+				continue
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break
+			}
+			if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, os.ErrClosed) {
+				handOver(1<<63 - 1)
+				return nil
+			}
+			handOver(1<<63 - 1)
+			return fmt.Errorf("reading the ring buffer: %w", err)
+		}
+		handOver(bound)
+		sink.Watermark(bound)
+	}
+}

@@ -1,0 +1,185 @@
+package probe
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/ringbuf"
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+// One job's hooks run through bpf/jobs.c's raw_tp bodies (BPF_PROG_TEST_RUN on fake
+// scheduler objects, testrun_test.go) give one job record whose events equal, hook for
+// hook, what the per-event programs (sched.c, fence.c) record for the same calls: the
+// oracle is the other mode's independent code path reading the same kernel memory.
+func TestTestRunJobRecordEqualsEvents(t *testing.T) {
+	requireRoot(t)
+	dfSize := int(kernelStruct(t, "dma_fence").Size)
+	gens := []struct {
+		l                schedLayout
+		queue, run, done string
+	}{
+		{schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
+			fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
+			schedName: 24, schedDev: -1, schedSize: 64}, "drm_sched_job_queue", "drm_sched_job_run", "drm_sched_job_done"},
+		{schedLayout{name: "6.1", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: 40, jobSize: 96,
+			fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: -1, fenceSize: 2*dfSize + 64,
+			schedName: 16, schedDev: -1, schedSize: 64}, "drm_sched_job", "drm_run_job", "drm_sched_process_job"},
+	}
+	for _, g := range gens {
+		t.Run(g.l.name, func(t *testing.T) { testRunJobRecordEqualsEvents(t, g.l, g.queue, g.run, g.done) })
+	}
+}
+
+func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, queueEv, runEv, doneEv string) {
+	runtime.LockOSThread() // every hook on one thread, as on the scheduler worker
+	defer runtime.UnlockOSThread()
+	df := kernelStruct(t, "dma_fence")
+	ctxOff, seqOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno")
+	s := newScratch(t)
+	const jobAt, fenceAt, hwAt, schedAt, ringAt = 0, 96, 560, 700, 780
+	a := func(off int) uint64 { return s.addr + uint64(off) }
+	s.put64(jobAt+l.jobSched, a(schedAt))
+	s.put64(jobAt+l.jobSFence, a(fenceAt))
+	s.put64(jobAt+l.jobEntity, 0xffff888000001000)
+	s.put64(fenceAt+ctxOff, 1<<33|4) // scheduled fence
+	s.put64(fenceAt+seqOff, 17)
+	s.put64(fenceAt+l.fenceFinished+ctxOff, 1<<33|5) // finished fence
+	s.put64(fenceAt+l.fenceFinished+seqOff, 17)
+	if l.fenceClientID >= 0 {
+		s.put64(fenceAt+l.fenceClientID, 99)
+	}
+	if l.jobID >= 0 {
+		s.put64(jobAt+l.jobID, 4242)
+	}
+	s.put64(hwAt+ctxOff, 600) // the hardware fence run_job creates
+	s.put64(hwAt+seqOff, 3)
+	s.put64(schedAt+l.schedName, a(ringAt))
+	s.putStr(ringAt, "vgpu-ring0")
+	s.flush(t)
+	setParent := func() { s.put64(fenceAt+l.fenceParent, a(hwAt)); s.flush(t) }
+
+	type call struct {
+		ev   string // the event both programs hook
+		args []uint64
+	}
+	job, sched, fin, hw := a(jobAt), a(fenceAt), a(fenceAt+l.fenceFinished), a(hwAt)
+	calls := []call{
+		{queueEv, []uint64{job, 0}},
+		{runEv, []uint64{job, 0}},
+		{"dma_fence_init", []uint64{hw}},
+		{"dma_fence_emit", []uint64{hw}},
+		{"dma_fence_signaled", []uint64{sched}}, // the scheduled fence, after run_job returned
+		{"dma_fence_signaled", []uint64{hw}},
+		{doneEv, []uint64{sched}},
+		{"dma_fence_signaled", []uint64{fin}},
+	}
+	opts := ebpf.ProgramOptions{ExtraRelocationTargets: []*btf.Spec{drmSchedTypes(t, l)}}
+
+	run := func(jobs bool) []event.Event {
+		s.put64(fenceAt+l.fenceParent, 0)
+		s.flush(t)
+		cfg, _ := DefaultConfig().withDefaults()
+		ld := newLoader(cfg, zap.NewNop())
+		ld.progOpts = opts
+		if err := ld.loadCommon(); err != nil {
+			t.Fatal(err)
+		}
+		defer ld.objs.close()
+		rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rd.Close()
+		progs := map[string]*ebpf.Program{}
+		load := func(fam, name string) *ebpf.Program {
+			if p, ok := progs[name]; ok {
+				return p
+			}
+			f, err := ld.family(fam)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := ld.loadProgram(f, name, rung{})
+			if err != nil {
+				t.Fatalf("load %s: %v", name, err)
+			}
+			progs[name] = p
+			return p
+		}
+		defer func() {
+			for _, p := range progs {
+				p.Close()
+			}
+		}()
+		if jobs {
+			f, _ := ld.family(famJobs)
+			if err := f.maps["jobs_cfg"].Update(uint32(0), uint32(1), ebpf.UpdateAny); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, c := range calls {
+			if c.ev == "dma_fence_signaled" && c.args[0] == hw {
+				setParent() // run_job has returned: s_fence->parent is set
+			}
+			var p *ebpf.Program
+			switch {
+			case jobs:
+				p = load(famJobs, "jobs_rawtp_"+c.ev)
+			case c.ev[:4] == "dma_":
+				p = load(famFence, "rawtp_"+c.ev)
+			default:
+				p = load(famSched, "rawtp_"+c.ev)
+			}
+			before := monoNow()
+			if _, err := p.Run(&ebpf.RunOptions{Context: c.args}); err != nil {
+				t.Fatalf("call %d %s: %v", i, c.ev, err)
+			}
+			if jobs {
+				// While the job is pending the reader holds events back to its start;
+				// once its record is sent, to nothing.
+				r := newJobsReader(ld.objs, &decoder{})
+				now := monoNow()
+				b := r.bound(now)
+				if last := i == len(calls)-1; last && b != now || !last && b > before {
+					t.Errorf("after %s (call %d): bound %d, now %d, job pending since %d", c.ev, i, b, now, before)
+				}
+			}
+		}
+		var out []event.Event
+		d := decoder{}
+		jd := newJobDecoder(&d)
+		rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
+		for {
+			rec, err := rd.Read()
+			if err != nil {
+				break
+			}
+			out = jd.decode(rec.RawSample, out, func(n string, err error) { t.Errorf("%s: %v", n, err) })
+		}
+		if jobs && (jd.jobs != 1 || jd.namesRecs != 1) {
+			t.Errorf("jobs mode sent %d job records and %d names records, want 1 and 1", jd.jobs, jd.namesRecs)
+		}
+		return out
+	}
+	evs, jobs := run(false), run(true)
+	if len(evs) != len(calls) {
+		t.Fatalf("events mode: %d events for %d calls", len(evs), len(calls))
+	}
+	if len(jobs) != len(evs) {
+		t.Fatalf("jobs mode: %d events, events mode %d:\n%+v", len(jobs), len(evs), jobs)
+	}
+	for i := range evs {
+		e, j := evs[i], jobs[i]
+		if e.Kind != j.Kind || e.Name != j.Name || e.Fence != j.Fence || e.FenceWide != j.FenceWide || e.HWFence != j.HWFence ||
+			e.TID != j.TID || e.PID != j.PID || e.Ring != j.Ring || e.Device != j.Device || e.Entity != j.Entity ||
+			e.ClientID != j.ClientID || e.JobID != j.JobID || i == 0 && e.Comm != j.Comm {
+			t.Errorf("event %d (%s):\n events %+v\n jobs   %+v", i, calls[i].ev, e, j)
+		}
+	}
+}

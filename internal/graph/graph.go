@@ -65,6 +65,8 @@ type LiveSpec struct {
 	NoTracefsMount bool
 	// FenceFilter: dma_fence events only of contexts seen in GPU jobs (probe.Config.FenceFilter).
 	FenceFilter bool
+	// Records: probe.RecordsJobs or probe.RecordsEvents ("": the default).
+	Records string
 }
 
 // CUDASpec configures the CUDA live source.

@@ -148,6 +148,13 @@ type LiveConfig struct {
 	// prints (before Linux 6.17: pointers, joined to fence keys through dma_fence events).
 	// Default false: the classic rung is used only where the others cannot attach.
 	ClassicTracepoints bool `mapstructure:"classic_tracepoints"`
+	// Records: how the gpu_scheduler and dma_fence hooks report. "jobs": each hook writes
+	// its stamp into the job's state in a kernel hash (keyed by the finished fence) and the
+	// kernel sends one record per completed job; "events": one record per hook run (the
+	// event stream, kept for debugging). Both give the same spans (the virtual GPU rig
+	// checks it). jobs needs BTF, so it cannot be combined with classic_tracepoints.
+	// Default "": jobs, or events when classic_tracepoints is on.
+	Records string `mapstructure:"records"`
 	// MountTracefs: where tracefs is not mounted, mount it at /sys/kernel/tracing while the
 	// hooks attach and unmount it again (logged), so that the submit ioctls are hooked
 	// with the syscall tracepoints. false forbids the mount: the ioctls then fall back to
@@ -338,6 +345,14 @@ func (l *LiveConfig) validate() []error {
 		if !validIRQName(n) {
 			errs = append(errs, fmt.Errorf("live.irq_names: %q is not an interrupt name as /proc/interrupts prints it", n))
 		}
+	}
+	switch l.Records {
+	case "", "jobs", "events":
+		if l.Records == "jobs" && l.ClassicTracepoints {
+			errs = append(errs, errors.New("live.records: jobs reads the scheduler's structures through BTF; classic_tracepoints needs records: events"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("live.records must be jobs or events, got %q", l.Records))
 	}
 	rb := l.RingBufferSize
 	if rb < minRingBufferBytes || rb > maxRingBufferBytes || rb&(rb-1) != 0 {

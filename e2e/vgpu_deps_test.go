@@ -294,6 +294,7 @@ func TestVirtualGPUDependencyWaits(t *testing.T) {
 	dir := vgpuDir(t)
 	sets := []spanSet{
 		{name: "live", gt: "groundtruth.txt", spans: "spans.json", clock: "clock.txt", log: "ghostdriver.log"},
+		{name: "jobs", gt: "groundtruth.txt", spans: "spans-jobs.json", clock: "clock-jobs.txt", log: "ghostdriver-jobs.log"},
 		{name: "classic", gt: "groundtruth-classic.txt", spans: "spans-classic.json", clock: "clock-classic.txt", log: "ghostdriver-classic.log"},
 		{name: "replay", gt: "groundtruth.txt", spans: "spans-replay.json"},
 	}

@@ -287,11 +287,25 @@ func reportedLostIn(t *testing.T, path string) int {
 	return 0
 }
 
+// The main phase's live spans against the hardware's log, from both receivers the guest
+// runs side by side: events mode (spans.json) and the per-job record mode (spans-jobs.json,
+// when the run has it).
 func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 	dir := vgpuDir(t)
+	t.Run("events", func(t *testing.T) { checkSpansMatchGroundTruth(t, dir, "spans.json", "clock.txt", "ghostdriver.log") })
+	if _, err := os.Stat(filepath.Join(dir, "spans-jobs.json")); err != nil {
+		t.Logf("no spans-jobs.json in this run: the jobs-mode receiver did not run (GHOSTDRIVER_JOBS_ARGS empty)")
+		return
+	}
+	t.Run("jobs", func(t *testing.T) {
+		checkSpansMatchGroundTruth(t, dir, "spans-jobs.json", "clock-jobs.txt", "ghostdriver-jobs.log")
+	})
+}
+
+func checkSpansMatchGroundTruth(t *testing.T, dir, spansFile, clockFile, logFile string) {
 	gt := readGroundTruth(t, filepath.Join(dir, "groundtruth.txt"))
-	offset := readClockOffset(t, filepath.Join(dir, "clock.txt"))
-	jobs := readJobSpans(t, filepath.Join(dir, "spans.json"))
+	offset := readClockOffset(t, filepath.Join(dir, clockFile))
+	jobs := readJobSpans(t, filepath.Join(dir, spansFile))
 	mono := func(ts uint64) int64 { return int64(ts) - offset }
 
 	if len(jobs) != len(gt) {
@@ -306,7 +320,7 @@ func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 	// no ioctl/bo_validation span and no driver name (read at that hook). Such jobs are
 	// accepted only up to the number of events the receiver reported lost: nothing may
 	// go missing uncounted.
-	lost, damage := reportedLost(t, dir), &jobDamage{}
+	lost, damage := reportedLostIn(t, filepath.Join(dir, logFile)), &jobDamage{}
 	for _, g := range gt {
 		damage.endJob()
 		sj := jobOf(t, jobs, g, damage.errorf)

@@ -246,5 +246,12 @@ if [ -e "$DIR/modules.txt" ]; then
 	grep -E '^(amdgpu|i915|xe) ' "$DIR/modules.txt" | sed 's/^/info  /'
 fi
 if [ -e "$DIR/spans.json" ]; then echo "info  spans.json present ($(wc -c <"$DIR/spans.json") bytes): checked by the Go side"; fi
+# The jobs-mode receiver (records: jobs) beside it: every job the hardware ran completed
+# there too (its spans against the events mode's, the replay's and the ground truth: Go side).
+if [ -e "$DIR/ghostdriver-jobs.log" ]; then
+	jl=$(grep -m1 '^jobs: ' "$DIR/ghostdriver-jobs.log")
+	jc=$(echo "$jl" | sed -n 's/^jobs: \([0-9]*\) completed.*/\1/p')
+	[ "${jc:-0}" = "$N" ] && ok "jobs mode: $jl" || bad "jobs mode: ${jl:-no summary in ghostdriver-jobs.log}, the hardware ran $N"
+fi
 
 if [ $fails = 0 ]; then echo "PASS vgpu $KERNEL_LABEL ($N jobs)"; else echo "FAIL vgpu $KERNEL_LABEL: $fails check(s) failed"; exit 1; fi

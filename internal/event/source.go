@@ -80,12 +80,20 @@ const (
 	// A GPU interrupt line found after Start (by the periodic re-read of
 	// /proc/interrupts): its interrupts until then were not seen. Counts lines, not events.
 	KernelDropIRQFoundLate = "gpu_irq_found_late"
+	// live.records: jobs. A new job found the kernel's pending-job map full: each of its
+	// hooks sent its stamp at once instead (decoded, nothing lost). Counts jobs.
+	KernelDropJobStateFull = "job_state_full"
+	// live.records: jobs. A job pending in the kernel's map longer than the reader holds
+	// events back (5 s), taken out of the map and decoded with what it had; a later stamp
+	// of it comes as a second record, joined by its fence key. Counts jobs.
+	KernelDropJobStateEvicted = "job_state_evicted"
 )
 
 // KernelDropReasons lists the reasons in export order.
 var KernelDropReasons = []string{
 	KernelDropIoctlSlotUnavailable, KernelDropIoctlSlotEvicted, KernelDropIoctlThreadExited,
 	KernelDropIoctlExitMissed, KernelDropFencePassedOver, KernelDropProcessTableFull, KernelDropIRQFoundLate,
+	KernelDropJobStateFull, KernelDropJobStateEvicted,
 }
 
 // HookStatus is one line of a capability report.

@@ -186,7 +186,9 @@ var Metrics = []MetricDesc{
 			"records, by reason: ioctl_slot_unavailable, ioctl_slot_evicted, ioctl_thread_exited, ioctl_exit_missed " +
 			"(a submit ioctl's exit was or will not be recorded), fence_passed_over (dma_fence events of contexts in no GPU " +
 			"job, fence filter on), process_table_full (a process left out of the kernel's table), " +
-			"gpu_irq_found_late (GPU interrupt lines found after start: counts lines, not events).",
+			"gpu_irq_found_late (GPU interrupt lines found after start: counts lines, not events), job_state_full, " +
+			"job_state_evicted (records: jobs: jobs whose kernel state did not fit or was taken out after 5 s; " +
+			"their stamps are decoded, not lost; counts jobs).",
 		Unit:       "{event}",
 		Instrument: Sum,
 		Value:      Int,

@@ -7,6 +7,7 @@ package probe
 // and device names of later records of its scheduler.
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -44,8 +45,9 @@ type schedNames struct{ ring, dev string }
 type jobDecoder struct {
 	d     *decoder
 	names map[uint64]schedNames
-	// counts of what was decoded, for Stats and the log
-	jobs, partial, noKey, evicted, namesRecs uint64
+	// counts of what was decoded, for the log; evicted also for Stats (other goroutine)
+	jobs, partial, noKey, namesRecs uint64
+	evicted                         atomic.Uint64
 }
 
 func newJobDecoder(d *decoder) *jobDecoder {
@@ -83,7 +85,7 @@ func (j *jobDecoder) decodeJob(r jobsJobRecord, out []event.Event) []event.Event
 	case flags&jobsJobFlagJF_NO_STATE != 0:
 		j.partial++
 	case flags&jobsJobFlagJF_EVICTED != 0:
-		j.evicted++
+		j.evicted.Add(1)
 	default:
 		j.jobs++
 	}

@@ -110,6 +110,15 @@ func (r *jobsReader) sweep(cutoff int64) {
 	}
 }
 
+// jobDrops adds the jobs mode's counts to Stats' KernelDrops (the objects are open).
+func (l *Live) jobDrops(out map[string]uint64) {
+	if l.jobs == nil {
+		return
+	}
+	out[event.KernelDropJobStateFull] = l.jobs.kernelCounts()[jobsJobCounterJC_FULL]
+	out[event.KernelDropJobStateEvicted] = l.jobs.dec.evicted.Load()
+}
+
 // kernelCounts sums jobs_stats per counter.
 func (r *jobsReader) kernelCounts() [jobsJobCounterJC_COUNT]uint64 {
 	var out [jobsJobCounterJC_COUNT]uint64
@@ -182,7 +191,7 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 		l.log.Info("jobs mode", zap.Uint64("job_records", c[jobsJobCounterJC_EMITTED]),
 			zap.Uint64("jobs_map_full", c[jobsJobCounterJC_FULL]), zap.Uint64("no_key", c[jobsJobCounterJC_NO_KEY]),
 			zap.Uint64("send_race", c[jobsJobCounterJC_RACE]), zap.Uint64("ring_full", c[jobsJobCounterJC_RING_FULL]),
-			zap.Uint64("evicted_by_reader", r.dec.evicted), zap.Uint64("decoded_jobs", r.dec.jobs),
+			zap.Uint64("evicted_by_reader", r.dec.evicted.Load()), zap.Uint64("decoded_jobs", r.dec.jobs),
 			zap.Uint64("decoded_alone", r.dec.partial), zap.Uint64("names_records", c[jobsJobCounterJC_NAMES]),
 			zap.Uint64("watched_signals", c[jobsJobCounterJC_WATCHED]), zap.Uint64("holds", r.holds),
 			zap.Uint64("sweeps", r.sweeps))

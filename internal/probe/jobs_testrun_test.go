@@ -183,3 +183,85 @@ func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, queueEv, runEv, d
 		}
 	}
 }
+
+// A job that finds the kernel's job map full is counted (jobs_stats JC_FULL, reported as
+// KernelDrops job_state_full) and its stamp is sent at once, marked, and decoded: nothing
+// is lost. 64 jobs fill a 64-entry map; the 65th is the one.
+func TestTestRunJobStateFullCounted(t *testing.T) {
+	requireRoot(t)
+	dfSize := int(kernelStruct(t, "dma_fence").Size)
+	l := schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
+		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
+		schedName: 24, schedDev: -1, schedSize: 64}
+	df := kernelStruct(t, "dma_fence")
+	ctxOff, seqOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno")
+	s := newScratch(t)
+	const jobAt, fenceAt, schedAt, ringAt = 0, 96, 700, 780
+	a := func(off int) uint64 { return s.addr + uint64(off) }
+	s.put64(jobAt+l.jobSched, a(schedAt))
+	s.put64(jobAt+l.jobSFence, a(fenceAt))
+	s.put64(fenceAt+l.fenceFinished+ctxOff, 9)
+	s.put64(schedAt+l.schedName, a(ringAt))
+	s.putStr(ringAt, "vgpu-ring0")
+
+	cfg, _ := Config{Records: RecordsJobs, JobsMapEntries: 64}.withDefaults()
+	ld := newLoader(cfg, zap.NewNop())
+	ld.progOpts = ebpf.ProgramOptions{ExtraRelocationTargets: []*btf.Spec{drmSchedTypes(t, l)}}
+	if err := ld.loadCommon(); err != nil {
+		t.Fatal(err)
+	}
+	defer ld.objs.close()
+	f, err := ld.family(famJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.maps["jobs"].MaxEntries(); n != 64 {
+		t.Fatalf("jobs map has %d entries, configured 64", n)
+	}
+	p, err := ld.loadProgram(f, "jobs_rawtp_drm_sched_job_queue", rung{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for seq := uint64(1); seq <= 65; seq++ {
+		s.put64(fenceAt+l.fenceFinished+seqOff, seq)
+		s.flush(t)
+		if _, err := p.Run(&ebpf.RunOptions{Context: []uint64{a(jobAt), 0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jr := &jobsReader{dec: newJobDecoder(&decoder{}), jobs: f.maps["jobs"], pending: f.maps["jobs_pending"], stats: f.maps["jobs_stats"]}
+	if c := jr.kernelCounts(); c[jobsJobCounterJC_FULL] != 1 {
+		t.Errorf("JC_FULL %d, want 1", c[jobsJobCounterJC_FULL])
+	}
+	var out []event.Event
+	rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	for {
+		rec, err := rd.Read()
+		if err != nil {
+			break
+		}
+		out = jr.dec.decode(rec.RawSample, out, func(n string, err error) { t.Errorf("%s: %v", n, err) })
+	}
+	// the names record, then the 65th job's queue stamp, alone
+	if len(out) != 1 || out[0].Kind != event.JobQueue || out[0].Fence != (event.FenceKey{Context: 9, Seqno: 65}) ||
+		out[0].Ring != "vgpu-ring0" || jr.dec.partial != 1 || jr.dec.namesRecs != 1 {
+		t.Fatalf("sent at once: %+v (alone %d, names %d)", out, jr.dec.partial, jr.dec.namesRecs)
+	}
+	// The 64 pending jobs hold the reader back; swept at the end, each decodes to its queue.
+	if b, now := jr.bound(monoNow()), monoNow(); b >= now {
+		t.Errorf("bound %d not before now %d with 64 jobs pending", b, now)
+	}
+	jr.sweep(1<<63 - 1)
+	if len(jr.held) != 64 || jr.dec.evicted.Load() != 64 {
+		t.Errorf("sweep decoded %d events, %d evicted; want 64, 64", len(jr.held), jr.dec.evicted.Load())
+	}
+	if now := monoNow(); jr.bound(now) != now {
+		t.Errorf("bound %d after the sweep, want now (%d)", jr.bound(now), now)
+	}
+}

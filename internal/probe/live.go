@@ -361,6 +361,7 @@ func (l *Live) drops() map[string]uint64 {
 	defer l.closeMu.Unlock()
 	if !l.closed {
 		l.dropsLast = l.kernelDrops()
+		l.jobDrops(l.dropsLast)
 	}
 	out := make(map[string]uint64, len(l.dropsLast))
 	for k, v := range l.dropsLast {

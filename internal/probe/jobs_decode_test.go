@@ -111,3 +111,36 @@ func TestJobRecordDecode(t *testing.T) {
 		t.Fatalf("short sample: %+v, bad %v", out, bad)
 	}
 }
+
+// The reader hands held events over in time order across batches: a job record decoded
+// after the ioctl exit that follows its queue event must not reach the sink in a later
+// batch than that exit (the assembler releases a batch's past after each batch).
+func TestJobsHandOverInTimeOrder(t *testing.T) {
+	r := &jobsReader{}
+	r.held = append(r.held, event.Event{Kind: event.IoctlExit, Time: 3000})
+	for i := 0; i < maxBatch+10; i++ { // other threads' events, in between
+		r.held = append(r.held, event.Event{Kind: event.IoctlEnter, Time: int64(4000 + i)})
+	}
+	r.held = append(r.held, event.Event{Kind: event.JobQueue, Time: 2000}) // from the job record
+	r.held = append(r.held, event.Event{Kind: event.JobDone, Time: 9_000_000})
+	var got []event.Event
+	batches := 0
+	r.handOver(1_000_000, nil, func(b []event.Event) {
+		if len(b) > maxBatch {
+			t.Errorf("batch of %d", len(b))
+		}
+		batches++
+		got = append(got, b...)
+	})
+	if len(got) != maxBatch+12 || batches != 2 {
+		t.Fatalf("handed %d events in %d batches", len(got), batches)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Time < got[i-1].Time {
+			t.Fatalf("event %d (%v at %d) handed after %v at %d", i, got[i].Kind, got[i].Time, got[i-1].Kind, got[i-1].Time)
+		}
+	}
+	if len(r.held) != 1 || r.held[0].Kind != event.JobDone {
+		t.Fatalf("kept %+v, want the event after the bound", r.held)
+	}
+}

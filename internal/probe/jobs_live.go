@@ -10,10 +10,12 @@ package probe
 // JF_EVICTED, counted); a later stamp of it starts a new record, joined by its fence key.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -119,6 +121,30 @@ func (l *Live) jobDrops(out map[string]uint64) {
 	out[event.KernelDropJobStateEvicted] = l.jobs.dec.evicted.Load()
 }
 
+// handOver passes every held event before bound to deliver, in time order and in batches
+// of at most maxBatch, keeping the rest in arrival order; out is scratch space, returned
+// for reuse. In time order, because the sink releases what is older than its latest event
+// minus its reorder window after each batch: a job record decoded after a later ioctl exit
+// must not come in a later batch than that exit (seen on the rig: jobs without their ioctl
+// when a poll handed over more than maxBatch events in arrival order).
+func (r *jobsReader) handOver(bound int64, out []event.Event, deliver func([]event.Event)) []event.Event {
+	out = out[:0]
+	keep := r.held[:0]
+	for i := range r.held {
+		if e := &r.held[i]; e.Time >= bound {
+			keep = append(keep, *e)
+		} else {
+			out = append(out, *e)
+		}
+	}
+	r.held = keep
+	slices.SortStableFunc(out, func(a, b event.Event) int { return cmp.Compare(a.Time, b.Time) })
+	for i := 0; i < len(out); i += maxBatch {
+		deliver(out[i:min(i+maxBatch, len(out))])
+	}
+	return out[:0]
+}
+
 // kernelCounts sums jobs_stats per counter.
 func (r *jobsReader) kernelCounts() [jobsJobCounterJC_COUNT]uint64 {
 	var out [jobsJobCounterJC_COUNT]uint64
@@ -154,29 +180,11 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			}
 		}
 	}
-	// handOver passes every held event before bound to the sink, keeping the rest in
-	// arrival order.
 	handOver := func(bound int64) {
-		keep := r.held[:0]
-		for i := range r.held {
-			e := &r.held[i]
-			if e.Time >= bound {
-				keep = append(keep, *e)
-				continue
-			}
-			out = append(out, *e)
-			if len(out) == maxBatch {
-				l.count(out)
-				sink.Consume(out)
-				out = out[:0]
-			}
-		}
-		r.held = keep
-		if len(out) > 0 {
-			l.count(out)
-			sink.Consume(out)
-			out = out[:0]
-		}
+		out = r.handOver(bound, out, func(b []event.Event) {
+			l.count(b)
+			sink.Consume(b)
+		})
 	}
 	bad := func(name string, err error) { l.bad(name, err) }
 	finish := func() {

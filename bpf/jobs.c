@@ -194,9 +194,10 @@ static __always_inline void job_send(struct fence_key *k, struct job_record *j)
 		count(JC_RACE);
 		return;
 	}
+	/* committed before the job stops counting as pending: the reader relies on it */
+	ring_submit(r);
 	pending_add(bucket, -1);
 	count(JC_EMITTED);
-	ring_submit(r);
 }
 
 /* A record of one stamp (the scratch), sent at once: no state could be kept. */

@@ -26,8 +26,11 @@ import (
 )
 
 const (
-	jobBucketShift = 24   // JOB_BUCKET_SHIFT
-	jobBuckets     = 1024 // JOB_BUCKETS
+	// ringbufHeaderSize is BPF_RINGBUF_HDR_SZ: a sample takes its length plus this, rounded
+	// up to 8 bytes.
+	ringbufHeaderSize = 8
+	jobBucketShift    = 24   // JOB_BUCKET_SHIFT
+	jobBuckets        = 1024 // JOB_BUCKETS
 	// jobsMaxHold is the longest the reader holds events back for a pending job.
 	jobsMaxHold = 5 * time.Second
 )
@@ -219,16 +222,21 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			lastIRQ = time.Now()
 		}
 		mark := monoNow()
-		// Read before draining: a job still pending now sends its record after this read.
+		// Read before draining: a job still pending now sends its record after this read,
+		// and one sent before it is in the ring: this poll reads at least what the ring
+		// holds now (avail) before it may end early under a flood, or that job's record
+		// would come a poll after the events the bound lets through (seen on the rig).
 		bound := r.bound(mark)
+		avail, consumed := l.rd.AvailableBytes(), 0
 		pollEnd := time.Now().Add(l.cfg.PollInterval)
 		l.rd.SetDeadline(pollEnd)
 		for n := 0; ; n++ {
-			if n&63 == 63 && time.Now().After(pollEnd) {
+			if n&63 == 63 && consumed >= avail && time.Now().After(pollEnd) {
 				break
 			}
 			err := l.rd.ReadInto(&rec)
 			if err == nil {
+				consumed += (len(rec.RawSample) + ringbufHeaderSize + 7) &^ 7
 				decode(rec.RawSample, bad)
 				continue
 			}

@@ -59,7 +59,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	procRoot := fs.String("proc-root", defaults.Tenant.ProcRoot, "the host's procfs")
 	sysRoot := fs.String("sys-root", defaults.Tenant.SysRoot, "the host's sysfs")
 	classic := fs.Bool("classic-tracepoints", false, "hook the gpu_scheduler and driver events with classic tracepoints decoded from their tracefs formats, even where tp_btf/raw_tp would attach")
-	records := fs.String("records", "", "how the scheduler and dma_fence hooks report: jobs (one record per completed job, aggregated in the kernel) or events (one record per hook run, for debugging); default "+probe.DefaultRecords+", events with --classic-tracepoints")
+	records := fs.String("records", "", "how the scheduler and dma_fence hooks report: events (one record per hook run) or jobs (one record per completed job, aggregated in the kernel; not with --classic-tracepoints or --fence-filter); default "+probe.DefaultRecords)
 	noMount := fs.Bool("no-tracefs-mount", false, "do not mount tracefs where it is not mounted: the submit ioctls then fall back to raw_tp sys_enter/sys_exit, which run for every syscall of the host")
 	fenceFilter := fs.Bool("fence-filter", false, "send dma_fence events only for fence contexts seen in GPU jobs (the others are counted in ghostdriver.source.kernel_drops)")
 	pf := addPipelineFlags(fs)

@@ -32,13 +32,14 @@ var synopses = []struct{ cmd, text string }{
 	{"live", `ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--ready-file FILE]
                    [--quiet] [--verbose] [--drm-major N]... [--bo-func F]... [--run-job-func F]...
                    [--context-tiers otep4947,obi,traceparent] [--obi-map-path PATH] [--no-tenant] [--proc-root DIR]
-                   [--sys-root DIR] [--classic-tracepoints] [--records jobs|events] [--job-timeout D] [--max-pending-jobs N]
-                   [--reorder-window D] [--flush-interval D] [--collection-interval D] [--no-stage-spans]`},
+                   [--sys-root DIR] [--classic-tracepoints] [--records events|jobs] [--no-tracefs-mount] [--fence-filter]
+                   [--job-timeout D] [--max-pending-jobs N] [--reorder-window D] [--flush-interval D]
+                   [--collection-interval D] [--no-stage-spans]`},
 	{"record", `ghostdriver record [--duration D] [--output FILE] [--buffer-kb N] [--list] [--ready-file FILE] [--quiet]`},
 	{"cuda", `ghostdriver cuda   [--duration D] [--output FILE] [--metrics-output FILE] [--library PATH]... [--rescan-interval D]
                    [--no-entry-points] [--no-xid] [--no-tenant] [--obi-map PATH] [--ready-file FILE] [--quiet]
                    [--verbose] [--flush-interval D] [--collection-interval D] [-- COMMAND [ARGS...]]`},
-	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints]`},
+	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints] [--no-tracefs-mount]`},
 	{"spans", `ghostdriver spans  [--limit N] [--completed] FILE`},
 	{"export", `ghostdriver export [--format trace-json] [--output FILE] SPANS|CAPTURE`},
 	{"report", `ghostdriver report [--output FILE] SPANS|CAPTURE`},

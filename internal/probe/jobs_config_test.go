@@ -80,3 +80,16 @@ func TestJobsHookDefs(t *testing.T) {
 		}
 	}
 }
+
+// Jobs mode has its own dma_fence hooks, which do not feed the fence filter: asking for
+// both is an error naming the conflict, not a filter that passes over every fence.
+func TestJobsRecordsRefuseFenceFilter(t *testing.T) {
+	_, err := Config{Records: RecordsJobs, FenceFilter: true}.withJobsDefaults()
+	if err == nil || !strings.Contains(err.Error(), "fence filter") {
+		t.Fatalf("jobs + fence filter: err %v, want an error naming the fence filter", err)
+	}
+	c, err := Config{FenceFilter: true}.withJobsDefaults()
+	if err != nil || c.Records != RecordsEvents {
+		t.Fatalf("default + fence filter: %q, %v; want events, no error", c.Records, err)
+	}
+}

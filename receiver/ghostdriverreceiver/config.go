@@ -351,6 +351,9 @@ func (l *LiveConfig) validate() []error {
 		if l.Records == "jobs" && l.ClassicTracepoints {
 			errs = append(errs, errors.New("live.records: jobs reads the scheduler's structures through BTF; classic_tracepoints needs records: events"))
 		}
+		if l.Records == "jobs" && l.FenceFilter {
+			errs = append(errs, errors.New("live.records: jobs does not feed the fence filter (its dma_fence hooks are the jobs mode's own); fence_filter needs records: events"))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("live.records must be jobs or events, got %q", l.Records))
 	}

@@ -134,6 +134,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad_ringbuf":        "live.ring_buffer_size must be a power of two",
 		"bad_records":        `live.records must be jobs or events, got "stream"`,
 		"jobs_classic":       "classic_tracepoints needs records: events",
+		"jobs_fence_filter":  "fence_filter needs records: events",
 		"bad_major":          "live.drm_majors: 0 is not a valid device major",
 		"bad_function":       "is not a kernel symbol name",
 		"reorder_gt_timeout": "reorder_window must be in 0..job_timeout",

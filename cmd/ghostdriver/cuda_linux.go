@@ -43,6 +43,7 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	obiMap := fs.String("obi-map", defaults.Context.OBIMapPath, "where OBI pins traces_ctx_v1 (the OBI context tier)")
 	flushEvery := fs.Duration("flush-interval", defaults.FlushInterval, "how often spans are written")
 	collectEvery := fs.Duration("collection-interval", defaults.CollectionInterval, "how often metrics are written")
+	ringBytes := fs.Int("ring-buffer-size", defaults.Live.CUDA.RingBufferSize, "bytes of the CUDA source's ring buffer (a power of two, at least a page)")
 	var libs stringList
 	fs.Var(&libs, "library", "a CUDA library file to hook at start (repeatable; globs allowed)")
 	if code, done := parseArgs(fs, args, stdout, stderr); done {
@@ -54,7 +55,7 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		log, _ = zap.NewDevelopment()
 	}
 	g, err := graph.Open(graph.Spec{
-		CUDA: &graph.CUDASpec{Libraries: libs, RescanInterval: *rescan, IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid},
+		CUDA: &graph.CUDASpec{Libraries: libs, RescanInterval: *rescan, IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid, RingBufferBytes: *ringBytes},
 		// The receiver's enrich stage: processes read at their first CUDA call, their
 		// OTEP 4947 recipes pushed into the source's kernel table, TRACEPARENT as fallback.
 		Enrich:  !*noTenant,
@@ -222,8 +223,8 @@ func (c *cudaSummary) print(w io.Writer, ps pipeline.Stats, src cuda.Stats, ran 
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "application context: otep4947 %d, obi %d, traceparent %d, none %d submissions; %d calls carried an in-kernel context; %d recipes pushed\n",
 		c.tiers[1], c.tiers[2], c.tiers[3], c.tiers[0], src.WithContext, src.Recipes)
-	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks (%d refused), %d records lost, %d malformed, %d returns missed, %d maps reads cut at their bound\n",
-		src.Calls, src.Libraries, src.EntryPointHooks, src.EntryPointsRefused, src.Lost, src.Malformed, src.StaleFrames, src.MapsTruncated)
+	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks (%d refused, %d dropped: hook queue full), %d records lost, %d malformed, %d returns missed, %d returns without a frame, %d maps reads cut at their bound\n",
+		src.Calls, src.Libraries, src.EntryPointHooks, src.EntryPointsRefused, src.EntryPointsDropped, src.Lost, src.Malformed, src.StaleFrames, src.ReturnsWithoutFrame, src.MapsTruncated)
 	if st.DroppedSubmissions > 0 || ps.ExportErrors > 0 {
 		fmt.Fprintf(w, "spans dropped (buffer full): %d, export errors: %d\n", st.DroppedSubmissions, ps.ExportErrors)
 	}

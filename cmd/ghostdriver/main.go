@@ -38,7 +38,8 @@ var synopses = []struct{ cmd, text string }{
 	{"record", `ghostdriver record [--duration D] [--output FILE] [--buffer-kb N] [--list] [--ready-file FILE] [--quiet]`},
 	{"cuda", `ghostdriver cuda   [--duration D] [--output FILE] [--metrics-output FILE] [--library PATH]... [--rescan-interval D]
                    [--no-entry-points] [--no-xid] [--no-tenant] [--obi-map PATH] [--ready-file FILE] [--quiet]
-                   [--verbose] [--flush-interval D] [--collection-interval D] [-- COMMAND [ARGS...]]`},
+                   [--verbose] [--flush-interval D] [--collection-interval D] [--ring-buffer-size N]
+                   [-- COMMAND [ARGS...]]`},
 	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints] [--no-tracefs-mount]`},
 	{"spans", `ghostdriver spans  [--limit N] [--completed] FILE`},
 	{"export", `ghostdriver export [--format trace-json] [--output FILE] SPANS|CAPTURE`},

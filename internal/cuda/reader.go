@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"os"
 	"time"
 	"unsafe"
@@ -43,7 +44,7 @@ func (s *Source) Run(ctx context.Context, sink Sink) error {
 		if ctx.Err() != nil {
 			return s.drain(&rec, &batch, sink, flush)
 		}
-		mark := monoNow()
+		mark := kclock.MonoNow()
 		pollEnd := time.Now().Add(s.cfg.PollInterval)
 		s.rd.SetDeadline(pollEnd)
 		for n := 0; ; n++ {

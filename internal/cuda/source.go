@@ -192,12 +192,6 @@ func (s *Source) Close() error {
 	return errors.Join(errs...)
 }
 
-func monoNow() int64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
-}
-
 func firstLine(s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\n' {

@@ -15,12 +15,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
@@ -80,7 +80,7 @@ func (p *Pipeline) AddCUDA(cfg CUDAConfig, src CUDASource) {
 		cfg.MaxBufferedSubmissions = 65536
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = newMonoClock()
+		cfg.Clock = kclock.New()
 	}
 	b := &cudaBranch{p: p, cfg: cfg, src: src}
 	b.spans = cudaspans.NewBuilder(cfg.Clock, cfg.Options...)
@@ -186,47 +186,4 @@ func (b *cudaBranch) droppedSpans() uint64 { return b.dropped.Load() }
 func (b *cudaBranch) stats(st *Stats) {
 	st.CUDA = &CUDAStats{Submissions: b.submissions.Load(), DroppedSubmissions: b.dropped.Load(), Xids: b.xids.Load(),
 		TopLevel: append([]uint64(nil), b.asm.Counts[:]...), Nested: append([]uint64(nil), b.asm.NestedCounts[:]...)}
-}
-
-// monoClock converts CLOCK_MONOTONIC (bpf_ktime_get_ns) to wall time with an offset
-// re-sampled at most every 5 s, lazily, so NTP steps reach the spans within that time.
-// (The DRM live source keeps its own, equivalent clock.)
-type monoClock struct {
-	offset atomic.Int64
-	next   atomic.Int64 // monotonic time of the next re-sample
-}
-
-func newMonoClock() *monoClock {
-	c := &monoClock{}
-	c.sample()
-	return c
-}
-
-func (c *monoClock) sample() {
-	var best int64 = -1
-	var off int64
-	for i := 0; i < 8; i++ {
-		m1 := clockNanos(unix.CLOCK_MONOTONIC)
-		rt := clockNanos(unix.CLOCK_REALTIME)
-		m2 := clockNanos(unix.CLOCK_MONOTONIC)
-		if d := m2 - m1; d >= 0 && (best < 0 || d < best) {
-			best, off = d, rt-(m1+d/2)
-		}
-	}
-	c.offset.Store(off)
-	c.next.Store(clockNanos(unix.CLOCK_MONOTONIC) + 5e9)
-}
-
-// WallNanos implements event.Clock.
-func (c *monoClock) WallNanos(t int64) int64 {
-	if clockNanos(unix.CLOCK_MONOTONIC) >= c.next.Load() {
-		c.sample()
-	}
-	return t + c.offset.Load()
-}
-
-func clockNanos(id int32) int64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(id, &ts)
-	return ts.Nano()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,7 +145,7 @@ func TestClassicRawCopyMatchesKernelText(t *testing.T) {
 	write("tracing_on", "1")
 
 	const children = 5
-	start := monoNow()
+	start := kclock.MonoNow()
 	pids := map[int]bool{}
 	for i := 0; i < children; i++ {
 		cmd := exec.Command("/bin/true")
@@ -154,7 +155,7 @@ func TestClassicRawCopyMatchesKernelText(t *testing.T) {
 		pids[cmd.Process.Pid] = true
 	}
 	time.Sleep(100 * time.Millisecond)
-	end := monoNow()
+	end := kclock.MonoNow()
 	write("tracing_on", "0")
 	trace, err := os.ReadFile(filepath.Join(inst, "trace"))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"os"
 	"slices"
 	"time"
@@ -212,8 +213,8 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			finish()
 			return nil
 		}
-		if time.Since(lastSync) >= clockResyncPeriod {
-			off, _ := sampleClockOffset()
+		if time.Since(lastSync) >= kclock.ResyncPeriod {
+			off, _ := kclock.SampleOffset()
 			l.offset.Store(off)
 			lastSync = time.Now()
 		}
@@ -221,7 +222,7 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			l.refreshIRQs()
 			lastIRQ = time.Now()
 		}
-		mark := monoNow()
+		mark := kclock.MonoNow()
 		// Read before draining: a job still pending now sends its record after this read,
 		// and one sent before it is in the ring: this poll reads at least what the ring
 		// holds now (avail) before it may end early under a flood, or that job's record

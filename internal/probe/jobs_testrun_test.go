@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"runtime"
 	"testing"
 	"time"
@@ -136,7 +137,7 @@ func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, queueEv, runEv, d
 			default:
 				p = load(famSched, "rawtp_"+c.ev)
 			}
-			before := monoNow()
+			before := kclock.MonoNow()
 			if _, err := p.Run(&ebpf.RunOptions{Context: c.args}); err != nil {
 				t.Fatalf("call %d %s: %v", i, c.ev, err)
 			}
@@ -144,7 +145,7 @@ func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, queueEv, runEv, d
 				// While the job is pending the reader holds events back to its start;
 				// once its record is sent, to nothing.
 				r := newJobsReader(ld.objs, &decoder{})
-				now := monoNow()
+				now := kclock.MonoNow()
 				b := r.bound(now)
 				if last := i == len(calls)-1; last && b != now || !last && b > before {
 					t.Errorf("after %s (call %d): bound %d, now %d, job pending since %d", c.ev, i, b, now, before)
@@ -254,14 +255,14 @@ func TestTestRunJobStateFullCounted(t *testing.T) {
 		t.Fatalf("sent at once: %+v (alone %d, names %d)", out, jr.dec.partial, jr.dec.namesRecs)
 	}
 	// The 64 pending jobs hold the reader back; swept at the end, each decodes to its queue.
-	if b, now := jr.bound(monoNow()), monoNow(); b >= now {
+	if b, now := jr.bound(kclock.MonoNow()), kclock.MonoNow(); b >= now {
 		t.Errorf("bound %d not before now %d with 64 jobs pending", b, now)
 	}
 	jr.sweep(1<<63 - 1)
 	if len(jr.held) != 64 || jr.dec.evicted.Load() != 64 {
 		t.Errorf("sweep decoded %d events, %d evicted; want 64, 64", len(jr.held), jr.dec.evicted.Load())
 	}
-	if now := monoNow(); jr.bound(now) != now {
+	if now := kclock.MonoNow(); jr.bound(now) != now {
 		t.Errorf("bound %d after the sweep, want now (%d)", jr.bound(now), now)
 	}
 }

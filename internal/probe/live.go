@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -94,7 +95,7 @@ func Open(cfg Config, log *zap.Logger) (*Live, Report, error) {
 	for _, e := range ld.rep.Entries {
 		l.stats.Hooks = append(l.stats.Hooks, event.HookStatus{Stage: e.Stage, Hook: e.Hook, Status: e.Status, Reason: e.Reason})
 	}
-	off, _ := sampleClockOffset()
+	off, _ := kclock.SampleOffset()
 	l.offset.Store(off)
 	log.Info("ghostdriver live source attached", zap.String("summary", ld.rep.Summary()))
 	return l, ld.rep, nil
@@ -239,8 +240,8 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 			flush()
 			return nil
 		}
-		if time.Since(lastSync) >= clockResyncPeriod {
-			off, _ := sampleClockOffset()
+		if time.Since(lastSync) >= kclock.ResyncPeriod {
+			off, _ := kclock.SampleOffset()
 			l.offset.Store(off)
 			lastSync = time.Now()
 		}
@@ -250,7 +251,7 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		}
 		// Everything stamped before this instant is committed by the time the wait
 		// below ends (within the reorder window).
-		mark := monoNow()
+		mark := kclock.MonoNow()
 		pollEnd := time.Now().Add(l.cfg.PollInterval)
 		l.rd.SetDeadline(pollEnd)
 		for n := 0; ; n++ {

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"os"
 	"runtime"
 	"slices"
@@ -305,7 +306,7 @@ func testIoctlThroughDeviceFilter(t *testing.T, noTaskStorage bool) {
 			break
 		}
 	}
-	if wm == 0 || wm > monoNow() {
+	if wm == 0 || wm > kclock.MonoNow() {
 		t.Errorf("watermark %d", wm)
 	}
 }

@@ -1,5 +1,6 @@
-// A capture (ftrace or `trace-cmd report` text) read straight into jobs: the replay source
-// through the receiver's pipeline, keeping the spans it emits.
+// A capture (ftrace or `trace-cmd report` text) read straight into jobs: the replay graph
+// (internal/graph, the one the receiver and `ghostdriver replay` build), keeping the spans
+// it emits.
 package timeline
 
 import (
@@ -8,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
 )
@@ -15,11 +17,12 @@ import (
 // Capture replays the capture at path with cfg (Lossless is forced: a finite input loses
 // nothing) and returns its jobs. each, when not nil, also sees every span batch.
 func Capture(ctx context.Context, rc replay.Config, cfg pipeline.Config, each func(ptrace.Traces)) (*Set, pipeline.Stats, error) {
-	src, err := replay.New(rc)
+	cfg.Lossless = true
+	g, err := graph.Open(graph.Spec{Replay: &rc, Pipeline: cfg}, nil)
 	if err != nil {
 		return nil, pipeline.Stats{}, err
 	}
-	cfg.Lossless = true
+	defer g.Close()
 	b := NewBuilder()
 	out := pipeline.Outputs{Traces: func(_ context.Context, td ptrace.Traces) error {
 		b.Add(td)
@@ -28,7 +31,7 @@ func Capture(ctx context.Context, rc replay.Config, cfg pipeline.Config, each fu
 		}
 		return nil
 	}}
-	p := pipeline.New(cfg, src, out, nil)
+	p := g.Pipeline(out, nil)
 	runErr := p.Run(ctx)
 	st := p.Stats()
 	if runErr != nil {

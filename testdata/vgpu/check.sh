@@ -251,7 +251,18 @@ if [ -e "$DIR/spans.json" ]; then echo "info  spans.json present ($(wc -c <"$DIR
 if [ -e "$DIR/ghostdriver-jobs.log" ]; then
 	jl=$(grep -m1 '^jobs: ' "$DIR/ghostdriver-jobs.log")
 	jc=$(echo "$jl" | sed -n 's/^jobs: \([0-9]*\) completed.*/\1/p')
-	[ "${jc:-0}" = "$N" ] && ok "jobs mode: $jl" || bad "jobs mode: ${jl:-no summary in ghostdriver-jobs.log}, the hardware ran $N"
+	jlost=$(sed -n 's/^events lost before decoding: \([0-9]*\)$/\1/p' "$DIR/ghostdriver-jobs.log" | head -1)
+	# As on the Go side (e2e jobDamage): a record the kernel could not reserve (counted by
+	# the receiver) damages at most one job, so up to that many jobs short are excused;
+	# nothing may go missing uncounted.
+	short=$((N - ${jc:-0}))
+	if [ "$short" = 0 ]; then
+		ok "jobs mode: $jl"
+	elif [ "$short" -gt 0 ] && [ "$short" -le "${jlost:-0}" ]; then
+		ok "jobs mode: $jl; $short short of the hardware's $N, explained by the ${jlost} events the receiver reported lost"
+	else
+		bad "jobs mode: ${jl:-no summary in ghostdriver-jobs.log}, the hardware ran $N, ${jlost:-0} events reported lost"
+	fi
 fi
 
 if [ $fails = 0 ]; then echo "PASS vgpu $KERNEL_LABEL ($N jobs)"; else echo "FAIL vgpu $KERNEL_LABEL: $fails check(s) failed"; exit 1; fi

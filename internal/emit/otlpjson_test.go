@@ -15,14 +15,33 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 )
 
-func sameAsMarshaler(t *testing.T, what string, td ptrace.Traces) {
+// otlpEncoding is one of pdata's trace encodings and our encoder of it, for the tests
+// that hold the encoder to pdata's marshaller byte for byte.
+type otlpEncoding struct {
+	name      string
+	marshal   func(ptrace.Traces) ([]byte, error)
+	appendTo  func([]byte, ptrace.Traces) []byte
+	unmarshal func([]byte) (ptrace.Traces, error)
+	context   int    // bytes shown either side of the first difference
+	show      string // how they are shown
+}
+
+var (
+	jsonEncoding = otlpEncoding{"ptrace.JSONMarshaler", (&ptrace.JSONMarshaler{}).MarshalTraces, AppendTracesJSON,
+		(&ptrace.JSONUnmarshaler{}).UnmarshalTraces, 80, "%s"}
+	protoEncoding = otlpEncoding{"ptrace.ProtoMarshaler", (&ptrace.ProtoMarshaler{}).MarshalTraces, AppendTracesProto,
+		(&ptrace.ProtoUnmarshaler{}).UnmarshalTraces, 32, "% x"}
+)
+
+// sameAsPdata requires enc's encoder to append exactly what pdata's marshaller writes for
+// td, keeping the destination's bytes, and the result to read back with as many spans.
+func sameAsPdata(t *testing.T, enc otlpEncoding, what string, td ptrace.Traces) {
 	t.Helper()
-	var m ptrace.JSONMarshaler
-	want, err := m.MarshalTraces(td)
+	want, err := enc.marshal(td)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := AppendTracesJSON([]byte("prefix"), td)
+	got := enc.appendTo([]byte("prefix"), td)
 	if !bytes.HasPrefix(got, []byte("prefix")) {
 		t.Fatalf("%s: the destination's bytes were not kept", what)
 	}
@@ -32,19 +51,23 @@ func sameAsMarshaler(t *testing.T, what string, td ptrace.Traces) {
 		for i < len(got) && i < len(want) && got[i] == want[i] {
 			i++
 		}
-		lo := max(0, i-80)
-		t.Fatalf("%s: differs from ptrace.JSONMarshaler at byte %d of %d/%d:\n got …%s\nwant …%s", what, i, len(got), len(want),
-			got[lo:min(len(got), i+80)], want[lo:min(len(want), i+80)])
+		lo := max(0, i-enc.context)
+		t.Fatalf("%s: differs from %s at byte %d of %d/%d:\n got …"+enc.show+"\nwant …"+enc.show, what, enc.name, i, len(got), len(want),
+			got[lo:min(len(got), i+enc.context)], want[lo:min(len(want), i+enc.context)])
 	}
 	// And it reads back as the same traces.
-	var u ptrace.JSONUnmarshaler
-	back, err := u.UnmarshalTraces(got)
+	back, err := enc.unmarshal(got)
 	if err != nil {
 		t.Fatalf("%s: does not read back: %v", what, err)
 	}
 	if back.SpanCount() != td.SpanCount() {
 		t.Fatalf("%s: %d spans read back, %d written", what, back.SpanCount(), td.SpanCount())
 	}
+}
+
+func sameAsMarshaler(t *testing.T, what string, td ptrace.Traces) {
+	t.Helper()
+	sameAsPdata(t, jsonEncoding, what, td)
 }
 
 func TestTracesJSONSameAsMarshalerOnBuilderSpans(t *testing.T) {

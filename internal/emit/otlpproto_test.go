@@ -7,7 +7,6 @@
 package emit
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,33 +19,7 @@ import (
 
 func sameAsProtoMarshaler(t *testing.T, what string, td ptrace.Traces) {
 	t.Helper()
-	var m ptrace.ProtoMarshaler
-	want, err := m.MarshalTraces(td)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := AppendTracesProto([]byte("prefix"), td)
-	if !bytes.HasPrefix(got, []byte("prefix")) {
-		t.Fatalf("%s: the destination's bytes were not kept", what)
-	}
-	got = got[len("prefix"):]
-	if !bytes.Equal(got, want) {
-		i := 0
-		for i < len(got) && i < len(want) && got[i] == want[i] {
-			i++
-		}
-		lo := max(0, i-32)
-		t.Fatalf("%s: differs from ptrace.ProtoMarshaler at byte %d of %d/%d:\n got …% x\nwant …% x", what, i, len(got), len(want),
-			got[lo:min(len(got), i+32)], want[lo:min(len(want), i+32)])
-	}
-	var u ptrace.ProtoUnmarshaler
-	back, err := u.UnmarshalTraces(got)
-	if err != nil {
-		t.Fatalf("%s: does not read back: %v", what, err)
-	}
-	if back.SpanCount() != td.SpanCount() {
-		t.Fatalf("%s: %d spans read back, %d written", what, back.SpanCount(), td.SpanCount())
-	}
+	sameAsPdata(t, protoEncoding, what, td)
 }
 
 func TestTracesProtoSameAsMarshalerOnBuilderSpans(t *testing.T) {

@@ -184,13 +184,7 @@ func tcgets(fd int) {
 // without its entry (1 enter, 2 exits in this test, on both paths).
 func TestFailedEnterReservationLeavesNoSlot(t *testing.T) {
 	requireRoot(t)
-	t.Run("task-storage", func(t *testing.T) {
-		if err := HaveTaskStorage(); err != nil {
-			t.Skipf("%v: the kernel has only the hash path", err)
-		}
-		testFailedEnterReservation(t, false)
-	})
-	t.Run("tid-hash", func(t *testing.T) { testFailedEnterReservation(t, true) })
+	onBothIoctlPaths(t, testFailedEnterReservation)
 }
 
 func testFailedEnterReservation(t *testing.T, noTaskStorage bool) {
@@ -553,13 +547,7 @@ func TestFenceFilterPassesOverAndCounts(t *testing.T) {
 // the tid-hash path inflight_n drifted up by one).
 func TestIoctlExitMissedCounted(t *testing.T) {
 	requireRoot(t)
-	t.Run("task-storage", func(t *testing.T) {
-		if err := HaveTaskStorage(); err != nil {
-			t.Skipf("%v: the kernel has only the hash path", err)
-		}
-		testIoctlExitMissed(t, false)
-	})
-	t.Run("tid-hash", func(t *testing.T) { testIoctlExitMissed(t, true) })
+	onBothIoctlPaths(t, testIoctlExitMissed)
 }
 
 func testIoctlExitMissed(t *testing.T, noTaskStorage bool) {

@@ -216,18 +216,25 @@ func indexOf(s, sub string) int {
 	return -1
 }
 
+// onBothIoctlPaths runs test on each place an ioctl's entry waits for its exit: task
+// storage (skipped, saying why, where the kernel lacks it) and the tid hash of kernels
+// before 5.11 (noTaskStorage true).
+func onBothIoctlPaths(t *testing.T, test func(t *testing.T, noTaskStorage bool)) {
+	t.Run("task-storage", func(t *testing.T) {
+		if err := HaveTaskStorage(); err != nil {
+			t.Skipf("%v: the kernel has only the hash path", err)
+		}
+		test(t, false)
+	})
+	t.Run("tid-hash", func(t *testing.T) { test(t, true) })
+}
+
 // The ioctl stage end to end: the device-major filter pointed at /dev/null's major (1),
 // with each of the two places an entry waits for its exit (task storage; the tid hash of
 // kernels before 5.11).
 func TestIoctlThroughDeviceFilter(t *testing.T) {
 	requireRoot(t)
-	t.Run("task-storage", func(t *testing.T) {
-		if err := HaveTaskStorage(); err != nil {
-			t.Skipf("%v: the kernel has only the hash path", err)
-		}
-		testIoctlThroughDeviceFilter(t, false)
-	})
-	t.Run("tid-hash", func(t *testing.T) { testIoctlThroughDeviceFilter(t, true) })
+	onBothIoctlPaths(t, testIoctlThroughDeviceFilter)
 }
 
 func testIoctlThroughDeviceFilter(t *testing.T, noTaskStorage bool) {

@@ -16,11 +16,16 @@
 # frames, returns without a frame (the profiler's kernel count covers the measured loop
 # only; the tracer's counts cover the whole process, warm-up included, so compare the
 # tracer rows with each other). About 4-6 minutes (ROUNDS=2 for less).
+# CONDS picks the conditions by letter (default all), NAME the run's name (default run6:
+# /tmp/run6, $OUT/run6.log, $OUT/levers6.txt); run7.sh is run6.sh with fewer conditions.
 # Needs bin/cudatrace: CGO_ENABLED=0 go build -o bin/cudatrace ./internal/cuda/cudatrace
 H=internal/cuda/testdata/h200
+CONDS=${CONDS:-b p t d e a r m x}
+NAME=${NAME:-run6}
+want() { case " $CONDS " in *" $1 "*) return 0 ;; esac; return 1; }
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-W=/tmp/run6; rm -rf $W; mkdir -p $W
-exec > >(tee $OUT/run6.log) 2>&1
+W=/tmp/$NAME; rm -rf $W; mkdir -p $W
+exec > >(tee $OUT/$NAME.log) 2>&1
 LIBCUDA=/usr/local/nvidia/lib64/libcuda.so.1
 CUDART=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13
 T="bin/cudatrace -lib $LIBCUDA -lib $CUDART"
@@ -29,18 +34,18 @@ TO="timeout 90"
 set -x
 ROUNDS=${ROUNDS:-3}
 for r in $(seq 1 $ROUNDS); do
-  $TO python3 $H/workload.py $W/b_$r.json $A
-  $TO python3 $H/workload.py $W/p_$r.json $A --profile
-  $TO $T -out $W/t_$r.trace.json -- python3 $H/workload.py $W/t_$r.json $A
-  $TO $T -layers driver -out $W/d_$r.trace.json -- python3 $H/workload.py $W/d_$r.json $A
-  $TO $T -layers driver -launches-at-entry -out $W/e_$r.trace.json -- python3 $H/workload.py $W/e_$r.json $A
-  $TO $T -launches-at-entry -out $W/a_$r.trace.json -- python3 $H/workload.py $W/a_$r.json $A
-  $TO $T -layers runtime -launches-at-entry -out $W/r_$r.trace.json -- python3 $H/workload.py $W/r_$r.json $A
-  $TO $T -uprobe-multi -out $W/m_$r.trace.json -- python3 $H/workload.py $W/m_$r.json $A
-  $TO $T -layers driver -launches-at-entry -uprobe-multi -out $W/x_$r.trace.json -- python3 $H/workload.py $W/x_$r.json $A
+  want b && $TO python3 $H/workload.py $W/b_$r.json $A
+  want p && $TO python3 $H/workload.py $W/p_$r.json $A --profile
+  want t && $TO $T -out $W/t_$r.trace.json -- python3 $H/workload.py $W/t_$r.json $A
+  want d && $TO $T -layers driver -out $W/d_$r.trace.json -- python3 $H/workload.py $W/d_$r.json $A
+  want e && $TO $T -layers driver -launches-at-entry -out $W/e_$r.trace.json -- python3 $H/workload.py $W/e_$r.json $A
+  want a && $TO $T -launches-at-entry -out $W/a_$r.trace.json -- python3 $H/workload.py $W/a_$r.json $A
+  want r && $TO $T -layers runtime -launches-at-entry -out $W/r_$r.trace.json -- python3 $H/workload.py $W/r_$r.json $A
+  want m && $TO $T -uprobe-multi -out $W/m_$r.trace.json -- python3 $H/workload.py $W/m_$r.json $A
+  want x && $TO $T -layers driver -launches-at-entry -uprobe-multi -out $W/x_$r.trace.json -- python3 $H/workload.py $W/x_$r.json $A
 done
 set +x
-python3 - $W <<'PY' | tee $OUT/levers6.txt
+python3 - $W <<'PY' | tee $OUT/levers${NAME#run}.txt
 import json, os, statistics, sys
 w = sys.argv[1]
 rows = (("b", "no tracer"), ("p", "torch.profiler (CUPTI), the peer"),

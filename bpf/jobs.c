@@ -25,6 +25,7 @@
 #include "ghostdriver.h"
 #include "drm_types.h"
 #include "jobrec.h"
+#include "sched_names.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -233,19 +234,7 @@ static __always_inline void names_once(struct drm_gpu_scheduler___gd *s)
 	r->ts = bpf_ktime_get_ns();
 	r->sched = key;
 	r->magic = JOB_NAMES_MAGIC;
-	const char *name = BPF_CORE_READ(s, name);
-	if (name)
-		bpf_probe_read_kernel_str(r->ring, sizeof(r->ring), name);
-	if (bpf_core_field_exists(s->dev)) {
-		struct device *dev = BPF_CORE_READ(s, dev);
-		if (dev) {
-			const char *dn = BPF_CORE_READ(dev, init_name);
-			if (!dn)
-				dn = BPF_CORE_READ(dev, kobj.name);
-			if (dn)
-				bpf_probe_read_kernel_str(r->dev, sizeof(r->dev), dn);
-		}
-	}
+	read_sched_names(s, r->ring, sizeof(r->ring), r->dev, sizeof(r->dev));
 	count(JC_NAMES);
 	ring_submit(r);
 }
@@ -379,21 +368,8 @@ static __always_inline int on_dep(__u16 hook, struct drm_sched_job___gd *job, st
 				r->client_id = BPF_CORE_READ(sf, drm_client_id);
 		}
 		struct drm_gpu_scheduler___gd *s = BPF_CORE_READ(job, sched);
-		if (s) {
-			const char *name = BPF_CORE_READ(s, name);
-			if (name)
-				bpf_probe_read_kernel_str(r->ring, sizeof(r->ring), name);
-			if (bpf_core_field_exists(s->dev)) {
-				struct device *dev = BPF_CORE_READ(s, dev);
-				if (dev) {
-					const char *dn = BPF_CORE_READ(dev, init_name);
-					if (!dn)
-						dn = BPF_CORE_READ(dev, kobj.name);
-					if (dn)
-						bpf_probe_read_kernel_str(r->dev, sizeof(r->dev), dn);
-				}
-			}
-		}
+		if (s)
+			read_sched_names(s, r->ring, sizeof(r->ring), r->dev, sizeof(r->dev));
 	}
 	if (dep) {
 		read_fence(dep, &r->dep_ctx, &r->dep_seqno);

@@ -14,6 +14,7 @@
  */
 #include "ghostdriver.h"
 #include "drm_types.h"
+#include "sched_names.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -37,19 +38,7 @@ static __always_inline void read_sched(struct record *r, struct drm_gpu_schedule
 {
 	if (!s)
 		return;
-	const char *name = BPF_CORE_READ(s, name);
-	if (name)
-		bpf_probe_read_kernel_str(r->ring, sizeof(r->ring), name);
-	if (bpf_core_field_exists(s->dev)) {
-		struct device *dev = BPF_CORE_READ(s, dev);
-		if (dev) {
-			const char *dn = BPF_CORE_READ(dev, init_name);
-			if (!dn)
-				dn = BPF_CORE_READ(dev, kobj.name);
-			if (dn)
-				bpf_probe_read_kernel_str(r->dev, sizeof(r->dev), dn);
-		}
-	}
+	read_sched_names(s, r->ring, sizeof(r->ring), r->dev, sizeof(r->dev));
 }
 
 static __always_inline void read_job(struct record *r, struct drm_sched_job___gd *job)

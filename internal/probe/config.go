@@ -33,7 +33,7 @@ type Config struct {
 	IRQNames []string
 
 	// ContextTiers are the in-kernel application trace-context tiers read at the submit
-	// ioctl, in lookup order: TierOTEP4947, TierOBI. nil means both in that order; an
+	// ioctl, in lookup order: ctxtier.NameOTEP4947, ctxtier.NameOBI. nil means both in that order; an
 	// empty non-nil slice reads none (TRACEPARENT is applied in user space, not here).
 	ContextTiers []string
 	// OBIMapPath is where OBI pins its traces_ctx_v1 map (default DefaultOBIMapPath).
@@ -78,12 +78,6 @@ type Config struct {
 	noTaskStorage bool
 }
 
-// In-kernel context tiers (the names of ghostdriver.context.tier).
-const (
-	TierOTEP4947 = ctxtier.NameOTEP4947
-	TierOBI      = ctxtier.NameOBI
-)
-
 // DefaultOBIMapPath is OBI's default pin path of traces_ctx_v1.
 const DefaultOBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
 
@@ -119,7 +113,7 @@ func DefaultConfig() Config {
 			"v3d_bin_job_run",
 			"v3d_render_job_run",
 		},
-		ContextTiers:    []string{TierOTEP4947, TierOBI},
+		ContextTiers:    []string{ctxtier.NameOTEP4947, ctxtier.NameOBI},
 		OBIMapPath:      DefaultOBIMapPath,
 		RingBufferBytes: 8 << 20,
 		PollInterval:    10 * time.Millisecond,

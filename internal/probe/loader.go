@@ -319,7 +319,7 @@ const obiMapName = "traces_ctx_v1"
 // the shape the program expects; the report says which map the OBI tier reads.
 func (ld *loader) openOBIMap() {
 	const stage, hook = StageAppContext, "map/" + obiMapName
-	if !slicesContains(ld.cfg.ContextTiers, TierOBI) {
+	if !slicesContains(ld.cfg.ContextTiers, ctxtier.NameOBI) {
 		ld.rep.add(stage, hook, StatusUnavailable, "obi tier not configured")
 		return
 	}

@@ -81,8 +81,13 @@ func TestThreadTableEvictionCounted(t *testing.T) {
 	if small.ReturnsWithoutFrame == 0 {
 		t.Errorf("no return without a frame counted: the two threads' 1 ms syncs overlap, the table holds one thread")
 	}
-	if got := small.Calls + small.ProcAddress + small.ReturnsWithoutFrame + small.StaleFrames; got != refTotal {
-		t.Errorf("recorded %d + without frame %d + stale %d = %d, want the %d calls of the reference run",
-			small.Calls+small.ProcAddress, small.ReturnsWithoutFrame, small.StaleFrames, got, refTotal)
+	// Every call is recorded or counted: recorded + returns without a frame, plus at most
+	// the stale frames. A frame dropped as stale whose return still comes is counted a
+	// second time at that return (no frame left), so stale frames bound the sum rather
+	// than add to it (a CI run: 469 recorded + 155 without frame = 624, with 2 stale).
+	rec := small.Calls + small.ProcAddress
+	if lo, hi := rec+small.ReturnsWithoutFrame, rec+small.ReturnsWithoutFrame+small.StaleFrames; refTotal < lo || refTotal > hi {
+		t.Errorf("recorded %d + without frame %d (+ up to %d stale) = %d..%d, want the %d calls of the reference run",
+			rec, small.ReturnsWithoutFrame, small.StaleFrames, lo, hi, refTotal)
 	}
 }

@@ -22,59 +22,77 @@ const unknownService = "unknown_service"
 // maxPresizedSpans caps the capacity a tenant's span slice starts with (8 bytes each).
 const maxPresizedSpans = 1 << 16
 
+// tenantResource is one process's resource in the current batch (the span builder's and
+// the job encoder's: both name tenants the same way).
+type tenantResource struct {
+	res   pcommon.Map
+	named bool // process.executable.name is set
+}
+
 // tenant is one process's ResourceSpans in the current batch.
 type tenant struct {
-	res   pcommon.Map
+	tenantResource
 	spans ptrace.SpanSlice
-	named bool // process.executable.name is set
 }
 
 // tenantOf returns the tenant of job j, creating its ResourceSpans on first use.
 func (b *SpanBuilder) tenantOf(j *assemble.Job) *tenant {
-	if name := executableName(j); name != "" {
-		b.exeNames.put(j.PID, name)
-	}
+	learnExecutableName(b.exeNames, j)
 	t, ok := b.tenants[j.PID]
 	if !ok {
 		rs := b.traces.ResourceSpans().AppendEmpty()
 		ss := rs.ScopeSpans().AppendEmpty()
 		ss.Scope().SetName(metadata.ScopeName)
 		ss.Scope().SetVersion(b.cfg.scopeVersion)
-		t = &tenant{res: rs.Resource().Attributes(), spans: ss.Spans()}
+		t = &tenant{tenantResource: tenantResource{res: rs.Resource().Attributes()}, spans: ss.Spans()}
 		if n := b.sizes[j.PID]; n > 0 {
 			t.spans.EnsureCapacity(n)
 		}
-		b.fillResource(t, j)
+		t.fill(&b.cfg, b.exeNames, j)
 		b.tenants[j.PID] = t
 		return t
 	}
-	if !t.named && j.PID != 0 {
-		// A later job of the batch taught us the name (main thread): complete the
-		// resource without undoing what the hook set.
-		if name, ok := b.exeNames.get(j.PID); ok {
-			t.res.PutStr(metadata.AttrProcessExecutableName, name)
-			if v, ok := t.res.Get(metadata.AttrServiceName); ok && v.Str() == unknownService {
-				t.res.PutStr(metadata.AttrServiceName, name)
-			}
-			t.named = true
-		}
-	}
+	t.complete(b.exeNames, j)
 	return t
 }
 
-func (b *SpanBuilder) fillResource(t *tenant, j *assemble.Job) {
+// learnExecutableName remembers j's process name when j tells it.
+func learnExecutableName(names *recent[uint32, string], j *assemble.Job) {
+	if name := executableName(j); name != "" {
+		names.put(j.PID, name)
+	}
+}
+
+// complete is called for every later job of the tenant in the batch: when a later job
+// taught us the name (main thread), complete the resource without undoing what the hook
+// set.
+func (t *tenantResource) complete(names *recent[uint32, string], j *assemble.Job) {
+	if t.named || j.PID == 0 {
+		return
+	}
+	if name, ok := names.get(j.PID); ok {
+		t.res.PutStr(metadata.AttrProcessExecutableName, name)
+		if v, ok := t.res.Get(metadata.AttrServiceName); ok && v.Str() == unknownService {
+			t.res.PutStr(metadata.AttrServiceName, name)
+		}
+		t.named = true
+	}
+}
+
+// fill sets the resource of the tenant whose first job in the batch is j.
+func (t *tenantResource) fill(cfg *spanConfig, names *recent[uint32, string], j *assemble.Job) {
 	service := unknownService
 	if j.PID != 0 {
 		t.res.PutInt(metadata.AttrProcessPID, int64(j.PID))
-		if name, ok := b.exeNames.get(j.PID); ok {
+		if name, ok := names.get(j.PID); ok {
 			t.res.PutStr(metadata.AttrProcessExecutableName, name)
 			service = name
 			t.named = true
 		}
 	}
 	t.res.PutStr(metadata.AttrServiceName, service)
-	if b.cfg.hostName != "" {
-		t.res.PutStr(metadata.AttrHostName, b.cfg.hostName)
+	if cfg.hostName != "" {
+		t.res.PutStr(metadata.AttrHostName, cfg.hostName)
 	}
 	if len(j.Resource) > 0 {
 		putAttrs(t.res, j.Resource)
@@ -82,8 +100,8 @@ func (b *SpanBuilder) fillResource(t *tenant, j *assemble.Job) {
 			t.named = true
 		}
 	}
-	if b.cfg.resource != nil {
-		b.cfg.resource(j, t.res)
+	if cfg.resource != nil {
+		cfg.resource(j, t.res)
 		if _, ok := t.res.Get(metadata.AttrProcessExecutableName); ok {
 			t.named = true
 		}

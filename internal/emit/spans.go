@@ -194,7 +194,12 @@ func (b *SpanBuilder) Append(j *assemble.Job) {
 // interval converts a source-clock interval to span timestamps; an end before the start
 // (clock re-sync between the two conversions, or an inverted bound) collapses to the start.
 func (b *SpanBuilder) interval(start, end int64) (pcommon.Timestamp, pcommon.Timestamp) {
-	s, e := b.clock.WallNanos(start), b.clock.WallNanos(end)
+	return spanInterval(b.clock, start, end)
+}
+
+// spanInterval is SpanBuilder.interval with the clock as an argument (JobEncoder's too).
+func spanInterval(clock event.Clock, start, end int64) (pcommon.Timestamp, pcommon.Timestamp) {
+	s, e := clock.WallNanos(start), clock.WallNanos(end)
 	if s < 0 {
 		s = 0
 	}

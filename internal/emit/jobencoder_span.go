@@ -1,0 +1,429 @@
+// One span of the JobEncoder, and its attributes, in both encodings.
+//
+// The field order, the fields left out and the value forms are those of AppendTracesJSON
+// and AppendTracesProto (otlpjson.go, otlpproto.go: pdata's bytes) for the spans the
+// SpanBuilder makes: internal kind, no trace state, flags, events or dropped counts; the
+// status always present. Attributes follow pcommon.Map's rules as the builder fills it: a
+// key put again keeps its first position and takes the last value.
+package emit
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"math"
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+)
+
+// spanData is everything of one span that the builder sets.
+type spanData struct {
+	trace        pcommon.TraceID
+	span, parent pcommon.SpanID
+	name         string
+	start, end   pcommon.Timestamp
+	attrs        []spanAttr
+	links        []linkData
+	statusMsg    string
+	statusErr    bool
+}
+
+// linkData is one link to a dependency's span, with its three attributes.
+type linkData struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+	attrs [3]spanAttr
+}
+
+// spanAttr is one attribute: a string, int or bool of the builder's own, or a tenant
+// attribute's value of any kind (val).
+type spanAttr struct {
+	key  string
+	kind attr.Kind
+	str  string
+	num  int64 // int; bool as 0 or 1
+	val  *attr.Value
+}
+
+func strAttr(k, v string) spanAttr       { return spanAttr{key: k, kind: attr.KindString, str: v} }
+func intAttr(k string, v int64) spanAttr { return spanAttr{key: k, kind: attr.KindInt, num: v} }
+
+// uintAttr is putUint's rule: an int when it fits int64, else its decimal string.
+func uintAttr(k string, v uint64) spanAttr {
+	if v > math.MaxInt64 {
+		return strAttr(k, strconv.FormatUint(v, 10))
+	}
+	return intAttr(k, int64(v))
+}
+
+// jobAttrs appends the attributes of j's gpu.job span, as putJobAttributes puts them.
+func jobAttrs(dst []spanAttr, j *assemble.Job) []spanAttr {
+	if j.Driver != "" {
+		dst = append(dst, strAttr(metadata.AttrDriver, j.Driver))
+	}
+	if j.Device != "" {
+		dst = append(dst, strAttr(metadata.AttrDevice, j.Device))
+	}
+	if j.Ring != "" {
+		dst = append(dst, strAttr(metadata.AttrRing, j.Ring))
+	}
+	if !j.Finished.IsZero() {
+		dst = append(dst, uintAttr(metadata.AttrFenceContext, j.Finished.Context),
+			uintAttr(metadata.AttrFenceSeqno, j.Finished.Seqno))
+	}
+	if !j.HWFence.IsZero() {
+		dst = append(dst, uintAttr(metadata.AttrHWFenceContext, j.HWFence.Context),
+			uintAttr(metadata.AttrHWFenceSeqno, j.HWFence.Seqno))
+	}
+	if j.JobID != 0 {
+		dst = append(dst, uintAttr(metadata.AttrJobID, j.JobID))
+	}
+	if j.ClientID != 0 {
+		dst = append(dst, uintAttr(metadata.AttrClientID, j.ClientID))
+	}
+	if j.PID != 0 {
+		dst = append(dst, intAttr(metadata.AttrProcessPID, int64(j.PID)))
+	}
+	if j.TID != 0 {
+		dst = append(dst, intAttr(metadata.AttrThreadID, int64(j.TID)))
+	}
+	if j.Comm != "" {
+		dst = append(dst, strAttr(metadata.AttrThreadName, j.Comm))
+	}
+	dst = append(dst, strAttr(metadata.AttrJobOutcome, j.Outcome.String()))
+	if len(j.Deps) > 0 {
+		dst = append(dst, intAttr(metadata.AttrJobDependencies, int64(len(j.Deps))))
+	}
+	if j.Loss.Windows > 0 {
+		dst = append(dst, spanAttr{key: metadata.AttrJobEventsLost, kind: attr.KindBool, num: 1})
+		if j.Loss.Counted {
+			dst = append(dst, uintAttr(metadata.AttrJobLostEventCount, j.Loss.Events))
+		}
+	}
+	dst = append(dst, strAttr(metadata.AttrContextTier, ctxtier.Name(j.CtxTier)))
+	for i := range j.Attrs {
+		a := &j.Attrs[i]
+		dst = putSpanAttr(dst, spanAttr{key: a.Key, kind: a.Value.Kind, val: &a.Value})
+	}
+	return dst
+}
+
+// putSpanAttr is pcommon.Map's put: a key already there keeps its place, with a's value.
+func putSpanAttr(dst []spanAttr, a spanAttr) []spanAttr {
+	for i := range dst {
+		if dst[i].key == a.key {
+			dst[i] = a
+			return dst
+		}
+	}
+	return append(dst, a)
+}
+
+// appendTo appends the span in format: JSON after a comma when more, protobuf as a
+// ScopeSpans.spans field.
+func (s *spanData) appendTo(dst []byte, format Format, more bool) []byte {
+	if format == FormatProto {
+		var at int
+		dst, at = openMsg(dst, 0x12, 2)
+		dst = s.appendProto(dst)
+		return closeMsg(dst, at, 2)
+	}
+	if more {
+		dst = append(dst, ',')
+	}
+	return s.appendJSON(dst)
+}
+
+func (s *spanData) appendJSON(dst []byte) []byte {
+	dst = append(dst, '{')
+	more := false
+	if !s.trace.IsEmpty() {
+		dst = appendField(dst, more, "traceId")
+		dst, more = appendHexID(dst, s.trace[:]), true
+	}
+	if !s.span.IsEmpty() {
+		dst = appendField(dst, more, "spanId")
+		dst, more = appendHexID(dst, s.span[:]), true
+	}
+	if !s.parent.IsEmpty() {
+		dst = appendField(dst, more, "parentSpanId")
+		dst, more = appendHexID(dst, s.parent[:]), true
+	}
+	if s.name != "" {
+		dst = appendField(dst, more, "name")
+		dst, more = appendString(dst, s.name), true
+	}
+	dst = appendField(dst, more, "kind")
+	dst = strconv.AppendInt(dst, int64(ptrace.SpanKindInternal), 10)
+	if s.start != 0 {
+		dst = appendField(dst, true, "startTimeUnixNano")
+		dst = appendQuotedUint(dst, uint64(s.start))
+	}
+	if s.end != 0 {
+		dst = appendField(dst, true, "endTimeUnixNano")
+		dst = appendQuotedUint(dst, uint64(s.end))
+	}
+	if len(s.attrs) > 0 {
+		dst = appendField(dst, true, "attributes")
+		dst = appendSpanAttrsJSON(dst, s.attrs)
+	}
+	if len(s.links) > 0 {
+		dst = appendField(dst, true, "links")
+		dst = append(dst, '[')
+		for i := range s.links {
+			l := &s.links[i]
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '{')
+			lmore := false
+			if !l.trace.IsEmpty() {
+				dst = appendField(dst, lmore, "traceId")
+				dst, lmore = appendHexID(dst, l.trace[:]), true
+			}
+			if !l.span.IsEmpty() {
+				dst = appendField(dst, lmore, "spanId")
+				dst, lmore = appendHexID(dst, l.span[:]), true
+			}
+			dst = appendField(dst, lmore, "attributes")
+			dst = append(appendSpanAttrsJSON(dst, l.attrs[:]), '}')
+		}
+		dst = append(dst, ']')
+	}
+	dst = appendField(dst, true, "status")
+	dst = append(dst, '{')
+	if s.statusMsg != "" {
+		dst = appendField(dst, false, "message")
+		dst = appendString(dst, s.statusMsg)
+	}
+	if s.statusErr {
+		dst = appendField(dst, s.statusMsg != "", "code")
+		dst = strconv.AppendInt(dst, int64(ptrace.StatusCodeError), 10)
+	}
+	return append(dst, '}', '}')
+}
+
+func (s *spanData) appendProto(dst []byte) []byte {
+	var at int
+	dst, at = openMsg(dst, 0x7a, 1)
+	if s.statusErr {
+		dst = appendVarint(append(dst, 0x18), uint64(ptrace.StatusCodeError))
+	}
+	if s.statusMsg != "" {
+		dst = appendStringField(dst, 0x12, s.statusMsg)
+	}
+	dst = closeMsg(dst, at, 1)
+	for i := range s.links {
+		l := &s.links[i]
+		dst, at = openMsg(dst, 0x6a, 1)
+		for k := range l.attrs {
+			dst = appendSpanAttrProto(dst, 0x22, &l.attrs[k])
+		}
+		dst = appendIDField(dst, 0x12, l.span[:], l.span.IsEmpty())
+		dst = appendIDField(dst, 0xa, l.trace[:], l.trace.IsEmpty())
+		dst = closeMsg(dst, at, 1)
+	}
+	for i := range s.attrs {
+		dst = appendSpanAttrProto(dst, 0x4a, &s.attrs[i])
+	}
+	if s.end != 0 {
+		dst = binary.LittleEndian.AppendUint64(append(dst, 0x41), uint64(s.end))
+	}
+	if s.start != 0 {
+		dst = binary.LittleEndian.AppendUint64(append(dst, 0x39), uint64(s.start))
+	}
+	dst = appendVarint(append(dst, 0x30), uint64(ptrace.SpanKindInternal))
+	if s.name != "" {
+		dst = appendStringField(dst, 0x2a, s.name)
+	}
+	dst = appendIDField(dst, 0x22, s.parent[:], s.parent.IsEmpty())
+	dst = appendIDField(dst, 0x12, s.span[:], s.span.IsEmpty())
+	return appendIDField(dst, 0xa, s.trace[:], s.trace.IsEmpty())
+}
+
+// appendSpanAttrsJSON writes the attributes array.
+func appendSpanAttrsJSON(dst []byte, attrs []spanAttr) []byte {
+	dst = append(dst, '[')
+	for i := range attrs {
+		a := &attrs[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '{')
+		if a.key != "" {
+			dst = append(dst, `"key":`...)
+			dst = appendString(dst, a.key)
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"value":`...)
+		switch {
+		case a.val != nil:
+			dst = appendAttrValueJSON(dst, a.val)
+		case a.kind == attr.KindString:
+			dst = append(dst, `{"stringValue":`...)
+			dst = append(appendString(dst, a.str), '}')
+		case a.kind == attr.KindInt:
+			dst = append(dst, `{"intValue":"`...)
+			dst = append(strconv.AppendInt(dst, a.num, 10), '"', '}')
+		case a.kind == attr.KindBool:
+			dst = append(dst, `{"boolValue":`...)
+			dst = append(strconv.AppendBool(dst, a.num != 0), '}')
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendSpanAttrProto writes one KeyValue field with tag.
+func appendSpanAttrProto(dst []byte, tag byte, a *spanAttr) []byte {
+	var at, vat int
+	dst, at = openMsg(dst, tag, 1)
+	dst, vat = openMsg(dst, 0x12, 1)
+	switch {
+	case a.val != nil:
+		dst = appendAttrValueProto(dst, a.val)
+	case a.kind == attr.KindString:
+		dst = appendStringField(dst, 0xa, a.str)
+	case a.kind == attr.KindInt:
+		dst = appendVarint(append(dst, 0x18), uint64(a.num))
+	case a.kind == attr.KindBool:
+		dst = append(dst, 0x10, byte(a.num))
+	}
+	dst = closeMsg(dst, vat, 1)
+	if a.key != "" {
+		dst = appendStringField(dst, 0xa, a.key)
+	}
+	return closeMsg(dst, at, 1)
+}
+
+// appendAttrValueJSON writes a tenant attribute's value as attrpdata.PutValue would make
+// it and AppendTracesJSON write it.
+func appendAttrValueJSON(dst []byte, v *attr.Value) []byte {
+	switch v.Kind {
+	case attr.KindString:
+		dst = append(dst, `{"stringValue":`...)
+		dst = appendString(dst, v.Str)
+	case attr.KindBool:
+		dst = append(dst, `{"boolValue":`...)
+		dst = strconv.AppendBool(dst, v.Bool)
+	case attr.KindInt:
+		dst = append(dst, `{"intValue":"`...)
+		dst = strconv.AppendInt(dst, v.Int, 10)
+		dst = append(dst, '"')
+	case attr.KindDouble:
+		dst = append(dst, `{"doubleValue":`...)
+		dst = appendFloat(dst, v.Double)
+	case attr.KindBytes:
+		dst = append(dst, `{"bytesValue":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, v.Bytes)
+		dst = append(dst, '"')
+	case attr.KindArray:
+		dst = append(dst, `{"arrayValue":{`...)
+		if len(v.Array) > 0 {
+			dst = append(dst, `"values":[`...)
+			for i := range v.Array {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendAttrValueJSON(dst, &v.Array[i])
+			}
+			dst = append(dst, ']')
+		}
+		dst = append(dst, '}')
+	case attr.KindMap:
+		dst = append(dst, `{"kvlistValue":{`...)
+		if len(v.Map) > 0 {
+			dst = append(dst, `"values":[`...)
+			first := true
+			for i := range v.Map {
+				k, val, ok := mapEntry(v.Map, i)
+				if !ok {
+					continue
+				}
+				if !first {
+					dst = append(dst, ',')
+				}
+				first = false
+				dst = append(dst, '{')
+				if k != "" {
+					dst = append(dst, `"key":`...)
+					dst = appendString(dst, k)
+					dst = append(dst, ',')
+				}
+				dst = append(dst, `"value":`...)
+				dst = append(appendAttrValueJSON(dst, val), '}')
+			}
+			dst = append(dst, ']')
+		}
+		dst = append(dst, '}')
+	default: // empty, or a kind attrpdata leaves empty
+		dst = append(dst, '{')
+	}
+	return append(dst, '}')
+}
+
+// appendAttrValueProto writes the AnyValue fields of a tenant attribute's value.
+func appendAttrValueProto(dst []byte, v *attr.Value) []byte {
+	switch v.Kind {
+	case attr.KindString:
+		return appendStringField(dst, 0xa, v.Str)
+	case attr.KindBool:
+		b := byte(0)
+		if v.Bool {
+			b = 1
+		}
+		return append(dst, 0x10, b)
+	case attr.KindInt:
+		return appendVarint(append(dst, 0x18), uint64(v.Int))
+	case attr.KindDouble:
+		return binary.LittleEndian.AppendUint64(append(dst, 0x21), math.Float64bits(v.Double))
+	case attr.KindArray:
+		var at int
+		dst, at = openMsg(dst, 0x2a, 1)
+		for i := range v.Array {
+			var vat int
+			dst, vat = openMsg(dst, 0xa, 1)
+			dst = appendAttrValueProto(dst, &v.Array[i])
+			dst = closeMsg(dst, vat, 1)
+		}
+		return closeMsg(dst, at, 1)
+	case attr.KindMap:
+		var at int
+		dst, at = openMsg(dst, 0x32, 1)
+		for i := range v.Map {
+			k, val, ok := mapEntry(v.Map, i)
+			if !ok {
+				continue
+			}
+			dst = appendSpanAttrProto(dst, 0xa, &spanAttr{key: k, kind: val.Kind, val: val})
+		}
+		return closeMsg(dst, at, 1)
+	case attr.KindBytes:
+		return appendBytesField(dst, 0x3a, v.Bytes)
+	}
+	return dst // empty: no field
+}
+
+// mapEntry is entry i of a map as attrpdata.Put leaves it: ok only at a key's first
+// position, with the value of its last one.
+func mapEntry(m []attr.Attribute, i int) (string, *attr.Value, bool) {
+	k := m[i].Key
+	for p := 0; p < i; p++ {
+		if m[p].Key == k {
+			return "", nil, false
+		}
+	}
+	last := i
+	for n := i + 1; n < len(m); n++ {
+		if m[n].Key == k {
+			last = n
+		}
+	}
+	return k, &m[last].Value, true
+}

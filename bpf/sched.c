@@ -6,15 +6,16 @@
  * join on the same 64-bit key as 6.17+ events. The hardware fence (s_fence->parent)
  * is read where already set (run/done), the DRM client id where the kernel has it.
  *
- * Each event has a tp_btf program (preferred) and a raw_tp twin with the same body;
- * raw_tp also serves BPF_PROG_TEST_RUN in the unit tests. Both need CO-RE with the
- * gpu-sched module's BTF; the last rung, a classic tracepoint, needs neither: it copies
+ * Each event has a tp_btf program (preferred) and a raw_tp twin with the same body
+ * (bpf/include/twin_progs.h); raw_tp also serves BPF_PROG_TEST_RUN in the unit tests.
+ * Both need CO-RE with the gpu-sched module's BTF; the last rung, a classic tracepoint, needs neither: it copies
  * the raw trace entry (ghostdriver.h, raw_copy) and user space decodes it with the
  * event's tracefs format, so it only has what the event prints (pointers on <= 6.16).
  */
 #include "ghostdriver.h"
 #include "drm_types.h"
 #include "sched_names.h"
+#include "twin_progs.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -93,53 +94,17 @@ static __always_inline int on_dep(__u16 hook, struct drm_sched_job___gd *job, st
 	return 0;
 }
 
-#define JOB_EVENT(ev, hook)                                                                 \
-	SEC("tp_btf/" #ev)                                                                  \
-	int BPF_PROG(tpbtf_##ev, struct drm_sched_job___gd *job, void *entity)              \
-	{                                                                                   \
-		return on_job(hook, job, entity);                                           \
-	}                                                                                   \
-	SEC("raw_tp/" #ev)                                                                  \
-	int BPF_PROG(rawtp_##ev, struct drm_sched_job___gd *job, void *entity)              \
-	{                                                                                   \
-		return on_job(hook, job, entity);                                           \
-	}
-
-#define DONE_EVENT(ev, hook)                                                                \
-	SEC("tp_btf/" #ev)                                                                  \
-	int BPF_PROG(tpbtf_##ev, struct drm_sched_fence___gd *sf)                           \
-	{                                                                                   \
-		return on_done(hook, sf);                                                   \
-	}                                                                                   \
-	SEC("raw_tp/" #ev)                                                                  \
-	int BPF_PROG(rawtp_##ev, struct drm_sched_fence___gd *sf)                           \
-	{                                                                                   \
-		return on_done(hook, sf);                                                   \
-	}
-
-#define DEP_EVENT(ev, hook)                                                                 \
-	SEC("tp_btf/" #ev)                                                                  \
-	int BPF_PROG(tpbtf_##ev, struct drm_sched_job___gd *job, struct dma_fence *dep)     \
-	{                                                                                   \
-		return on_dep(hook, job, dep);                                              \
-	}                                                                                   \
-	SEC("raw_tp/" #ev)                                                                  \
-	int BPF_PROG(rawtp_##ev, struct drm_sched_job___gd *job, struct dma_fence *dep)     \
-	{                                                                                   \
-		return on_dep(hook, job, dep);                                              \
-	}
-
 /* <= 6.16 */
-JOB_EVENT(drm_sched_job, HOOK_DRM_SCHED_JOB)
-JOB_EVENT(drm_run_job, HOOK_DRM_RUN_JOB)
-DONE_EVENT(drm_sched_process_job, HOOK_DRM_SCHED_PROCESS_JOB)
-DEP_EVENT(drm_sched_job_wait_dep, HOOK_DRM_SCHED_JOB_WAIT_DEP)
+TWIN_SCHED_JOB(, drm_sched_job, on_job, HOOK_DRM_SCHED_JOB)
+TWIN_SCHED_JOB(, drm_run_job, on_job, HOOK_DRM_RUN_JOB)
+TWIN_SCHED_DONE(, drm_sched_process_job, on_done, HOOK_DRM_SCHED_PROCESS_JOB)
+TWIN_SCHED_DEP(, drm_sched_job_wait_dep, on_dep, HOOK_DRM_SCHED_JOB_WAIT_DEP)
 /* 6.17+ */
-JOB_EVENT(drm_sched_job_queue, HOOK_DRM_SCHED_JOB_QUEUE)
-JOB_EVENT(drm_sched_job_run, HOOK_DRM_SCHED_JOB_RUN)
-DONE_EVENT(drm_sched_job_done, HOOK_DRM_SCHED_JOB_DONE)
-DEP_EVENT(drm_sched_job_add_dep, HOOK_DRM_SCHED_JOB_ADD_DEP)
-DEP_EVENT(drm_sched_job_unschedulable, HOOK_DRM_SCHED_JOB_UNSCHEDULABLE)
+TWIN_SCHED_JOB(, drm_sched_job_queue, on_job, HOOK_DRM_SCHED_JOB_QUEUE)
+TWIN_SCHED_JOB(, drm_sched_job_run, on_job, HOOK_DRM_SCHED_JOB_RUN)
+TWIN_SCHED_DONE(, drm_sched_job_done, on_done, HOOK_DRM_SCHED_JOB_DONE)
+TWIN_SCHED_DEP(, drm_sched_job_add_dep, on_dep, HOOK_DRM_SCHED_JOB_ADD_DEP)
+TWIN_SCHED_DEP(, drm_sched_job_unschedulable, on_dep, HOOK_DRM_SCHED_JOB_UNSCHEDULABLE)
 
 /* Classic tracepoints: the raw entry, decoded in user space from the tracefs format. */
 RAW_TRACEPOINT_COPY(gpu_scheduler, drm_sched_job, HOOK_DRM_SCHED_JOB)

@@ -4,9 +4,12 @@
 //	proto each request as protobuf, preceded by its length as 4 bytes big-endian (the
 //	      file exporter's `format: proto` framing)
 //
-// Spans are encoded by emit.AppendTracesJSON and emit.AppendTracesProto (the pdata
-// marshallers' bytes, faster) into a buffer reused across batches; metrics, a few batches
-// per run, by pdata's marshallers.
+// Spans are encoded straight from the assembled jobs by the pipeline's emit.JobEncoder
+// (pdata's marshallers' bytes for the spans the builder would make, without building them)
+// and written batch by batch. Where the spans are needed as pdata (replay --trace-json
+// reads them), the pipeline builds them and emit.AppendTracesJSON / AppendTracesProto
+// (the same bytes) encode them into a buffer reused across batches. Metrics, a few
+// batches per run, are written by pdata's marshallers.
 package main
 
 import (
@@ -33,6 +36,11 @@ const (
 	formatJSON  = "json"
 	formatProto = "proto"
 )
+
+// spanFilesFromPdata makes span files from pdata spans (the builder, then
+// AppendTracesJSON/Proto) instead of from the jobs (emit.JobEncoder): the earlier path,
+// which the tests hold the files to.
+var spanFilesFromPdata = false
 
 // otlpFile is one output file and its framing.
 type otlpFile struct {
@@ -79,6 +87,28 @@ func (o *otlpFile) writeTraces(td ptrace.Traces) error {
 	return o.writeMessage(o.buf)
 }
 
+// writeBatch writes one request encoded by the pipeline.
+func (o *otlpFile) writeBatch(b *emit.TraceBatch) error {
+	if o.proto {
+		var n [4]byte
+		size := b.Size()
+		if uint64(size) > 1<<32-1 {
+			return fmt.Errorf("a batch of %d bytes does not fit the 4-byte length prefix", size)
+		}
+		binary.BigEndian.PutUint32(n[:], uint32(size))
+		if _, err := o.w.Write(n[:]); err != nil {
+			return err
+		}
+	}
+	if _, err := b.WriteTo(o.w); err != nil {
+		return err
+	}
+	if !o.proto {
+		return o.w.WriteByte('\n')
+	}
+	return nil
+}
+
 func (o *otlpFile) writeMetrics(md pmetric.Metrics) error {
 	var b []byte
 	var err error
@@ -101,14 +131,16 @@ func (o *otlpFile) close() error {
 
 // fileOutputs writes OTLP/JSON lines (the CUDA command's and the default format).
 func fileOutputs(tracesPath, metricsPath string) (pipeline.Outputs, func() error, error) {
-	return fileOutputsAs(tracesPath, metricsPath, formatJSON, nil)
+	return fileOutputsAs(tracesPath, metricsPath, formatJSON, false, nil)
 }
 
 // fileOutputsAs writes spans to tracesPath and metrics to metricsPath (either may be
-// empty) in format. The pipeline calls each output from one goroutine at a time. abort,
-// when set, is called with the first write error (the file is then useless: it ends the
-// run instead of failing batch after batch).
-func fileOutputsAs(tracesPath, metricsPath, format string, abort func(error)) (pipeline.Outputs, func() error, error) {
+// empty) in format: spans encoded from the jobs (Outputs.Encoded), or, with pdataSpans,
+// from the Traces output's pdata spans (for a caller that also reads them). The pipeline
+// calls each output from one goroutine at a time. abort, when set, is called with the
+// first write error (the file is then useless: it ends the run instead of failing batch
+// after batch).
+func fileOutputsAs(tracesPath, metricsPath, format string, pdataSpans bool, abort func(error)) (pipeline.Outputs, func() error, error) {
 	var outs pipeline.Outputs
 	if format == "" {
 		format = formatJSON
@@ -130,8 +162,18 @@ func fileOutputsAs(tracesPath, metricsPath, format string, abort func(error)) (p
 			return outs, nil, fmt.Errorf("--output: %w", err)
 		}
 		closers = append(closers, of.close)
-		outs.Traces = func(_ context.Context, td ptrace.Traces) error {
-			return failed(abort, "--output "+tracesPath, of.writeTraces(td))
+		if pdataSpans || spanFilesFromPdata {
+			outs.Traces = func(_ context.Context, td ptrace.Traces) error {
+				return failed(abort, "--output "+tracesPath, of.writeTraces(td))
+			}
+		} else {
+			outs.EncodedFormat = emit.FormatJSON
+			if of.proto {
+				outs.EncodedFormat = emit.FormatProto
+			}
+			outs.Encoded = func(_ context.Context, b *emit.TraceBatch) error {
+				return failed(abort, "--output "+tracesPath, of.writeBatch(b))
+			}
 		}
 	}
 	if metricsPath != "" {

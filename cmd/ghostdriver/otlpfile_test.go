@@ -268,3 +268,89 @@ func fileRequests(t *testing.T, path, format string) [][]byte {
 	}
 	return out
 }
+
+// TestReplayFilesFromJobsAreTheBuilders: the span files encoded from the jobs
+// (emit.JobEncoder, the default) are byte for byte the files of the earlier path, the
+// builder's pdata spans encoded (spanFilesFromPdata, which TestReplayFilesAreWhatPdataWrites
+// holds to pdata's marshallers), for the bundled real captures (amdgpu 4.11
+// trace-cmd report text, the only real ftrace text bundled) and generated captures of
+// both styles, in both
+// formats, with stage spans on and off; and pdata's decoding of both files gives the same
+// spans. The batches are cut by job count only (a flush interval of an hour), so that
+// both runs cut them at the same jobs.
+func TestReplayFilesFromJobsAreTheBuilders(t *testing.T) {
+	dir := t.TempDir()
+	var ins []string
+	for _, style := range []string{"6.17", "4.11"} {
+		gen := filepath.Join(dir, "capture-"+style+".txt")
+		f, err := os.Create(gen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := capture.Write(f, capture.Options{Style: style, Jobs: 2500, Rings: 4, Procs: 8}); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		ins = append(ins, gen)
+	}
+	ins = append(ins,
+		filepath.Join("..", "..", "testdata", "captures", "gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz"),
+		filepath.Join("..", "..", "testdata", "captures", "gpuvis_amdgpu_4.11_gpu_only.trace-cmd-report.txt"),
+	)
+	defer func() { spanFilesFromPdata = false }()
+	for _, in := range ins {
+		name := filepath.Base(in)
+		for _, format := range []string{formatJSON, formatProto} {
+			for _, stages := range []bool{true, false} {
+				files := map[bool]string{}
+				for _, fromPdata := range []bool{true, false} {
+					spanFilesFromPdata = fromPdata
+					out := filepath.Join(dir, fmt.Sprintf("%s.%v.%v.%s", name, stages, fromPdata, format))
+					args := []string{in, "--quiet", "--epoch", "1700000000000000000", "--flush-interval", "1h",
+						"--output", out, "--output-format", format}
+					if !stages {
+						args = append(args, "--no-stage-spans")
+					}
+					var stdout, stderr bytes.Buffer
+					if rc := cmdReplay(args, &stdout, &stderr); rc != 0 {
+						t.Fatalf("%s %s (from pdata: %v): exit %d: %s", name, format, fromPdata, rc, stderr.String())
+					}
+					files[fromPdata] = out
+				}
+				what := fmt.Sprintf("%s %s, stage spans %v", name, format, stages)
+				old, err := os.ReadFile(files[true])
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(files[false])
+				if err != nil {
+					t.Fatal(err)
+				}
+				var decode func(*testing.T, string) []ptrace.Traces = readJSONFile
+				if format == formatProto {
+					decode = readProtoFile
+				}
+				oldSpans, gotSpans := spanLines(decode(t, files[true])), spanLines(decode(t, files[false]))
+				if len(oldSpans) == 0 {
+					t.Fatalf("%s: no spans", what)
+				}
+				if len(gotSpans) != len(oldSpans) {
+					t.Fatalf("%s: %d spans decoded from the jobs' file, %d from the builder's", what, len(gotSpans), len(oldSpans))
+				}
+				for i := range oldSpans {
+					if gotSpans[i] != oldSpans[i] {
+						t.Fatalf("%s: span %d decodes differently:\nfrom the jobs   %s\nfrom pdata      %s", what, i, gotSpans[i], oldSpans[i])
+					}
+				}
+				if !bytes.Equal(got, old) {
+					i := 0
+					for i < len(got) && i < len(old) && got[i] == old[i] {
+						i++
+					}
+					t.Fatalf("%s: the file from the jobs (%d bytes) differs from the builder's (%d bytes) at byte %d", what, len(got), len(old), i)
+				}
+				t.Logf("%s: %d bytes, %d spans, the same", what, len(got), len(gotSpans))
+			}
+		}
+	}
+}

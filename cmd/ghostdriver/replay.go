@@ -81,7 +81,12 @@ func runPipeline(ctx context.Context, g *graph.Graph, pf *pipelineFlags, output,
 		aborted.CompareAndSwap(nil, &err)
 		cancel(err)
 	}
-	outs, closeOuts, err := fileOutputsAs(output, metricsOut, pf.outputFormat, abort)
+	// Span files are encoded from the jobs, unless the pictures read the spans too.
+	withPictures := false
+	for _, pic := range pictures {
+		withPictures = withPictures || pic != nil
+	}
+	outs, closeOuts, err := fileOutputsAs(output, metricsOut, pf.outputFormat, withPictures, abort)
 	if err != nil {
 		return fail(stderr, pf.cmd, err)
 	}

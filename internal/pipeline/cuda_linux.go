@@ -104,7 +104,7 @@ func (b *cudaBranch) onSubmission(s *cuda.Submission) {
 	if b.cfg.OnSubmission != nil {
 		b.cfg.OnSubmission(s)
 	}
-	if b.p.out.Traces == nil {
+	if !b.p.out.wantsSpans() {
 		return
 	}
 	if b.spans.Len() >= b.cfg.MaxBufferedSubmissions {

@@ -21,6 +21,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/emit"
 )
 
 // dropWarnEvery rate-limits the warning about dropped spans in live mode.
@@ -41,7 +43,7 @@ type exporter struct {
 	what string
 	// takeSpans returns the buffered spans (false when there are none); collect the
 	// metrics. Both take the caller's lock themselves.
-	takeSpans func() (ptrace.Traces, bool)
+	takeSpans func() (spanBatch, bool)
 	collect   func() pmetric.Metrics
 
 	// dropped is the caller's count of spans dropped because the buffer was full (live).
@@ -51,7 +53,7 @@ type exporter struct {
 	errs atomic.Uint64
 
 	// Lossless mode: batches to the writer goroutine (nil in live mode).
-	batches   chan ptrace.Traces
+	batches   chan spanBatch
 	writerWG  sync.WaitGroup
 	closeOnce sync.Once
 
@@ -65,7 +67,7 @@ type exporter struct {
 }
 
 func newExporter(out Outputs, log *zap.Logger, flushEvery, collectEvery time.Duration, what string,
-	takeSpans func() (ptrace.Traces, bool), collect func() pmetric.Metrics, dropped func() uint64,
+	takeSpans func() (spanBatch, bool), collect func() pmetric.Metrics, dropped func() uint64,
 ) *exporter {
 	return &exporter{out: out, log: log, flushEvery: flushEvery, collectEvery: collectEvery, what: what,
 		takeSpans: takeSpans, collect: collect, dropped: dropped, kick: make(chan struct{}, 1)}
@@ -73,12 +75,12 @@ func newExporter(out Outputs, log *zap.Logger, flushEvery, collectEvery time.Dur
 
 // lossless switches the exporter to lossless mode; call before start.
 func (e *exporter) lossless() {
-	e.batches = make(chan ptrace.Traces, losslessDepth)
+	e.batches = make(chan spanBatch, losslessDepth)
 	e.writerWG.Add(1)
 	go func() {
 		defer e.writerWG.Done()
-		for td := range e.batches {
-			e.exportSpans(context.Background(), td)
+		for b := range e.batches {
+			e.exportSpans(context.Background(), b)
 		}
 	}()
 }
@@ -87,7 +89,7 @@ func (e *exporter) lossless() {
 func (e *exporter) isLossless() bool { return e.batches != nil }
 
 // send hands a full batch to the writer, blocking while it is busy (lossless mode only).
-func (e *exporter) send(td ptrace.Traces) { e.batches <- td }
+func (e *exporter) send(b spanBatch) { e.batches <- b }
 
 // wake asks for a span flush now (the buffer is filling up).
 func (e *exporter) wake() {
@@ -144,34 +146,58 @@ func (e *exporter) final(ctx context.Context) {
 
 // flushSpans takes what is buffered and exports it (lossless: queues it for the writer).
 func (e *exporter) flushSpans(ctx context.Context) {
-	if e.out.Traces == nil {
+	if !e.out.wantsSpans() {
 		return
 	}
-	td, ok := e.takeSpans()
+	b, ok := e.takeSpans()
 	if !ok {
 		return
 	}
 	if e.isLossless() {
-		e.send(td)
+		e.send(b)
 		return
 	}
-	e.exportSpans(ctx, td)
+	e.exportSpans(ctx, b)
+}
+
+// spanBatch is one batch of spans: pdata for the Traces output, or encoded for Encoded.
+type spanBatch struct {
+	td  ptrace.Traces
+	enc *emit.TraceBatch
+}
+
+func (b spanBatch) spanCount() int {
+	if b.enc != nil {
+		return b.enc.SpanCount()
+	}
+	return b.td.SpanCount()
+}
+
+// to hands the batch to its output.
+func (b spanBatch) to(ctx context.Context, out *Outputs) error {
+	if b.enc != nil {
+		return out.Encoded(ctx, b.enc)
+	}
+	return out.Traces(ctx, b.td)
 }
 
 // exportSpans hands td to the output. In lossless mode a refusal that the consumer does not
 // mark permanent is retried with backoff for up to retryFor: the replay waits.
-func (e *exporter) exportSpans(ctx context.Context, td ptrace.Traces) {
-	err := e.out.Traces(ctx, td)
+func (e *exporter) exportSpans(ctx context.Context, b spanBatch) {
+	err := b.to(ctx, &e.out)
 	if err != nil && e.isLossless() {
 		backoff, deadline := 10*time.Millisecond, time.Now().Add(retryFor)
 		for err != nil && !consumererror.IsPermanent(err) && time.Now().Before(deadline) {
 			time.Sleep(backoff)
 			backoff = min(2*backoff, time.Second)
-			err = e.out.Traces(ctx, td)
+			err = b.to(ctx, &e.out)
 		}
 	}
 	if err != nil {
-		e.refused("next consumer refused "+e.what, zap.Int("spans", td.SpanCount()), err)
+		e.refused("next consumer refused "+e.what, zap.Int("spans", b.spanCount()), err)
+	}
+	if b.enc != nil {
+		b.enc.Release()
 	}
 }
 

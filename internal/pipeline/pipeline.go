@@ -83,6 +83,13 @@ type contextCounter interface {
 type Outputs struct {
 	Traces  func(context.Context, ptrace.Traces) error
 	Metrics func(context.Context, pmetric.Metrics) error
+	// Encoded, when set and Traces is not, receives the spans already encoded as OTLP
+	// requests in EncodedFormat: the DRM branch's jobs are encoded straight from the
+	// assembled jobs (emit.JobEncoder, no pdata spans; the same bytes), other branches'
+	// spans are added to the same request. For files; consumers that need pdata use
+	// Traces. The pipeline releases each batch once the call returns.
+	Encoded       func(context.Context, *emit.TraceBatch) error
+	EncodedFormat emit.Format
 	// Job is called for every assembled job under the pipeline's lock, on the source
 	// goroutine, or on the enricher's for a job it held (keep it cheap).
 	Job func(*assemble.Job)
@@ -97,7 +104,8 @@ type Pipeline struct {
 
 	mu      sync.Mutex // guards asm, spans, metrics
 	asm     *assemble.Assembler
-	spans   *emit.SpanBuilder
+	spans   *emit.SpanBuilder // nil when the spans are encoded (enc)
+	enc     *emit.JobEncoder
 	metrics *emit.MetricsRecorder
 
 	exp         *exporter
@@ -145,12 +153,16 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 		p.holder, p.emitNow, p.later = h, p.emitJob, p.emitLater
 	}
 	clock := sourceClock{src}
-	p.spans = emit.NewSpanBuilder(clock, cfg.SpanOptions...)
+	if out.Traces == nil && out.Encoded != nil {
+		p.enc = emit.NewJobEncoder(clock, out.EncodedFormat, cfg.SpanOptions...)
+	} else {
+		p.spans = emit.NewSpanBuilder(clock, cfg.SpanOptions...)
+	}
 	p.metrics = emit.NewMetricsRecorder(cfg.Metrics, time.Now())
 	p.asm = assemble.New(cfg.Assemble, p.onJob)
 	p.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "GPU job spans", p.takeSpans, p.collect,
 		p.droppedSpans)
-	if cfg.Lossless && out.Traces != nil {
+	if cfg.Lossless && out.wantsSpans() {
 		p.exp.lossless()
 	}
 	return p
@@ -191,26 +203,53 @@ func (p *Pipeline) emitJob(j *assemble.Job) {
 	if p.out.Job != nil {
 		p.out.Job(j)
 	}
-	if p.out.Traces == nil {
+	if !p.out.wantsSpans() {
 		return
 	}
 	if p.exp.isLossless() {
-		p.spans.Append(j)
-		if p.spans.Len() >= p.cfg.MaxBufferedJobs {
+		p.appendSpans(j)
+		if p.bufferedJobs() >= p.cfg.MaxBufferedJobs {
 			// Blocks while the writer is busy: the source waits (backpressure). The
 			// writer never takes p.mu, so holding it here cannot deadlock.
-			p.exp.send(p.spans.Take())
+			p.exp.send(p.takeDRMSpans())
 		}
 		return
 	}
-	if p.spans.Len() >= p.cfg.MaxBufferedJobs {
+	if p.bufferedJobs() >= p.cfg.MaxBufferedJobs {
 		p.droppedJobs.Add(1)
 		return
 	}
-	p.spans.Append(j)
-	if p.spans.Len() >= p.cfg.MaxBufferedJobs/2 {
+	p.appendSpans(j)
+	if p.bufferedJobs() >= p.cfg.MaxBufferedJobs/2 {
 		p.exp.wake()
 	}
+}
+
+// wantsSpans reports whether spans have an output.
+func (o *Outputs) wantsSpans() bool { return o.Traces != nil || o.Encoded != nil }
+
+// appendSpans, bufferedJobs and takeDRMSpans are the DRM branch's span buffer, built
+// (SpanBuilder) or encoded (JobEncoder). They run under p.mu.
+func (p *Pipeline) appendSpans(j *assemble.Job) {
+	if p.enc != nil {
+		p.enc.Append(j)
+		return
+	}
+	p.spans.Append(j)
+}
+
+func (p *Pipeline) bufferedJobs() int {
+	if p.enc != nil {
+		return p.enc.Len()
+	}
+	return p.spans.Len()
+}
+
+func (p *Pipeline) takeDRMSpans() spanBatch {
+	if p.enc != nil {
+		return spanBatch{enc: p.enc.Take()}
+	}
+	return spanBatch{td: p.spans.Take()}
 }
 
 // Consume implements event.Sink.
@@ -285,10 +324,25 @@ func (p *Pipeline) Run(ctx context.Context) error {
 }
 
 // takeSpans is the exporter's span source: the buffered spans of every branch, in one
-// Traces.
-func (p *Pipeline) takeSpans() (ptrace.Traces, bool) {
+// Traces (or one encoded batch).
+func (p *Pipeline) takeSpans() (spanBatch, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.enc != nil {
+		b := p.enc.Take()
+		td := ptrace.NewTraces()
+		for _, br := range p.branches {
+			br.takeSpans(td.ResourceSpans())
+		}
+		if td.ResourceSpans().Len() > 0 {
+			b.AddTraces(td)
+		}
+		if b.Empty() {
+			b.Release()
+			return spanBatch{}, false
+		}
+		return spanBatch{enc: b}, true
+	}
 	var td ptrace.Traces
 	if p.spans.Len() > 0 {
 		td = p.spans.Take()
@@ -299,9 +353,9 @@ func (p *Pipeline) takeSpans() (ptrace.Traces, bool) {
 		b.takeSpans(td.ResourceSpans())
 	}
 	if td.ResourceSpans().Len() == 0 {
-		return ptrace.Traces{}, false
+		return spanBatch{}, false
 	}
-	return td, true
+	return spanBatch{td: td}, true
 }
 
 // collect is the exporter's metric source: the metrics of every branch, in one Metrics.
@@ -370,8 +424,12 @@ type CUDAStats struct {
 
 // Stats returns a snapshot; safe to call concurrently with Run.
 func (p *Pipeline) Stats() Stats {
-	st := Stats{DroppedJobs: p.droppedJobs.Load(), ExportErrors: p.exp.errs.Load(), RenamedSpanIDs: p.spans.RenamedIDs(),
-		DRM: p.src != nil}
+	st := Stats{DroppedJobs: p.droppedJobs.Load(), ExportErrors: p.exp.errs.Load(), DRM: p.src != nil}
+	if p.enc != nil {
+		st.RenamedSpanIDs = p.enc.RenamedIDs()
+	} else {
+		st.RenamedSpanIDs = p.spans.RenamedIDs()
+	}
 	if p.src != nil {
 		st.Source = p.src.Stats()
 	}

@@ -88,6 +88,15 @@ type Assembler struct {
 	out     func(*Job)
 
 	buf reorder
+	// The shortcut for ioctl pairs no job joins (pairs.go).
+	enters       [heldSlots]heldEnter
+	heldN        int
+	heldMin      int64 // no held enter is stamped earlier
+	pairs        pairRing
+	lossNoted    bool   // a capture's loss note arrived: no more shortcuts
+	noPairs      bool   // tests: every event takes the reorder buffer
+	pairsApplied uint64 // pairs that took the shortcut
+
 	hi  int64 // latest time seen (events or watermark)
 	now int64 // every event at or before now has been processed
 
@@ -198,6 +207,9 @@ func (a *Assembler) accept(e *event.Event) {
 	if e.Time < a.now {
 		a.st.Late++
 	}
+	if a.hold(e) {
+		return
+	}
 	a.buf.push(e)
 }
 
@@ -220,7 +232,7 @@ func (a *Assembler) Flush() {
 		a.suspected = false
 		a.accept(&a.suspect)
 	}
-	a.buf.release(math.MaxInt64, a.process)
+	a.release(math.MaxInt64)
 	if a.hi > a.now {
 		a.now = a.hi
 	}
@@ -244,7 +256,7 @@ func (a *Assembler) Stats() Stats {
 	s := a.st
 	s.Pending = a.pending.n
 	s.Held = a.held.n
-	s.Buffered = a.buf.len()
+	s.Buffered = a.buf.len() + a.heldN + 2*a.pairs.n
 	if a.suspected {
 		s.Buffered++
 	}
@@ -264,7 +276,7 @@ func (a *Assembler) Stats() Stats {
 // advance processes buffered events up to bound, then releases held jobs and evicts
 // timed-out ones as of bound.
 func (a *Assembler) advance(bound int64) {
-	a.buf.release(bound, a.process)
+	a.release(bound)
 	if bound > a.now {
 		a.now = bound
 	}
@@ -361,6 +373,7 @@ func (a *Assembler) reset() {
 	a.streams.reset()
 	a.hi, a.now, a.lastSweep = 0, 0, 0
 	a.started, a.suspected, a.jumpHi = false, false, 0
+	a.lossNoted = false
 	a.suspect = event.Event{}
 }
 

@@ -69,26 +69,35 @@ func (l *lossTracker) see(e *event.Event) bool {
 		l.open++
 		return true
 	}
+	l.seeAt(e.CPU, e.Time)
+	return false
+}
+
+// seeAt notes an event (not a loss note) of CPU cpu at t: it closes the CPU's open windows
+// and becomes its latest event.
+func (l *lossTracker) seeAt(cpu int32, t int64) {
+	if cpu < 0 {
+		return
+	}
 	if l.open > 0 {
 		for i := range l.windows {
-			if w := &l.windows[i]; w.end == math.MaxInt64 && w.cpu == e.CPU {
-				w.end = e.Time
+			if w := &l.windows[i]; w.end == math.MaxInt64 && w.cpu == cpu {
+				w.end = t
 				l.open--
 			}
 		}
 	}
-	if int(e.CPU) < maxTrackedCPU {
-		if int(e.CPU) >= len(l.last) {
-			l.last = append(l.last, make([]int64, int(e.CPU)+1-len(l.last))...)
+	if int(cpu) < maxTrackedCPU {
+		if int(cpu) >= len(l.last) {
+			l.last = append(l.last, make([]int64, int(cpu)+1-len(l.last))...)
 		}
-		l.last[e.CPU] = e.Time + 1
+		l.last[cpu] = t + 1
 	} else {
 		if l.lastMap == nil {
 			l.lastMap = map[int32]int64{}
 		}
-		l.lastMap[e.CPU] = e.Time
+		l.lastMap[cpu] = t
 	}
-	return false
 }
 
 func (l *lossTracker) lastOf(cpu int32) (int64, bool) {

@@ -84,3 +84,6 @@ func (r *reorder) release(bound int64, fn func(*event.Event)) {
 		fn(e)
 	}
 }
+
+// releaseBefore hands every buffered event stamped at or before p's enter to fn, in order.
+func (r *reorder) releaseBefore(p *ioctlPair, fn func(*event.Event)) { r.release(p.te, fn) }

@@ -267,8 +267,12 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 				if derr := l.dec.decode(rec.RawSample, &batch[len(batch)-1]); derr != nil {
 					l.bad(batch[len(batch)-1].Name, derr)
 					batch = batch[:len(batch)-1]
-				} else if l.fences != nil {
-					l.fences.follow(&batch[len(batch)-1])
+				} else {
+					// One ring buffer, filled by each thread in program order.
+					batch[len(batch)-1].InThreadOrder = true
+					if l.fences != nil {
+						l.fences.follow(&batch[len(batch)-1])
+					}
 				}
 				if len(batch) == maxBatch {
 					flush()

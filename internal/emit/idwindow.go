@@ -43,23 +43,32 @@ func (w *idWindow) contains(id uint64) bool {
 }
 
 // insert adds id (nothing when it is held already), evicting the oldest id when full.
+// One probe finds id or the free slot that ends its run; id goes there, and the oldest
+// id is evicted after (the table has room for one more than the ring holds, and the
+// eviction's backward shift keeps every run, id's included, without a gap).
 func (w *idWindow) insert(id uint64) {
-	if id == 0 || w.contains(id) {
+	if id == 0 {
 		return
-	}
-	if len(w.ring) < cap(w.ring) {
-		w.ring = append(w.ring, id)
-	} else {
-		w.remove(w.ring[w.next])
-		w.ring[w.next] = id
-		w.next = (w.next + 1) % len(w.ring)
 	}
 	mask := len(w.table) - 1
 	i := w.home(id)
-	for w.table[i] != 0 {
+	for {
+		switch w.table[i] {
+		case id:
+			return
+		case 0:
+			w.table[i] = id
+			if len(w.ring) < cap(w.ring) {
+				w.ring = append(w.ring, id)
+				return
+			}
+			w.remove(w.ring[w.next])
+			w.ring[w.next] = id
+			w.next = (w.next + 1) % len(w.ring)
+			return
+		}
 		i = (i + 1) & mask
 	}
-	w.table[i] = id
 }
 
 // remove deletes id from the table, shifting back the later ids of its probe run.

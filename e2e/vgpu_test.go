@@ -321,6 +321,10 @@ func checkSpansMatchGroundTruth(t *testing.T, dir, spansFile, clockFile, logFile
 	// accepted only up to the number of events the receiver reported lost: nothing may
 	// go missing uncounted.
 	lost, damage := reportedLostIn(t, filepath.Join(dir, logFile)), &jobDamage{}
+	// Where the guest kernel refuses every fentry (no ftrace direct calls: arm64 6.1,
+	// e2e/vgpu_fentry_test.go), the ioctl comes from the syscall tracepoints, which do not
+	// name the DRM driver, and nothing measures BO validation: the receiver infers it.
+	noFentry := fentryRefusedByKernel(t, dir)
 	for _, g := range gt {
 		damage.endJob()
 		sj := jobOf(t, jobs, g, damage.errorf)
@@ -333,6 +337,8 @@ func checkSpansMatchGroundTruth(t *testing.T, dir, spansFile, clockFile, logFile
 		drv := attrStr(s, "ghostdriver.driver")
 		if !hasIoctl && !hasBO && drv == "" {
 			damage.errorf("job %s: no ioctl-side stages and no driver (its ioctl entry event was lost?)", g.fence)
+		} else if noFentry && drv == "" {
+			// no hook that reads the driver's name could attach
 		} else if drv != "vgpu" {
 			damage.errorf("job %s: driver %q, want vgpu (the DRM driver of the submitting file)", g.fence, drv)
 		}
@@ -346,6 +352,9 @@ func checkSpansMatchGroundTruth(t *testing.T, dir, spansFile, clockFile, logFile
 		}
 		// What fentry/fexit and tracepoints measure in the guest must say so.
 		for _, st := range []string{"ioctl", "bo_validation", "fence_signal"} {
+			if st == "bo_validation" && noFentry {
+				continue
+			}
 			if sp, ok := sj.stages[st]; ok && attrStr(sp, "ghostdriver.stage.source") != "measured" {
 				damage.errorf("job %s: %s is %s (%s), want measured", g.fence, st, attrStr(sp, "ghostdriver.stage.source"), attrStr(sp, "ghostdriver.stage.rule"))
 			}
@@ -434,6 +443,8 @@ func TestVirtualGPUDriverProgramsAttach(t *testing.T) {
 	}
 	if v, ok := os.LookupEnv("VGPU_OPTIONAL_DRIVERS"); ok {
 		want = strings.Fields(v) // the run was told to load these (possibly none)
+	} else if v, ok := hostValue(t, dir, "optional_drivers"); ok {
+		want = strings.Fields(v) // what run.sh loaded in this run (host.txt)
 	}
 	loaded := map[string]bool{}
 	for _, line := range strings.Split(string(mods), "\n") {
@@ -544,6 +555,9 @@ func readAppJobs(t *testing.T, path string) []appJob {
 // waited for another process's fence links that job's span (in the other trace).
 func TestVirtualGPUAppContext(t *testing.T) {
 	dir := vgpuDir(t)
+	// Without fentry (vgpu_fentry_test.go) no hook names the DRM driver on 6.1: see
+	// checkSpansMatchGroundTruth.
+	noFentry := fentryRefusedByKernel(t, dir)
 	app := readAppJobs(t, filepath.Join(dir, "app.txt"))
 	gt := readGroundTruth(t, filepath.Join(dir, "groundtruth.txt"))
 	jobs := readJobSpans(t, filepath.Join(dir, "spans.json"))
@@ -633,7 +647,7 @@ func TestVirtualGPUAppContext(t *testing.T) {
 			// on (driver and kind from sysfs; vgpu is a platform device: no PCI address, no
 			// SR-IOV parent) and, on 6.17+ events, the DRM client id.
 			for k, want := range map[string]string{"ghostdriver.driver": "vgpu", "hw.type": "gpu", "ghostdriver.gpu.sriov_vf": "false"} {
-				if got := attrStr(s, k); got != want {
+				if got := attrStr(s, k); got != want && !(k == "ghostdriver.driver" && got == "" && noFentry) {
 					damage.errorf("job %s (%s): %s %q, want %q", a.fence, a.thread, k, got, want)
 				}
 			}

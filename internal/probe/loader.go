@@ -425,6 +425,14 @@ func isTpBTF(ps *ebpf.ProgramSpec) bool {
 	return ps.Type == ebpf.Tracing && ps.AttachType == ebpf.AttachTraceRawTp
 }
 
+// fentryAttachRefused is the reason of an fentry/fexit program that loaded (its target is
+// in the kernel's or a module's BTF) but whose attach the kernel refused with ENOTSUPP. In
+// kernel/bpf/trampoline.c (6.1) register_fentry() returns -ENOTSUPP for every function ftrace
+// manages when the trampoline has no ftrace_ops, which it gets only with
+// CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS; the arch trampoline also refuses signatures it
+// cannot save (arch_prepare_bpf_trampoline).
+const fentryAttachRefused = "attach refused by the kernel (ENOTSUPP): no BPF trampoline for this function on this kernel (without ftrace direct calls, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS, every traced function is refused)"
+
 // reason turns a load/attach error into the one line the user sees.
 func reason(ps *ebpf.ProgramSpec, err error) string {
 	var ve *ebpf.VerifierError
@@ -558,11 +566,13 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 			}
 		}
 		prog, err := ld.loadProgram(f, name, r)
+		attachFailed := false
 		if err == nil {
 			var l link.Link
 			l, err = attach(ps, prog)
 			if err != nil {
 				prog.Close()
+				attachFailed = true
 			} else {
 				done = append(done, loaded{ps, hook, prog, l, ce})
 				continue
@@ -573,6 +583,11 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 		}
 		ld.log.Debug("hook unavailable", zap.String("stage", def.stage), zap.String("hook", hook), zap.Error(err))
 		failHook, failReason = hook, reason(ps, err)
+		if attachFailed && isFentry(ps) && errors.Is(err, ebpf.ErrNotSupported) {
+			// The target was found and the program verified: the kernel refused the
+			// trampoline itself (ENOTSUPP from bpf_trampoline_link_prog).
+			failReason = fentryAttachRefused
+		}
 		break
 	}
 	if failHook == "" {

@@ -12,7 +12,7 @@
 # Exit status 0 when every check passes. Needs only bash and awk.
 set -uo pipefail
 
-KERNEL_LABEL=${1:?usage: check.sh 6.1|7.3 [DIR]}
+KERNEL_LABEL=${1:?usage: check.sh 6.1|7.3|6.1-arm64 [DIR]}
 DIR=${2:-$(cd "$(dirname "$0")" && pwd)/out/$KERNEL_LABEL}
 fails=0
 ok() { printf 'ok    %s\n' "$*"; }
@@ -183,7 +183,7 @@ else
 	}
 	ndeps=$(grep -c 'dep=[a-z]' "$DIR/app.txt")
 	case $KERNEL_LABEL in
-	6.1)
+	6.1 | 6.1-*)
 		expect_eq drm_sched_job "$N"
 		expect_eq drm_run_job "$N"
 		expect_eq drm_sched_process_job "$N"
@@ -192,7 +192,7 @@ else
 		done
 		echo "info  tracefs drm_sched_job_wait_dep: $(count drm_sched_job_wait_dep) (only when the dependency was unsignalled)"
 		;;
-	7.3)
+	7.3 | 7.3-*)
 		expect_eq drm_sched_job_queue "$N"
 		expect_eq drm_sched_job_run "$N"
 		expect_eq drm_sched_job_done "$N"

@@ -36,7 +36,8 @@ download_deb() {
 	mkdir -p "$dir"
 	for spec in "$@"; do
 		name=${spec%%=*} ver=${spec#*=}
-		if ls "$dir/${name}_${ver//:/%3a}_"*.deb >/dev/null 2>&1; then continue; fi
+		# NAME may carry an architecture (pkg:arm64); the file name does not.
+		if ls "$dir/${name%%:*}_${ver//:/%3a}_"*.deb >/dev/null 2>&1; then continue; fi
 		log "download $name $ver"
 		(cd "$dir" && apt-get "${apt_opts[@]}" -o APT::Sandbox::User=root -q download "$name=$ver" >&2) ||
 			{ log "apt-get download $name=$ver failed"; return 1; }
@@ -117,6 +118,113 @@ vmlinux_from_bzimage() {
 	off=$(LC_ALL=C grep -aboP '\x28\xb5\x2f\xfd' "$1" | head -1 | cut -d: -f1)
 	[ -n "$off" ] && tail -c +$((off + 1)) "$1" | zstd -qdc 2>/dev/null
 	return 0
+}
+
+# ---- kernel 6.1 on arm64 (Debian bookworm's arm64 image, cross-built module) ---------------
+#
+# The image, busybox and the module's headers come from the mirror through a private apt state
+# (multi-arch amd64+arm64; the machine's /etc/apt and dpkg status are not touched):
+#   linux-image-<abi>-arm64      whatever linux-image-arm64 (bookworm, -security) depends on today
+#   linux-headers-<abi>-arm64 + -common, and linux-kbuild-6.1 (amd64) of the same version: kbuild's
+#                                host tools run here; the compiler is gcc-aarch64-linux-gnu (gcc-12,
+#                                the compiler Debian built the image with)
+#   busybox-static:arm64         the guest's shell
+kernel_6_1_arm64() {
+	ensure_pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu make dwarves xz-utils
+	local a=$VGPU_CACHE/apt-bookworm-arm64
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
+	printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb %s-security bookworm-security main\n' \
+		"$DEBIAN_MIRROR" "$DEBIAN_MIRROR" "$DEBIAN_MIRROR" >"$a/sources.list"
+	APT_OPTS=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
+		-o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o Dir::State::status=/dev/null
+		-o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64
+		-o APT::Get::List-Cleanup=0)
+	apt-get "${APT_OPTS[@]}" -q update >&2 || [ -n "$(ls "$a/lists" 2>/dev/null | grep Packages)" ] ||
+		die "apt-get update (bookworm arm64) failed"
+	KVER=$(apt-cache "${APT_OPTS[@]}" depends linux-image-arm64:arm64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+	KVER=${KVER#linux-image-}
+	KVER=${KVER%:arm64}
+	KPKGVER=$(apt-cache "${APT_OPTS[@]}" policy "linux-image-$KVER:arm64" | awk '/Candidate:/{print $2; exit}')
+	[ -n "$KVER" ] && [ -n "$KPKGVER" ] && [ "$KPKGVER" != "(none)" ] || die "cannot find bookworm's arm64 kernel"
+	local bb
+	bb=$(apt-cache "${APT_OPTS[@]}" policy busybox-static:arm64 | awk '/Candidate:/{print $2; exit}')
+	local c=$VGPU_CACHE/6.1-arm64
+	download_deb "$c/debs-$KVER" "linux-image-$KVER:arm64=$KPKGVER" "busybox-static:arm64=$bb" ||
+		die "cannot download the $KVER kernel"
+	download_deb "$c/hdr-debs-$KVER" "linux-headers-$KVER:arm64=$KPKGVER" "linux-headers-${KVER%-arm64}-common=$KPKGVER" \
+		"linux-kbuild-6.1:amd64=$KPKGVER" || die "cannot download the $KVER headers"
+	extract_debs "$c/debs-$KVER" "$c/root-$KVER"
+	extract_debs "$c/hdr-debs-$KVER" "$c/hdr-$KVER"
+	# The headers' scripts/ and tools/ are absolute links into /usr/lib/linux-kbuild-6.1: point
+	# them at the extracted kbuild of the same version instead.
+	KHDR=$c/hdr-$KVER/usr/src/linux-headers-$KVER
+	local l
+	for l in scripts tools; do
+		[ -L "$KHDR/$l" ] && ln -sfn "$c/hdr-$KVER/usr/lib/linux-kbuild-6.1/$l" "$KHDR/$l"
+	done
+	# Its Makefile includes the -common one by absolute path.
+	sed -i "s|^include /usr/src/|include $c/hdr-$KVER/usr/src/|" "$KHDR/Makefile"
+	[ -x "$KHDR/scripts/basic/fixdep" ] || die "no kbuild tools under $KHDR/scripts"
+	VMLINUZ=$c/root-$KVER/boot/vmlinuz-$KVER
+	MODDIR=$c/root-$KVER/lib/modules/$KVER
+	BUSYBOX=$c/root-$KVER/bin/busybox
+	QEMU_ACCEL=tcg
+	QEMU_ARCH=aarch64
+	CC_APP=aarch64-linux-gnu-gcc
+	GOARCH_GUEST=arm64
+	OPTIONAL_DRIVERS=${VGPU_OPTIONAL_DRIVERS-amdgpu}
+}
+
+build_module_6_1_arm64() { # SRC OUTDIR
+	local b=$2/kmod
+	rm -rf "$b" && mkdir -p "$b" && cp "$1"/vgpu.c "$1"/vgpu_drm.h "$1"/Kbuild "$1"/probe.sh "$b"/
+	{ make -s -C "$KHDR" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- M="$b" modules 2>&1 || true; } |
+		{ grep -v '^Skipping BTF generation' || true; } >&2
+	[ -e "$b/vgpu.ko" ] || die "module build (6.1 arm64) failed"
+	[ "$(od -An -tx2 -j18 -N2 "$b/vgpu.ko" | tr -d ' ')" = 00b7 ] || die "$b/vgpu.ko is not an AArch64 module"
+	VGPU_KO=$b/vgpu.ko
+	log_module_api "$b"
+	# Module BTF as on x86 6.1, against the arm64 kernel's own BTF. Its vmlinuz is an Image
+	# (no ELF, no section table), so the base is the raw .BTF blob inside the Image:
+	# the same bytes the guest shows as /sys/kernel/btf/vmlinux (pahole reads raw BTF).
+	local vbtf=$VGPU_CACHE/6.1-arm64/vmlinux-$KVER.btf
+	if [ ! -s "$vbtf" ]; then
+		# Debian's arm64 vmlinuz is the plain EFI-stub Image; a gzip'ed one is unpacked first.
+		local img=$VMLINUZ
+		if [ "$(od -An -tx1 -N2 "$VMLINUZ" | tr -d ' ')" = 1f8b ]; then
+			gzip -dc "$VMLINUZ" >"$vbtf.image" && img=$vbtf.image
+		fi
+		btf_from_image "$img" >"$vbtf.tmp" && mv "$vbtf.tmp" "$vbtf" || rm -f "$vbtf.tmp"
+		rm -f "$vbtf.image"
+	fi
+	if [ -s "$vbtf" ] && LLVM_OBJCOPY=aarch64-linux-gnu-objcopy pahole -J --btf_gen_floats --btf_base "$vbtf" "$VGPU_KO" >&2 &&
+		aarch64-linux-gnu-objdump -h "$VGPU_KO" | grep -q ' \.BTF '; then
+		log "vgpu.ko: module BTF added (pahole against the Image's .BTF)"
+	else
+		log "vgpu.ko: no module BTF (fentry on vgpu functions unavailable on 6.1 arm64)"
+	fi
+}
+
+# btf_from_image IMAGE: the kernel's raw BTF (.BTF) out of an uncompressed kernel Image on stdout.
+# A BTF blob starts with struct btf_header { u16 magic 0xeb9f; u8 version 1; u8 flags 0;
+# u32 hdr_len 24; u32 type_off 0; u32 type_len; u32 str_off; u32 str_len } (include/uapi/linux/btf.h),
+# strings right after the types, the string section starting and ending with a NUL: the first
+# offset where the header holds together is it.
+btf_from_image() {
+	local off hl to tl so sl n size
+	size=$(stat -c %s "$1")
+	while IFS=: read -r off _; do
+		read -r hl to tl so sl < <(od -An -tu4 -w20 -j $((off + 4)) -N 20 "$1")
+		n=$((hl + so + sl))
+		[ "$hl" = 24 ] && [ "$to" = 0 ] && [ "$so" = "$tl" ] && [ "$tl" -gt 0 ] && [ "$sl" -gt 0 ] &&
+			[ $((off + n)) -le "$size" ] || continue
+		[ "$(od -An -tu1 -j $((off + hl + so)) -N 1 "$1" | tr -d ' ')" = 0 ] || continue
+		[ "$(od -An -tu1 -j $((off + n - 1)) -N 1 "$1" | tr -d ' ')" = 0 ] || continue
+		tail -c +$((off + 1)) "$1" | head -c "$n"
+		return 0
+	done < <(LC_ALL=C grep -aboP '\x9f\xeb\x01\x00\x18\x00\x00\x00\x00\x00\x00\x00' "$1")
+	log "no BTF blob in $1"
+	return 1
 }
 
 # ---- kernel 7.3 (Debian trixie-backports; 6.17+ scheduler events) ---------------------------
@@ -237,7 +345,7 @@ mod_order() {
 build_initramfs() {
 	local w=$1/initramfs img=$2 m
 	rm -rf "$w" && mkdir -p "$w"/{bin,dev,proc,sys,out,tmp,etc,lib/modules}
-	cp /bin/busybox "$w/bin/busybox"
+	cp "${BUSYBOX:-/bin/busybox}" "$w/bin/busybox"
 	cp "$VGPU_DIR/guest/init" "$w/init" && chmod +x "$w/init"
 	cp "$APP_BIN" "$w/bin/vgpu_app"
 	if [ -n "${GHOSTDRIVER_BIN:-}" ] && [ -x "$GHOSTDRIVER_BIN" ]; then

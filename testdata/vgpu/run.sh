@@ -2,7 +2,12 @@
 # Virtual GPU rig: boot a Debian kernel under QEMU (TCG), load the vgpu DRM driver, run the
 # workload, bring the artifacts back and check them.
 #
-#   testdata/vgpu/run.sh 6.1|7.3
+#   testdata/vgpu/run.sh 6.1|7.3|6.1-arm64
+#
+# 6.1 and 7.3 boot Debian's amd64 kernels under qemu-system-x86_64; 6.1-arm64 boots Debian
+# bookworm's arm64 kernel under qemu-system-aarch64 (virt machine) with the module, the
+# workload, busybox and ghostdriver built for arm64 (lib.sh: kernel_6_1_arm64). The guest side
+# and the checks are the same; the replay of the guest's tracefs capture runs on the host.
 #
 # Environment:
 #   VGPU_OUT         artifact directory (default testdata/vgpu/out/<kernel>)
@@ -26,8 +31,8 @@ set -euo pipefail
 
 KERNEL_LABEL=${1:-}
 case $KERNEL_LABEL in
-6.1 | 7.3) ;;
-*) echo "usage: $0 6.1|7.3" >&2; exit 2 ;;
+6.1 | 7.3 | 6.1-arm64) ;;
+*) echo "usage: $0 6.1|7.3|6.1-arm64" >&2; exit 2 ;;
 esac
 
 VGPU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,11 +46,16 @@ mkdir -p "$VGPU_CACHE"
 t_start=$(date +%s.%N)
 cache_before=$(du -sb "$VGPU_CACHE" 2>/dev/null | cut -f1) || true # du fails when another run changes the cache meanwhile
 
-ensure_pkgs qemu-system-x86 busybox-static cpio xz-utils zstd gcc libc6-dev make
+QEMU_ARCH=x86_64 CC_APP=gcc GOARCH_GUEST=amd64 BUSYBOX=/bin/busybox
+case $KERNEL_LABEL in
+*-arm64) ensure_pkgs qemu-system-arm cpio xz-utils zstd gcc libc6-dev make ;;
+*) ensure_pkgs qemu-system-x86 busybox-static cpio xz-utils zstd gcc libc6-dev make ;;
+esac
 
 case $KERNEL_LABEL in
 6.1) kernel_6_1 ;;
 7.3) kernel_7_3 ;;
+6.1-arm64) kernel_6_1_arm64 ;;
 esac
 log "kernel $KVER ($KPKGVER)"
 [ -e "$VMLINUZ" ] || die "no kernel image at $VMLINUZ"
@@ -55,20 +65,33 @@ mkdir -p "$BUILD"
 case $KERNEL_LABEL in
 6.1) build_module_6_1 "$VGPU_DIR/kmod" "$BUILD" ;;
 7.3) build_module_7_3 "$VGPU_DIR/kmod" "$BUILD" ;;
+6.1-arm64) build_module_6_1_arm64 "$VGPU_DIR/kmod" "$BUILD" ;;
 esac
 APP_BIN=$BUILD/vgpu_app
-gcc -static -O2 -Wall -pthread -o "$APP_BIN" "$VGPU_DIR/app/vgpu_app.c" || die "app build failed"
+"$CC_APP" -static -O2 -Wall -pthread -o "$APP_BIN" "$VGPU_DIR/app/vgpu_app.c" || die "app build failed"
 
 if [ -z "${GHOSTDRIVER_BIN:-}" ] && [ -z "${VGPU_NO_GHOSTDRIVER:-}" ] && [ -d "$REPO/cmd/ghostdriver" ] &&
 	command -v go >/dev/null; then
 	GHOSTDRIVER_BIN=$BUILD/ghostdriver
-	log "build ghostdriver (CGO_ENABLED=0)"
-	if ! (cd "$REPO" && CGO_ENABLED=0 go build -o "$GHOSTDRIVER_BIN" ./cmd/ghostdriver); then
+	log "build ghostdriver (CGO_ENABLED=0 GOARCH=$GOARCH_GUEST)"
+	if ! (cd "$REPO" && CGO_ENABLED=0 GOOS=linux GOARCH=$GOARCH_GUEST go build -o "$GHOSTDRIVER_BIN" ./cmd/ghostdriver); then
 		log "ghostdriver build failed: running without the receiver"
 		GHOSTDRIVER_BIN=
 	fi
 fi
 [ -n "${GHOSTDRIVER_BIN:-}" ] && log "guest receiver: $GHOSTDRIVER_BIN"
+# The replay of the guest's capture runs here: with a guest of another architecture, a
+# ghostdriver built for this machine (HOST_GHOSTDRIVER_BIN, else built).
+HOST_GHOSTDRIVER_BIN=${HOST_GHOSTDRIVER_BIN:-}
+if [ -n "${GHOSTDRIVER_BIN:-}" ] && [ -z "$HOST_GHOSTDRIVER_BIN" ]; then
+	if [ "$GOARCH_GUEST" = "$(go env GOARCH 2>/dev/null || echo amd64)" ]; then
+		HOST_GHOSTDRIVER_BIN=$GHOSTDRIVER_BIN
+	else
+		HOST_GHOSTDRIVER_BIN=$BUILD/ghostdriver-host
+		(cd "$REPO" && CGO_ENABLED=0 go build -o "$HOST_GHOSTDRIVER_BIN" ./cmd/ghostdriver) ||
+			{ log "host ghostdriver build failed: no replay"; HOST_GHOSTDRIVER_BIN=; }
+	fi
+fi
 
 INITRD=$BUILD/initramfs.cpio
 build_initramfs "$BUILD" "$INITRD"
@@ -77,13 +100,20 @@ t_prep=$(date +%s.%N)
 
 rm -rf "$VGPU_OUT" && mkdir -p "$VGPU_OUT"
 cp "$BUILD/kmod/vgpu_config.h" "$VGPU_OUT/vgpu_config.h" # the APIs probe.sh found
-log "boot $KVER under QEMU ($QEMU_ACCEL)"
+log "boot $KVER under qemu-system-$QEMU_ARCH ($QEMU_ACCEL)"
+case $QEMU_ARCH in
+# virt: PL011 console, the 9p share on virtio-pci. -cpu max with QEMU's own pointer-auth
+# algorithm (pauth-impdef): the architected QARMA one costs TCG much time, and no check here
+# depends on it.
+aarch64) qemu_machine=(-M virt -cpu max,pauth-impdef=on) console=ttyAMA0 ;;
+*) qemu_machine=(-cpu max) console=ttyS0 ;;
+esac
 set +e
-timeout "${VGPU_TIMEOUT:-900}" qemu-system-x86_64 \
-	-accel "$QEMU_ACCEL" -cpu max -smp 2 -m 1G \
+timeout "${VGPU_TIMEOUT:-900}" "qemu-system-$QEMU_ARCH" "${qemu_machine[@]}" \
+	-accel "$QEMU_ACCEL" -smp 2 -m 1G \
 	-nodefaults -no-reboot -display none -serial stdio -monitor none \
 	-kernel "$VMLINUZ" -initrd "$INITRD" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init" \
+	-append "console=$console panic=-1 quiet loglevel=4 rdinit=/init" \
 	-virtfs "local,path=$VGPU_OUT,mount_tag=out,security_model=none,id=out" \
 	${VGPU_QEMU_EXTRA:-} \
 	</dev/null >"$VGPU_OUT/console.log" 2>&1
@@ -101,9 +131,23 @@ done
 
 # The same run through the replay source: the guest's tracefs capture replayed on the host
 # (--epoch 0: span times are the capture's CLOCK_MONOTONIC), checked like the live spans.
-if [ -n "${GHOSTDRIVER_BIN:-}" ] && [ -s "$VGPU_OUT/tracefs.txt" ]; then
-	"$GHOSTDRIVER_BIN" replay --epoch 0 --quiet --output "$VGPU_OUT/spans-replay.json" "$VGPU_OUT/tracefs.txt" \
+if [ -n "${HOST_GHOSTDRIVER_BIN:-}" ] && [ -s "$VGPU_OUT/tracefs.txt" ]; then
+	"$HOST_GHOSTDRIVER_BIN" replay --epoch 0 --quiet --output "$VGPU_OUT/spans-replay.json" "$VGPU_OUT/tracefs.txt" \
 		>"$VGPU_OUT/replay.log" 2>&1 || log "ghostdriver replay of tracefs.txt failed (replay.log)"
+fi
+
+# Whether the guest kernel can attach fentry/fexit to a traced function: BPF trampolines
+# need ftrace direct calls (kernel/bpf/trampoline.c: register_fentry -> -ENOTSUPP without
+# them). Read from the kernel package's own build configuration; "unknown" where the package
+# ships none (trixie-backports' linux-binary). e2e/vgpu_fentry_test.go holds the receiver's
+# report to it.
+kconfig=$(find "$(dirname "$VMLINUZ")" "$MODDIR/../../../boot" -maxdepth 1 -name "config-$KVER" 2>/dev/null | head -1)
+if [ -z "$kconfig" ]; then
+	direct_calls=unknown
+elif grep -qx 'CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y' "$kconfig"; then
+	direct_calls=yes
+else
+	direct_calls=no
 fi
 
 cache_after=$(du -sb "$VGPU_CACHE" 2>/dev/null | cut -f1) || true
@@ -112,6 +156,9 @@ cache_after=$(du -sb "$VGPU_CACHE" 2>/dev/null | cut -f1) || true
 	echo "kver=$KVER"
 	echo "kpkgver=$KPKGVER"
 	echo "accel=$QEMU_ACCEL"
+	echo "qemu=qemu-system-$QEMU_ARCH"
+	echo "optional_drivers=$OPTIONAL_DRIVERS"
+	echo "ftrace_direct_calls=$direct_calls${kconfig:+ (${kconfig##*/})}"
 	echo "prepare_s=$(awk "BEGIN{printf \"%.1f\", $t_prep-$t_start}")"
 	echo "qemu_s=$(awk "BEGIN{printf \"%.1f\", $t_end-$t_prep}")"
 	echo "total_s=$(awk "BEGIN{printf \"%.1f\", $t_end-$t_start}")"

@@ -132,7 +132,7 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 
 	s := &e.span
 	s.trace, s.span, s.parent = traceID, spanID, parentID
-	s.name = JobSpanName
+	s.name, s.nameJSON = JobSpanName, jobSpanNameJSON
 	s.start, s.end = spanInterval(e.clock, j.Start, j.End)
 	e.attrs = jobAttrs(e.attrs[:0], j)
 	s.attrs = e.attrs
@@ -152,11 +152,14 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 	for i := range stages {
 		st := &stages[i]
 		s.span = stageSpanID(spanID, st.Stage)
-		s.name = st.Stage.String()
+		s.name, s.nameJSON = st.Stage.String(), nil
+		if int(st.Stage) < len(stageSpanNamesJSON) {
+			s.nameJSON = stageSpanNamesJSON[st.Stage]
+		}
 		s.start, s.end = spanInterval(e.clock, st.Start, st.End)
-		e.attrs = append(e.attrs[:0], strAttr(metadata.AttrStageSource, st.Src.String()))
+		e.attrs = append(e.attrs[:0], strAttr(keyStageSource, st.Src.String()))
 		if st.Rule != "" {
-			e.attrs = append(e.attrs, strAttr(metadata.AttrStageRule, st.Rule))
+			e.attrs = append(e.attrs, strAttr(keyStageRule, st.Rule))
 		}
 		s.attrs = e.attrs
 		t.spans = s.appendTo(t.spans, e.format, true)
@@ -182,9 +185,9 @@ func (e *JobEncoder) jobLinks(dst []linkData, j *assemble.Job) []linkData {
 			ref.trace, ref.span = derivedIDs(identityOfFence(e.cfg.salt, d.Job))
 		}
 		dst = append(dst, linkData{trace: ref.trace, span: ref.span, attrs: [3]spanAttr{
-			uintAttr(metadata.AttrFenceContext, d.Fence.Context),
-			uintAttr(metadata.AttrFenceSeqno, d.Fence.Seqno),
-			strAttr(metadata.AttrDependencyWait, d.Wait.String()),
+			uintAttr(keyFenceContext, d.Fence.Context),
+			uintAttr(keyFenceSeqno, d.Fence.Seqno),
+			strAttr(keyDependencyWait, d.Wait.String()),
 		}})
 	}
 	return dst

@@ -27,6 +27,7 @@ type spanData struct {
 	trace        pcommon.TraceID
 	span, parent pcommon.SpanID
 	name         string
+	nameJSON     []byte // name as a JSON string, when known in advance
 	start, end   pcommon.Timestamp
 	attrs        []spanAttr
 	links        []linkData
@@ -41,21 +42,73 @@ type linkData struct {
 	attrs [3]spanAttr
 }
 
-// spanAttr is one attribute: a string, int or bool of the builder's own, or a tenant
-// attribute's value of any kind (val).
+// spanAttr is one attribute: a string, int or bool of the builder's own (k: its key,
+// encoded once), or a tenant attribute's value of any kind (val).
 type spanAttr struct {
 	key  string
+	k    *attrKey
 	kind attr.Kind
 	str  string
 	num  int64 // int; bool as 0 or 1
 	val  *attr.Value
 }
 
-func strAttr(k, v string) spanAttr       { return spanAttr{key: k, kind: attr.KindString, str: v} }
-func intAttr(k string, v int64) spanAttr { return spanAttr{key: k, kind: attr.KindInt, num: v} }
+// attrKey is a key of the builder's own attributes with its encodings made once: the
+// JSON KeyValue object's start and the protobuf KeyValue's key field.
+type attrKey struct {
+	name  string
+	json  []byte // {"key":"name","value":
+	proto []byte // field 1, the name
+}
+
+func newAttrKey(name string) *attrKey {
+	j := appendString(append([]byte(nil), `{"key":`...), name)
+	return &attrKey{name: name, json: append(j, `,"value":`...), proto: appendStringField(nil, 0xa, name)}
+}
+
+var (
+	keyDriver          = newAttrKey(metadata.AttrDriver)
+	keyDevice          = newAttrKey(metadata.AttrDevice)
+	keyRing            = newAttrKey(metadata.AttrRing)
+	keyFenceContext    = newAttrKey(metadata.AttrFenceContext)
+	keyFenceSeqno      = newAttrKey(metadata.AttrFenceSeqno)
+	keyHWFenceContext  = newAttrKey(metadata.AttrHWFenceContext)
+	keyHWFenceSeqno    = newAttrKey(metadata.AttrHWFenceSeqno)
+	keyJobID           = newAttrKey(metadata.AttrJobID)
+	keyClientID        = newAttrKey(metadata.AttrClientID)
+	keyProcessPID      = newAttrKey(metadata.AttrProcessPID)
+	keyThreadID        = newAttrKey(metadata.AttrThreadID)
+	keyThreadName      = newAttrKey(metadata.AttrThreadName)
+	keyJobOutcome      = newAttrKey(metadata.AttrJobOutcome)
+	keyJobDependencies = newAttrKey(metadata.AttrJobDependencies)
+	keyJobEventsLost   = newAttrKey(metadata.AttrJobEventsLost)
+	keyJobLostEvents   = newAttrKey(metadata.AttrJobLostEventCount)
+	keyContextTier     = newAttrKey(metadata.AttrContextTier)
+	keyStageSource     = newAttrKey(metadata.AttrStageSource)
+	keyStageRule       = newAttrKey(metadata.AttrStageRule)
+	keyDependencyWait  = newAttrKey(metadata.AttrDependencyWait)
+	jobSpanNameJSON    = appendString(nil, JobSpanName)
+	stageSpanNamesJSON = quotedStageNames()
+)
+
+// quotedStageNames are the stage spans' names as JSON strings, by stage.
+func quotedStageNames() (q [assemble.NumStages][]byte) {
+	for i := range q {
+		q[i] = appendString(nil, assemble.Stage(i).String())
+	}
+	return q
+}
+
+func strAttr(k *attrKey, v string) spanAttr {
+	return spanAttr{key: k.name, k: k, kind: attr.KindString, str: v}
+}
+
+func intAttr(k *attrKey, v int64) spanAttr {
+	return spanAttr{key: k.name, k: k, kind: attr.KindInt, num: v}
+}
 
 // uintAttr is putUint's rule: an int when it fits int64, else its decimal string.
-func uintAttr(k string, v uint64) spanAttr {
+func uintAttr(k *attrKey, v uint64) spanAttr {
 	if v > math.MaxInt64 {
 		return strAttr(k, strconv.FormatUint(v, 10))
 	}
@@ -65,48 +118,48 @@ func uintAttr(k string, v uint64) spanAttr {
 // jobAttrs appends the attributes of j's gpu.job span, as putJobAttributes puts them.
 func jobAttrs(dst []spanAttr, j *assemble.Job) []spanAttr {
 	if j.Driver != "" {
-		dst = append(dst, strAttr(metadata.AttrDriver, j.Driver))
+		dst = append(dst, strAttr(keyDriver, j.Driver))
 	}
 	if j.Device != "" {
-		dst = append(dst, strAttr(metadata.AttrDevice, j.Device))
+		dst = append(dst, strAttr(keyDevice, j.Device))
 	}
 	if j.Ring != "" {
-		dst = append(dst, strAttr(metadata.AttrRing, j.Ring))
+		dst = append(dst, strAttr(keyRing, j.Ring))
 	}
 	if !j.Finished.IsZero() {
-		dst = append(dst, uintAttr(metadata.AttrFenceContext, j.Finished.Context),
-			uintAttr(metadata.AttrFenceSeqno, j.Finished.Seqno))
+		dst = append(dst, uintAttr(keyFenceContext, j.Finished.Context),
+			uintAttr(keyFenceSeqno, j.Finished.Seqno))
 	}
 	if !j.HWFence.IsZero() {
-		dst = append(dst, uintAttr(metadata.AttrHWFenceContext, j.HWFence.Context),
-			uintAttr(metadata.AttrHWFenceSeqno, j.HWFence.Seqno))
+		dst = append(dst, uintAttr(keyHWFenceContext, j.HWFence.Context),
+			uintAttr(keyHWFenceSeqno, j.HWFence.Seqno))
 	}
 	if j.JobID != 0 {
-		dst = append(dst, uintAttr(metadata.AttrJobID, j.JobID))
+		dst = append(dst, uintAttr(keyJobID, j.JobID))
 	}
 	if j.ClientID != 0 {
-		dst = append(dst, uintAttr(metadata.AttrClientID, j.ClientID))
+		dst = append(dst, uintAttr(keyClientID, j.ClientID))
 	}
 	if j.PID != 0 {
-		dst = append(dst, intAttr(metadata.AttrProcessPID, int64(j.PID)))
+		dst = append(dst, intAttr(keyProcessPID, int64(j.PID)))
 	}
 	if j.TID != 0 {
-		dst = append(dst, intAttr(metadata.AttrThreadID, int64(j.TID)))
+		dst = append(dst, intAttr(keyThreadID, int64(j.TID)))
 	}
 	if j.Comm != "" {
-		dst = append(dst, strAttr(metadata.AttrThreadName, j.Comm))
+		dst = append(dst, strAttr(keyThreadName, j.Comm))
 	}
-	dst = append(dst, strAttr(metadata.AttrJobOutcome, j.Outcome.String()))
+	dst = append(dst, strAttr(keyJobOutcome, j.Outcome.String()))
 	if len(j.Deps) > 0 {
-		dst = append(dst, intAttr(metadata.AttrJobDependencies, int64(len(j.Deps))))
+		dst = append(dst, intAttr(keyJobDependencies, int64(len(j.Deps))))
 	}
 	if j.Loss.Windows > 0 {
-		dst = append(dst, spanAttr{key: metadata.AttrJobEventsLost, kind: attr.KindBool, num: 1})
+		dst = append(dst, spanAttr{key: keyJobEventsLost.name, k: keyJobEventsLost, kind: attr.KindBool, num: 1})
 		if j.Loss.Counted {
-			dst = append(dst, uintAttr(metadata.AttrJobLostEventCount, j.Loss.Events))
+			dst = append(dst, uintAttr(keyJobLostEvents, j.Loss.Events))
 		}
 	}
-	dst = append(dst, strAttr(metadata.AttrContextTier, ctxtier.Name(j.CtxTier)))
+	dst = append(dst, strAttr(keyContextTier, ctxtier.Name(j.CtxTier)))
 	for i := range j.Attrs {
 		a := &j.Attrs[i]
 		dst = putSpanAttr(dst, spanAttr{key: a.Key, kind: a.Value.Kind, val: &a.Value})
@@ -157,7 +210,12 @@ func (s *spanData) appendJSON(dst []byte) []byte {
 	}
 	if s.name != "" {
 		dst = appendField(dst, more, "name")
-		dst, more = appendString(dst, s.name), true
+		if s.nameJSON != nil {
+			dst = append(dst, s.nameJSON...)
+		} else {
+			dst = appendString(dst, s.name)
+		}
+		more = true
 	}
 	dst = appendField(dst, more, "kind")
 	dst = strconv.AppendInt(dst, int64(ptrace.SpanKindInternal), 10)
@@ -255,13 +313,17 @@ func appendSpanAttrsJSON(dst []byte, attrs []spanAttr) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, '{')
-		if a.key != "" {
-			dst = append(dst, `"key":`...)
-			dst = appendString(dst, a.key)
-			dst = append(dst, ',')
+		if a.k != nil {
+			dst = append(dst, a.k.json...)
+		} else {
+			dst = append(dst, '{')
+			if a.key != "" {
+				dst = append(dst, `"key":`...)
+				dst = appendString(dst, a.key)
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `"value":`...)
 		}
-		dst = append(dst, `"value":`...)
 		switch {
 		case a.val != nil:
 			dst = appendAttrValueJSON(dst, a.val)
@@ -282,6 +344,30 @@ func appendSpanAttrsJSON(dst []byte, attrs []spanAttr) []byte {
 
 // appendSpanAttrProto writes one KeyValue field with tag.
 func appendSpanAttrProto(dst []byte, tag byte, a *spanAttr) []byte {
+	if a.k != nil {
+		// the builder's own: lengths known before writing
+		var value int // the AnyValue's length
+		switch a.kind {
+		case attr.KindString:
+			value = 1 + varintLen(uint64(len(a.str))) + len(a.str)
+		case attr.KindInt:
+			value = 1 + varintLen(uint64(a.num))
+		case attr.KindBool:
+			value = 2
+		}
+		dst = append(dst, tag)
+		dst = appendVarint(dst, uint64(1+varintLen(uint64(value))+value+len(a.k.proto)))
+		dst = appendVarint(append(dst, 0x12), uint64(value))
+		switch a.kind {
+		case attr.KindString:
+			dst = appendStringField(dst, 0xa, a.str)
+		case attr.KindInt:
+			dst = appendVarint(append(dst, 0x18), uint64(a.num))
+		case attr.KindBool:
+			dst = append(dst, 0x10, byte(a.num))
+		}
+		return append(dst, a.k.proto...)
+	}
 	var at, vat int
 	dst, at = openMsg(dst, tag, 1)
 	dst, vat = openMsg(dst, 0x12, 1)

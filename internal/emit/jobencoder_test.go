@@ -208,7 +208,7 @@ func randomJob(r *rand.Rand, fences *[]event.FenceKey) *assemble.Job {
 	j.PID = pids[r.IntN(len(pids))]
 	j.TID = j.PID + uint32(r.IntN(2))
 	j.Comm = fmt.Sprint("proc-", j.PID)
-	j.Ring = []string{"gfx", "comp_1.0.0", "sdma0", ""}[r.IntN(4)]
+	j.Ring = []string{"gfx", "comp_1.0.0", "sdma0", "", strings.Repeat("ring", 25+r.IntN(40))}[r.IntN(5)] // long: 2-byte lengths
 	start := r.Int64N(1 << 40)
 	j.Start, j.End = start, start+r.Int64N(1<<20)-1000
 	for i := range j.Stages {

@@ -356,6 +356,15 @@ func appendFloat(dst []byte, f float64) []byte {
 	return strconv.AppendFloat(dst, f, format, -1, 64)
 }
 
+// jsonPlain marks the bytes appendString copies as they are: from 0x20 on, except `"` and
+// `\`, and every byte of a multi-byte sequence (or of invalid UTF-8).
+var jsonPlain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\' || c >= utf8.RuneSelf
+	}
+	return t
+}()
+
 // appendString writes s as a JSON string with the marshaller's escaping: `"` and `\`
 // backslash-escaped, \n \r \t by name, other bytes below 0x20 as \u00XX, everything else
 // (including bytes of invalid UTF-8) as is.
@@ -364,7 +373,7 @@ func appendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' || c >= utf8.RuneSelf {
+		if jsonPlain[c] {
 			continue
 		}
 		dst = append(dst, s[start:i]...)

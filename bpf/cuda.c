@@ -109,6 +109,15 @@ static __always_inline void frame_loss(__u32 which)
 		*n += 1;
 }
 
+/* Hits of floor-cookie entries (COOKIE_FLOOR): what the uprobe trap costs with a
+ * program that only counts, the floor under enter_only (bench, never production). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cuda_floor_hits SEC(".maps");
+
 static __always_inline void stale_frame(void)
 {
 	frame_loss(CUDA_LOSS_MISSED_RETURN);
@@ -120,6 +129,8 @@ static __always_inline void stale_frame(void)
  *   bit  12      proc-address call: arg0 = symbol name, arg1 = void **pfn
  *   bit  13      (user space only: attached at a learned entry point)
  *   bit  14      entry only: no return probe is attached; the entry sends the record
+ *   bit  15      floor (with bit 14; measurement only, Config.FloorLaunches): the entry
+ *                program counts the hit in cuda_floor_hits and returns, recording nothing
  *   bits 16..31  location of the stream argument
  *   bits 32..47  location of the size argument
  *   bits 48..63  location of the handle argument
@@ -130,6 +141,7 @@ static __always_inline void stale_frame(void)
  */
 #define COOKIE_PROCADDR (1ULL << 12)
 #define COOKIE_ENTRY_ONLY (1ULL << 14)
+#define COOKIE_FLOOR (1ULL << 15)
 #define LOC_NONE 0
 #define LOC_ARG 1
 #define LOC_DEREF 2
@@ -208,6 +220,13 @@ static __always_inline void submit(struct cuda_record *r);
  */
 static __always_inline int enter_only(struct pt_regs *ctx, __u64 cookie)
 {
+	if (cookie & COOKIE_FLOOR) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&cuda_floor_hits, &zero);
+		if (n)
+			*n += 1;
+		return 0;
+	}
 	__u64 id = bpf_get_current_pid_tgid();
 	struct thread_stack *ts = bpf_map_lookup_elem(&cuda_threads, &id);
 	__u32 d = ts ? ts->depth : 0;

@@ -57,6 +57,12 @@ type Config struct {
 	// probe; where the kernel refuses, the report says so and classic uprobes are used.
 	// Entry points learnt later keep classic uprobes.
 	UprobeMulti bool
+	// FloorLaunches is for measuring only (cudatrace -floor): the launches LaunchesAtEntry
+	// would record at entry are hooked there with a program that counts the hit
+	// (Source.FloorHits) and returns, recording nothing. The added time per launch over
+	// no tracer is then the uprobe trap and the program's dispatch alone, the floor under
+	// LaunchesAtEntry's. Launches are not seen: never set it to trace.
+	FloorLaunches bool
 
 	// hookQueue bounds the learned entry points waiting for the hook worker (default
 	// defaultHookQueue; tests make it small).
@@ -142,8 +148,11 @@ func (c Config) hooks(l Layer) bool {
 // cookieOf is the attach cookie of API row id under this configuration.
 func (c Config) cookieOf(id int) uint64 {
 	k := cookie(id)
-	if a := apis[id]; c.LaunchesAtEntry && a.Class == ClassLaunch && (a.Layer == Driver || c.Layers == LayersRuntime) {
+	if a := apis[id]; (c.LaunchesAtEntry || c.FloorLaunches) && a.Class == ClassLaunch && (a.Layer == Driver || c.Layers == LayersRuntime) {
 		k |= cookieEntryOnly
+		if c.FloorLaunches {
+			k |= cookieFloor
+		}
 	}
 	return k
 }

@@ -106,6 +106,7 @@ type cudaBPFTlsRecipe struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	cudaBPFMapCudaFloorHits       = "cuda_floor_hits"
 	cudaBPFMapCudaFrameLosses     = "cuda_frame_losses"
 	cudaBPFMapCudaThreads         = "cuda_threads"
 	cudaBPFMapCudaZero            = "cuda_zero"
@@ -190,6 +191,7 @@ type cudaBPFProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type cudaBPFMapSpecs struct {
+	CudaFloorHits   *ebpf.MapSpec `ebpf:"cuda_floor_hits"`
 	CudaFrameLosses *ebpf.MapSpec `ebpf:"cuda_frame_losses"`
 	CudaThreads     *ebpf.MapSpec `ebpf:"cuda_threads"`
 	CudaZero        *ebpf.MapSpec `ebpf:"cuda_zero"`
@@ -232,6 +234,7 @@ func (o *cudaBPFObjects) Close() error {
 //
 // It can be passed to loadCudaBPFObjects or ebpf.CollectionSpec.LoadAndAssign.
 type cudaBPFMaps struct {
+	CudaFloorHits   *ebpf.Map `ebpf:"cuda_floor_hits"`
 	CudaFrameLosses *ebpf.Map `ebpf:"cuda_frame_losses"`
 	CudaThreads     *ebpf.Map `ebpf:"cuda_threads"`
 	CudaZero        *ebpf.Map `ebpf:"cuda_zero"`
@@ -243,6 +246,7 @@ type cudaBPFMaps struct {
 
 func (m *cudaBPFMaps) Close() error {
 	return _CudaBPFClose(
+		m.CudaFloorHits,
 		m.CudaFrameLosses,
 		m.CudaThreads,
 		m.CudaZero,

@@ -24,6 +24,10 @@ const cookieEntryPoint = 1 << 13
 // COOKIE_ENTRY_ONLY; Config.LaunchesAtEntry).
 const cookieEntryOnly = 1 << 14
 
+// cookieFloor (with cookieEntryOnly) makes the entry program count the hit and return
+// (bpf/cuda.c COOKIE_FLOOR; Config.FloorLaunches, measurement only).
+const cookieFloor = 1 << 15
+
 // maxLearntHooks bounds the entry points learned per driver library file. Each is a
 // uprobe pair on a file every process of the node may map, placed at an address a
 // process handed us; the real driver needs a handful (5 of 96 hooked functions on the

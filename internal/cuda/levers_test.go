@@ -34,8 +34,9 @@ func (l *leverSink) Calls(batch []Call) {
 }
 
 // runStubCounted runs the two-thread workload under cfg; it returns the stubs' own
-// counts, the assembler and the source's stats once every call is read.
-func runStubCounted(t *testing.T, dir, app string, cfg Config, iters int) (stubCounts, *Assembler, Stats, [2]int) {
+// counts, the assembler and the source's stats once every call is read (and calls
+// before, when given, with the source still open).
+func runStubCounted(t *testing.T, dir, app string, cfg Config, iters int, before ...func(*Source)) (stubCounts, *Assembler, Stats, [2]int) {
 	t.Helper()
 	cfg.RescanInterval, cfg.NoXid = -1, true
 	cfg.ExtraLibraries = []string{filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libcudart.so.12")}
@@ -89,6 +90,9 @@ func runStubCounted(t *testing.T, dir, app string, cfg Config, iters int) (stubC
 	}
 	stop() // reads the ring to its end
 	asm.Flush()
+	for _, f := range before {
+		f(src)
+	}
 	var c stubCounts
 	if _, err := fmt.Sscanf(last, "counts table_launch=%d export_launch=%d stream_sync=%d", &c.table, &c.export, &c.streamSync); err != nil {
 		t.Fatalf("workload said %q: %v", last, err)
@@ -138,6 +142,37 @@ func TestHookLeversKeepLaunchCountsExact(t *testing.T) {
 			}
 			if got := asm.Counts[ClassSync]; got != uint64(truth.streamSync+3) {
 				t.Errorf("top-level syncs %d, want the stub's %d stream syncs + 2 event syncs + 1 device sync", got, truth.streamSync)
+			}
+		})
+	}
+}
+
+// The floor (Config.FloorLaunches, what cudatrace -floor measures) must hook exactly the
+// launches LaunchesAtEntry records, run once per launch and record none of them: the
+// stubs count their own launches, the program counts its hits.
+func TestFloorLaunchesHitOncePerLaunch(t *testing.T) {
+	needRootAndGCC(t)
+	dir := t.TempDir()
+	app := buildStubs(t, dir)
+	for _, multi := range []bool{false, true} {
+		t.Run(fmt.Sprintf("multi=%v", multi), func(t *testing.T) {
+			var hits uint64
+			cfg := Config{Layers: LayersDriver, FloorLaunches: true, UprobeMulti: multi}
+			truth, asm, st, noReturn := runStubCounted(t, dir, app, cfg, 50, func(src *Source) {
+				var err error
+				if hits, err = src.FloorHits(); err != nil {
+					t.Fatal(err)
+				}
+			})
+			t.Logf("stub: %+v; floor hits %d; launches recorded %d; calls %d", truth, hits, asm.Counts[ClassLaunch], st.Calls)
+			if want := uint64(truth.table + truth.export); hits != want {
+				t.Errorf("floor hits %d, want the stubs' %d driver launches", hits, want)
+			}
+			if asm.Counts[ClassLaunch] != 0 || noReturn != [2]int{} {
+				t.Errorf("launches recorded under the floor: %d (at entry %v), want none", asm.Counts[ClassLaunch], noReturn)
+			}
+			if got := asm.Counts[ClassSync]; got != uint64(truth.streamSync+3) {
+				t.Errorf("top-level syncs %d, want %d: the other calls must still be traced", got, truth.streamSync+3)
 			}
 		})
 	}

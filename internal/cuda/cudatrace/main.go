@@ -3,6 +3,9 @@
 // validation tool of VALIDATION.md ("NVIDIA H200"); the receiver uses the same package.
 //
 //	cudatrace [-lib PATH]... [-out FILE] -- COMMAND [ARGS...]
+//
+// The hook-cost levers (cuda.Config) are flags: -layers, -launches-at-entry,
+// -uprobe-multi; -floor and -bpf-stats are for measuring them (BENCHMARKS.md).
 package main
 
 import (
@@ -16,7 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
 )
@@ -61,6 +66,8 @@ func main() {
 		layers  = flag.String("layers", "", "hook the functions of: both (default), driver or runtime")
 		atEntry = flag.Bool("launches-at-entry", false, "record the innermost hooked layer's launches at entry, no return probe")
 		multi   = flag.Bool("uprobe-multi", false, "attach with uprobe_multi links (kernel 6.6+)")
+		floor   = flag.Bool("floor", false, "measuring only: launches hooked at entry run a program that counts and returns (no launch is recorded)")
+		bpfStat = flag.Bool("bpf-stats", false, "turn on the kernel's BPF run-time statistics while the command runs and report the uprobe programs' runs and ns")
 	)
 	flag.Var(&extra, "lib", "a library file to hook at start (repeatable; globs allowed)")
 	flag.Parse()
@@ -74,7 +81,7 @@ func main() {
 	}
 	t0 := time.Now()
 	src, _, err := cuda.Open(cuda.Config{ExtraLibraries: extra, IgnoreEntryPoints: *noEP, RescanInterval: *rescan,
-		Layers: *layers, LaunchesAtEntry: *atEntry, UprobeMulti: *multi}, log)
+		Layers: *layers, LaunchesAtEntry: *atEntry, UprobeMulti: *multi, FloorLaunches: *floor}, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cudatrace:", err)
 		os.Exit(1)
@@ -118,12 +125,36 @@ func main() {
 	done := make(chan error, 1)
 	go func() { done <- src.Run(ctx, xsink) }()
 
+	if *bpfStat {
+		stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cudatrace: -bpf-stats:", err)
+			os.Exit(1)
+		}
+		defer stats.Close()
+	}
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stderr, os.Stderr
+	cpu0 := selfCPU()
 	start := time.Now()
 	runErr := cmd.Run()
 	wall := time.Since(start)
 	time.Sleep(100 * time.Millisecond)
+	// This process's CPU while the command ran (the ring reader, decoder, assembler and
+	// hook worker; not the uprobes, which run in the traced threads).
+	tracerCPU := selfCPU() - cpu0
+	var progStats []cuda.ProgramStat
+	if *bpfStat {
+		if progStats, err = src.ProgramStats(); err != nil {
+			fmt.Fprintln(os.Stderr, "cudatrace: -bpf-stats:", err)
+		}
+	}
+	var floorHits uint64
+	if *floor {
+		if floorHits, err = src.FloorHits(); err != nil {
+			fmt.Fprintln(os.Stderr, "cudatrace: -floor:", err)
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		fmt.Fprintln(os.Stderr, "cudatrace: run:", err)
@@ -143,6 +174,7 @@ func main() {
 	res := map[string]any{
 		"command": flag.Args(), "command_error": fmt.Sprint(runErr), "command_wall_ns": wall.Nanoseconds(),
 		"open_ns": openTime.Nanoseconds(), "report": rep.Entries, "stats": st,
+		"tracer_cpu_ns": tracerCPU.Nanoseconds(), "program_stats": progStats, "floor_hits": floorHits,
 		"top_level_counts": counts, "nested_counts": nested, "submissions": subs, "xids": xids,
 	}
 	b, _ := json.MarshalIndent(res, "", " ")
@@ -158,6 +190,15 @@ func main() {
 	if runErr != nil {
 		os.Exit(1)
 	}
+}
+
+// selfCPU is this process's user + system time (its children excluded).
+func selfCPU() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 type xidTap struct {

@@ -19,3 +19,12 @@ func TestCUDARingBufferSizeNamesTheProblem(t *testing.T) {
 		}
 	}
 }
+
+// --layers reaches the source's validation the same way (exit 2 "flag provided but not
+// defined" before the flag existed).
+func TestCUDALayersNamesTheProblem(t *testing.T) {
+	code, _, stderr := runCLI("cuda", "--quiet", "--layers", "kernel", "--", "true")
+	if code != 1 || !strings.Contains(stderr, `cuda layers "kernel"`) {
+		t.Errorf("--layers kernel: exit %d, stderr %q; want exit 1 naming the value", code, stderr)
+	}
+}

@@ -44,6 +44,9 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	flushEvery := fs.Duration("flush-interval", defaults.FlushInterval, "how often spans are written")
 	collectEvery := fs.Duration("collection-interval", defaults.CollectionInterval, "how often metrics are written")
 	ringBytes := fs.Int("ring-buffer-size", defaults.Live.CUDA.RingBufferSize, "bytes of the CUDA source's ring buffer (a power of two, at least a page)")
+	layers := fs.String("layers", defaults.Live.CUDA.Layers, "hook the API functions of: both (runtime and driver), driver or runtime")
+	atEntry := fs.Bool("launches-at-entry", defaults.Live.CUDA.LaunchesAtEntry, "record launches at entry with no return probe (no duration, no result code)")
+	multi := fs.Bool("uprobe-multi", defaults.Live.CUDA.UprobeMulti, "attach with uprobe_multi links where the kernel has them (6.6+)")
 	var libs stringList
 	fs.Var(&libs, "library", "a CUDA library file to hook at start (repeatable; globs allowed)")
 	if code, done := parseArgs(fs, args, stdout, stderr); done {
@@ -55,7 +58,8 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		log, _ = zap.NewDevelopment()
 	}
 	g, err := graph.Open(graph.Spec{
-		CUDA: &graph.CUDASpec{Libraries: libs, RescanInterval: *rescan, IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid, RingBufferBytes: *ringBytes},
+		CUDA: &graph.CUDASpec{Libraries: libs, RescanInterval: *rescan, IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid, RingBufferBytes: *ringBytes,
+			Layers: *layers, LaunchesAtEntry: *atEntry, UprobeMulti: *multi},
 		// The receiver's enrich stage: processes read at their first CUDA call, their
 		// OTEP 4947 recipes pushed into the source's kernel table, TRACEPARENT as fallback.
 		Enrich:  !*noTenant,

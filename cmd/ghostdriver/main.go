@@ -39,6 +39,7 @@ var synopses = []struct{ cmd, text string }{
 	{"cuda", `ghostdriver cuda   [--duration D] [--output FILE] [--metrics-output FILE] [--library PATH]... [--rescan-interval D]
                    [--no-entry-points] [--no-xid] [--no-tenant] [--obi-map PATH] [--ready-file FILE] [--quiet]
                    [--verbose] [--flush-interval D] [--collection-interval D] [--ring-buffer-size N]
+                   [--layers both|driver|runtime] [--launches-at-entry] [--uprobe-multi]
                    [-- COMMAND [ARGS...]]`},
 	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints] [--no-tracefs-mount]`},
 	{"spans", `ghostdriver spans  [--limit N] [--completed] FILE`},

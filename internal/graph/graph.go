@@ -82,6 +82,10 @@ type CUDASpec struct {
 	IgnoreEntryPoints bool
 	// NoXid: do not attach the nvidia:nvidia_dev_xid tracepoint.
 	NoXid bool
+	// Layers, LaunchesAtEntry, UprobeMulti: the hook-cost levers (cuda.Config).
+	Layers          string
+	LaunchesAtEntry bool
+	UprobeMulti     bool
 }
 
 // ContextSpec configures the application trace-context tiers.

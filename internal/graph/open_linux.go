@@ -221,6 +221,9 @@ func (g *Graph) openCUDA() error {
 		RingBufferBytes:   cs.RingBufferBytes,
 		IgnoreEntryPoints: cs.IgnoreEntryPoints,
 		NoXid:             cs.NoXid,
+		Layers:            cs.Layers,
+		LaunchesAtEntry:   cs.LaunchesAtEntry,
+		UprobeMulti:       cs.UprobeMulti,
 		ContextTiers:      enrich.KernelTiers(g.tiers()),
 		OBIMapPath:        g.spec.Context.OBIMapPath,
 	}, g.log)

@@ -186,6 +186,9 @@ type LiveConfig struct {
 //	    follow_entry_points: true
 //	    xid: true
 //	    ring_buffer_size: 4194304
+//	    layers: both               # or driver, runtime
+//	    launches_at_entry: false
+//	    uprobe_multi: false
 type CUDAConfig struct {
 	// Enabled turns the CUDA source on (default false). It also adds the majors of the
 	// NVIDIA devices CUDA work goes through (the frontend, 195, and nvidia-uvm, from
@@ -214,7 +217,33 @@ type CUDAConfig struct {
 	// bytes per traced call): a power of two in 64 KiB..1 GiB, default 4 MiB. Calls that
 	// find it full are counted in ghostdriver.cuda.lost_calls{reason=ring_buffer}.
 	RingBufferSize int `mapstructure:"ring_buffer_size"`
+	// Layers, LaunchesAtEntry and UprobeMulti trade detail for the per-launch hook cost
+	// (BENCHMARKS.md, "CUDA hook levers on the H200"). Layers is whose API functions are
+	// hooked: both (default; a runtime launch is seen with its driver call nested in it),
+	// driver (libcuda only: launches counted once each under driver names; a runtime
+	// error that never reaches the driver is not seen, nor, until some process
+	// initialises CUDA while the collector runs, the driver entry points learnt from
+	// cuGetProcAddress) or runtime (libcudart only: direct driver launches, e.g.
+	// Triton's, are not seen).
+	Layers string `mapstructure:"layers"`
+	// LaunchesAtEntry records the innermost hooked layer's launches at their entry with
+	// no return probe (default false): one uprobe per launch instead of a pair, but
+	// cuda.launch spans then have no duration and no result code (a failed launch is not
+	// marked).
+	LaunchesAtEntry bool `mapstructure:"launches_at_entry"`
+	// UprobeMulti attaches each library's functions with uprobe_multi links (kernel 6.6+)
+	// instead of one perf-event uprobe per function (default false); where the kernel
+	// refuses, classic uprobes are used and the capability report says why.
+	UprobeMulti bool `mapstructure:"uprobe_multi"`
 }
+
+// live.cuda.layers values (the same as internal/cuda's Config.Layers, which builds on
+// Linux only).
+const (
+	CUDALayersBoth    = "both"
+	CUDALayersDriver  = "driver"
+	CUDALayersRuntime = "runtime"
+)
 
 // Bounds of live.cuda.
 const (
@@ -224,7 +253,8 @@ const (
 )
 
 func defaultCUDAConfig() CUDAConfig {
-	return CUDAConfig{RescanInterval: 2 * time.Second, FollowEntryPoints: true, Xid: true, RingBufferSize: 4 << 20}
+	return CUDAConfig{RescanInterval: 2 * time.Second, FollowEntryPoints: true, Xid: true, RingBufferSize: 4 << 20,
+		Layers: CUDALayersBoth}
 }
 
 func (c *CUDAConfig) validate() []error {
@@ -237,6 +267,11 @@ func (c *CUDAConfig) validate() []error {
 	}
 	if rb := c.RingBufferSize; rb < minRingBufferBytes || rb > maxRingBufferBytes || rb&(rb-1) != 0 {
 		errs = append(errs, fmt.Errorf("live.cuda.ring_buffer_size must be a power of two in %d..%d bytes, got %d", minRingBufferBytes, maxRingBufferBytes, rb))
+	}
+	switch c.Layers {
+	case CUDALayersBoth, CUDALayersDriver, CUDALayersRuntime:
+	default:
+		errs = append(errs, fmt.Errorf("live.cuda.layers must be %q, %q or %q, got %q", CUDALayersBoth, CUDALayersDriver, CUDALayersRuntime, c.Layers))
 	}
 	if len(c.Libraries) > maxCUDALibraries {
 		errs = append(errs, fmt.Errorf("live.cuda.libraries lists %d entries; at most %d are allowed", len(c.Libraries), maxCUDALibraries))

@@ -178,6 +178,9 @@ func specOf(cfg *Config) (graph.Spec, error) {
 				RingBufferBytes:   c.RingBufferSize,
 				IgnoreEntryPoints: !c.FollowEntryPoints,
 				NoXid:             !c.Xid,
+				Layers:            c.Layers,
+				LaunchesAtEntry:   c.LaunchesAtEntry,
+				UprobeMulti:       c.UprobeMulti,
 			}
 		}
 	default:

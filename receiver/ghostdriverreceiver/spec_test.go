@@ -16,6 +16,9 @@ func TestSpecOfCUDA(t *testing.T) {
 	cfg.Live.CUDA.RingBufferSize = 1 << 20
 	cfg.Live.CUDA.FollowEntryPoints = false
 	cfg.Live.CUDA.Xid = false
+	cfg.Live.CUDA.Layers = CUDALayersRuntime
+	cfg.Live.CUDA.LaunchesAtEntry = true
+	cfg.Live.CUDA.UprobeMulti = true
 	spec, err := specOf(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +28,7 @@ func TestSpecOfCUDA(t *testing.T) {
 		t.Fatal("live.cuda.enabled: no CUDA source in the spec")
 	}
 	if !slices.Equal(c.Libraries, cfg.Live.CUDA.Libraries) || c.RescanInterval != 3*time.Second ||
-		c.RingBufferBytes != 1<<20 || !c.IgnoreEntryPoints || !c.NoXid {
+		c.RingBufferBytes != 1<<20 || !c.IgnoreEntryPoints || !c.NoXid || c.Layers != "runtime" || !c.LaunchesAtEntry || !c.UprobeMulti {
 		t.Errorf("CUDA spec %+v does not carry live.cuda %+v", *c, cfg.Live.CUDA)
 	}
 	if spec.Live == nil || spec.Replay != nil {

@@ -133,9 +133,14 @@ build-arm64: dist
 
 # The arm64 rig: Debian's arm64 kernel under qemu-system-aarch64 (TCG) with DRM, gpu-sched
 # and vgem loaded; the arm64 CLI's doctor and the cross-compiled probe tests run there
-# (scripts/test-arm64.sh says what is checked). Needs qemu-system-arm.
-test-arm64: build-arm64
+# (scripts/test-arm64.sh says what is checked). Then the virtual GPU rig on the same arm64
+# kernel (testdata/vgpu/run.sh 6.1-arm64: vgpu.ko cross-built, the arm64 CLI as the
+# receivers, the host CLI for the replay) with the x86 rig's checks. Needs qemu-system-arm,
+# gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and pahole (dwarves).
+test-arm64: build-arm64 cli
 	ARM64_CLI=$(ARM64_CLI) scripts/test-arm64.sh
+	VGPU_KERNELS=6.1-arm64 GHOSTDRIVER_BIN=$(abspath $(ARM64_CLI)) HOST_GHOSTDRIVER_BIN=$(abspath bin/ghostdriver) \
+	  testdata/vgpu/test.sh
 
 bench:
 	scripts/bench.sh

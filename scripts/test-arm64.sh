@@ -13,8 +13,8 @@
 #
 # Needs: qemu-system-arm, dpkg-deb, cpio, gzip, apt-get (the arm64 packages are fetched
 # through a private apt configuration; the machine's /etc/apt is not touched). Artifacts and
-# downloads: ARM64_CACHE (default build/arm64-rig). The virtual GPU driver's jobs are not
-# run here (the vgpu module is built for x86 kernels only).
+# downloads: ARM64_CACHE (default build/arm64-rig). The virtual GPU driver's jobs run on the
+# same arm64 kernel after this script (make test-arm64: testdata/vgpu/run.sh 6.1-arm64).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ARM64_CACHE:-$root/build/arm64-rig}

@@ -103,3 +103,47 @@ func BenchmarkTracesProto(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSpansToBytes is the per-job cost of a span file's content, side by side: the
+// builder's pdata spans encoded by AppendTracesJSON/Proto (the earlier CLI path) against
+// the JobEncoder, jobs of distinct identities in batches of 1024 (the lossless batch).
+func BenchmarkSpansToBytes(b *testing.B) {
+	const batch = 1024
+	for _, format := range []Format{FormatJSON, FormatProto} {
+		name := map[Format]string{FormatJSON: "json", FormatProto: "proto"}[format]
+		b.Run(name+"/builder", func(b *testing.B) {
+			jobs := benchJobs(batch)
+			sb := NewSpanBuilder(testClock)
+			var buf []byte
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				j := jobs[i%batch]
+				j.Finished.Seqno = uint64(i)
+				sb.Append(j)
+				if sb.Len() == batch {
+					if format == FormatProto {
+						buf = AppendTracesProto(buf[:0], sb.Take())
+					} else {
+						buf = AppendTracesJSON(buf[:0], sb.Take())
+					}
+				}
+			}
+		})
+		b.Run(name+"/encoder", func(b *testing.B) {
+			jobs := benchJobs(batch)
+			e := NewJobEncoder(testClock, format)
+			var buf []byte
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				j := jobs[i%batch]
+				j.Finished.Seqno = uint64(i)
+				e.Append(j)
+				if e.Len() == batch {
+					t := e.Take()
+					buf = t.AppendTo(buf[:0])
+					t.Release()
+				}
+			}
+		})
+	}
+}

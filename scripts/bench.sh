@@ -13,6 +13,8 @@
 #   BENCH_ROUNDS  interleaved rounds of the host parts (default 7, 3 with QUICK=1)
 #   BENCH_IOCTLS  ioctls per whole-system run (default 1000000, 300000 with QUICK=1)
 #   BENCH_STEPS   subset of: kernel system loss user export guest (default: all)
+#   BENCH_GD_BASE a ghostdriver binary of another commit: the system step adds condition
+#                 base-1 (that binary following every ioctl) beside gd-1, for before/after runs
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -122,8 +124,10 @@ system_run() {
 	rm -f "$tmp".*
 	case $cond in
 	bare) ;;
-	gd-*)
-		"$BUILD/ghostdriver" live --drm-major "${cond#gd-}" --ready-file "$tmp.ready" >"$tmp.out" 2>"$tmp.err" &
+	gd-* | base-*)
+		local bin=$BUILD/ghostdriver
+		[ "${cond%%-*}" = base ] && bin=$BENCH_GD_BASE
+		"$bin" live --drm-major "${cond#*-}" --ready-file "$tmp.ready" >"$tmp.out" 2>"$tmp.err" &
 		pid=$!
 		for i in $(seq 300); do [ -e "$tmp.ready" ] && break; sleep 0.1; done
 		[ -e "$tmp.ready" ] || { cat "$tmp.err" >&2; die "ghostdriver did not attach"; }
@@ -148,7 +152,7 @@ system_run() {
 	sleep 0.3 # let the readers drain what the loop left
 	[ -n "$pid" ] && c1=$(task_cpu_ns "$pid")
 	case $cond in
-	gd-*)
+	gd-* | base-*)
 		kill -TERM "$pid"
 		wait "$pid" || true
 		lost=$(sed -n 's/^events lost before decoding: //p' "$tmp.out")
@@ -174,11 +178,18 @@ system_run() {
 	rm -f "$tmp".*
 }
 if has system; then
-	log "2/5 system: $ROUNDS × (bare, gd-1, gd-226, bpftrace, ftrace), $IOCTLS ioctls each"
-	trap 'ftrace_stop' EXIT
+	conds="bare gd-1${BENCH_GD_BASE:+ base-1} gd-226 bpftrace ftrace"
+	log "2/5 system: $ROUNDS × ($conds), $IOCTLS ioctls each"
+	echo "system_conditions=$conds${BENCH_GD_BASE:+ base=$BENCH_GD_BASE}" >>"$OUT/context.txt"
+	# bpftrace and the ftrace peer need tracefs (ghostdriver mounts it only while attaching).
+	TRACEFS_OURS=
+	if ! mountpoint -q "$T"; then
+		mount -t tracefs nodev "$T" && TRACEFS_OURS=1
+	fi
+	trap 'ftrace_stop; [ -z "$TRACEFS_OURS" ] || umount "$T" 2>/dev/null || true' EXIT
 	printf 'round\tcondition\twall_ns_per_ioctl\tloop_cpu_ns_per_ioctl\ttracer_cpu_ns_per_ioctl\ttracer_events\ttracer_lost\tloadavg1\n' >"$OUT/system.tsv"
 	for r in $(seq "$ROUNDS"); do
-		for c in bare gd-1 gd-226 bpftrace ftrace; do
+		for c in $conds; do
 			system_run "$c" "$r" >>"$OUT/system.tsv"
 		done
 		log "  round $r done (load $(cut -d' ' -f1 /proc/loadavg))"

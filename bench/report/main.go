@@ -241,7 +241,7 @@ func (r *rep) system() {
 			meds[k][col] = v
 		}
 	}
-	conds := []string{"bare", "gd-1", "gd-226", "bpftrace", "ftrace"}
+	conds := []string{"bare", "gd-1", "base-1", "gd-226", "bpftrace", "ftrace"}
 	r.p("| condition | wall ns/ioctl | loop CPU ns/ioctl | tracer CPU ns/ioctl | total CPU ns/ioctl | wall ratio | CPU ratio | events read | events lost | load |")
 	r.p("|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range conds {
@@ -256,8 +256,17 @@ func (r *rep) system() {
 	r.p("\nRatios are medians of per-round ratios against the bare run of the same round. CPU = the loop's own CPU (the probes run in its context) + the tracer process's threads (schedstat).")
 	gd, bt, ft := median(ratios["gd-1"]["total_cpu"]), median(ratios["bpftrace"]["total_cpu"]), median(ratios["ftrace"]["total_cpu"])
 	gdw, btw, ftw := median(ratios["gd-1"]["wall_ns_per_ioctl"]), median(ratios["bpftrace"]["wall_ns_per_ioctl"]), median(ratios["ftrace"]["wall_ns_per_ioctl"])
-	r.p("\n- **Same events (gd-1: every ioctl followed) — CPU ratio**: ghostdriver %.2f× vs bpftrace %.2f× (%s) vs ftrace %.2f× (%s). Wall ratio: %.2f× vs %.2f× vs %.2f×.",
-		gd, bt, verdict(gd <= bt), ft, verdict(gd <= ft), gdw, btw, ftw)
+	r.p("\n- **Same events (gd-1: every ioctl followed) — CPU ratio**: ghostdriver %.2f× vs bpftrace %.2f× (≤ 0.8× bpftrace's: %.2f× of it, %s; ≤ bpftrace's: %s) vs ftrace %.2f× (%s). Wall ratio: %.2f× vs %.2f× vs %.2f×.",
+		gd, bt, gd/bt, verdict(gd <= 0.8*bt), verdict(gd <= bt), ft, verdict(gd <= ft), gdw, btw, ftw)
+	if b := meds["bare"]; b != nil && meds["gd-1"] != nil && meds["bpftrace"] != nil {
+		add := func(c string) float64 { return meds[c]["total_cpu"] - b["total_cpu"] }
+		r.p("- CPU added over the bare loop per followed ioctl (medians): ghostdriver %.0f ns, bpftrace %.0f ns (%.2f× of it).", add("gd-1"), add("bpftrace"), add("gd-1")/add("bpftrace"))
+	}
+	if meds["base-1"] != nil {
+		bs := median(ratios["base-1"]["total_cpu"])
+		r.p("- Before/after in the same rounds (base-1: the baseline binary, BENCH_GD_BASE): CPU ratio %.2f× → %.2f×; tracer CPU %.0f → %.0f ns per ioctl.",
+			bs, gd, meds["base-1"]["tracer_cpu_ns_per_ioctl"], meds["gd-1"]["tracer_cpu_ns_per_ioctl"])
+	}
 	if m := meds["ftrace"]; m != nil && m["tracer_lost"] > 0 {
 		r.p("- ftrace lost %.0f of its events per run (ring overrun: the trace_pipe reader does not keep up), so its ratio is for a recording that is not complete.", m["tracer_lost"])
 	}

@@ -51,6 +51,9 @@ type JobEncoder struct {
 	span  spanData // scratch: the span being written
 	attrs []spanAttr
 	links []linkData
+	// JSON: repeated values encoded once, and the job's ids in hex
+	cache                     jsonCache
+	traceHex, spanHex, parHex []byte
 }
 
 // NewJobEncoder returns an encoder in format converting source timestamps with clock (at
@@ -132,6 +135,13 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 
 	s := &e.span
 	s.trace, s.span, s.parent = traceID, spanID, parentID
+	s.traceHex, s.parentHex, s.cache = nil, nil, nil
+	if e.format == FormatJSON {
+		e.traceHex = appendHexID(e.traceHex[:0], traceID[:])
+		e.spanHex = appendHexID(e.spanHex[:0], spanID[:])
+		e.parHex = appendHexID(e.parHex[:0], parentID[:])
+		s.traceHex, s.parentHex, s.cache = e.traceHex, e.parHex, &e.cache
+	}
 	s.name, s.nameJSON = JobSpanName, jobSpanNameJSON
 	s.start, s.end = spanInterval(e.clock, j.Start, j.End)
 	e.attrs = jobAttrs(e.attrs[:0], j)
@@ -149,6 +159,9 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 	t.count++
 
 	s.parent, s.links, s.statusMsg, s.statusErr = spanID, nil, "", false
+	if e.format == FormatJSON {
+		s.parentHex = e.spanHex
+	}
 	for i := range stages {
 		st := &stages[i]
 		s.span = stageSpanID(spanID, st.Stage)

@@ -33,6 +33,10 @@ type spanData struct {
 	links        []linkData
 	statusMsg    string
 	statusErr    bool
+	// JSON only: the trace and parent span ids in hex, when encoded already (nil: not),
+	// and the encoder's cache of repeated values (nil: none).
+	traceHex, parentHex []byte
+	cache               *jsonCache
 }
 
 // linkData is one link to a dependency's span, with its three attributes.
@@ -198,7 +202,12 @@ func (s *spanData) appendJSON(dst []byte) []byte {
 	more := false
 	if !s.trace.IsEmpty() {
 		dst = appendField(dst, more, "traceId")
-		dst, more = appendHexID(dst, s.trace[:]), true
+		if s.traceHex != nil {
+			dst = append(dst, s.traceHex...)
+		} else {
+			dst = appendHexID(dst, s.trace[:])
+		}
+		more = true
 	}
 	if !s.span.IsEmpty() {
 		dst = appendField(dst, more, "spanId")
@@ -206,7 +215,12 @@ func (s *spanData) appendJSON(dst []byte) []byte {
 	}
 	if !s.parent.IsEmpty() {
 		dst = appendField(dst, more, "parentSpanId")
-		dst, more = appendHexID(dst, s.parent[:]), true
+		if s.parentHex != nil {
+			dst = append(dst, s.parentHex...)
+		} else {
+			dst = appendHexID(dst, s.parent[:])
+		}
+		more = true
 	}
 	if s.name != "" {
 		dst = appendField(dst, more, "name")
@@ -221,15 +235,15 @@ func (s *spanData) appendJSON(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(ptrace.SpanKindInternal), 10)
 	if s.start != 0 {
 		dst = appendField(dst, true, "startTimeUnixNano")
-		dst = appendQuotedUint(dst, uint64(s.start))
+		dst = s.cache.appendQuotedUint(dst, uint64(s.start))
 	}
 	if s.end != 0 {
 		dst = appendField(dst, true, "endTimeUnixNano")
-		dst = appendQuotedUint(dst, uint64(s.end))
+		dst = s.cache.appendQuotedUint(dst, uint64(s.end))
 	}
 	if len(s.attrs) > 0 {
 		dst = appendField(dst, true, "attributes")
-		dst = appendSpanAttrsJSON(dst, s.attrs)
+		dst = appendSpanAttrsJSON(dst, s.attrs, s.cache)
 	}
 	if len(s.links) > 0 {
 		dst = appendField(dst, true, "links")
@@ -250,7 +264,7 @@ func (s *spanData) appendJSON(dst []byte) []byte {
 				dst, lmore = appendHexID(dst, l.span[:]), true
 			}
 			dst = appendField(dst, lmore, "attributes")
-			dst = append(appendSpanAttrsJSON(dst, l.attrs[:]), '}')
+			dst = append(appendSpanAttrsJSON(dst, l.attrs[:], s.cache), '}')
 		}
 		dst = append(dst, ']')
 	}
@@ -305,8 +319,8 @@ func (s *spanData) appendProto(dst []byte) []byte {
 	return appendIDField(dst, 0xa, s.trace[:], s.trace.IsEmpty())
 }
 
-// appendSpanAttrsJSON writes the attributes array.
-func appendSpanAttrsJSON(dst []byte, attrs []spanAttr) []byte {
+// appendSpanAttrsJSON writes the attributes array (c: the encoder's cache, or nil).
+func appendSpanAttrsJSON(dst []byte, attrs []spanAttr, c *jsonCache) []byte {
 	dst = append(dst, '[')
 	for i := range attrs {
 		a := &attrs[i]
@@ -329,7 +343,7 @@ func appendSpanAttrsJSON(dst []byte, attrs []spanAttr) []byte {
 			dst = appendAttrValueJSON(dst, a.val)
 		case a.kind == attr.KindString:
 			dst = append(dst, `{"stringValue":`...)
-			dst = append(appendString(dst, a.str), '}')
+			dst = append(c.appendString(dst, a.str), '}')
 		case a.kind == attr.KindInt:
 			dst = append(dst, `{"intValue":"`...)
 			dst = append(strconv.AppendInt(dst, a.num, 10), '"', '}')

@@ -128,6 +128,19 @@ func TestJobEncoderSameAsBuilderOnFixtures(t *testing.T) {
 			sameAsBuilder(t, c, [][]*assemble.Job{{partialJob(), fullJob()}, {partialJob()}}, nil)
 			// nothing at all
 			sameAsBuilder(t, c, [][]*assemble.Job{{}}, nil)
+			// only another kind's spans (the CUDA command's batches), then both
+			cudaOnly := func(n int) ptrace.Traces {
+				td := ptrace.NewTraces()
+				for i := range 2 {
+					rs := td.ResourceSpans().AppendEmpty()
+					rs.Resource().Attributes().PutInt("process.pid", int64(n*10+i))
+					sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+					sp.SetName("cuda.launch")
+					sp.SetSpanID(pcommon.SpanID{9, byte(n), byte(i)})
+				}
+				return td
+			}
+			sameAsBuilder(t, c, [][]*assemble.Job{{}, {}, {fullJob()}}, cudaOnly)
 		})
 	}
 }

@@ -14,18 +14,23 @@
  * from the event stream (internal/assemble/fences.go): a fence created or emitted by the
  * thread that ran the job, between its run event and the signal of its scheduled fence
  * (context one below the finished fence's, same seqno), is its hardware fence; a fence
- * whose (context + 1, seqno) is a pending job is that job's scheduled fence.
+ * whose (context + 1, seqno) is a pending job is that job's scheduled fence. A signalled
+ * fence's ops pointer says which of the three lookups can match: the scheduler gives its
+ * scheduled and finished fences their own dma_fence_ops (drm_sched_fence_ops_scheduled /
+ * _finished in sched_fence.c, both generations; to_drm_sched_fence tells them apart the
+ * same way), which the queue hook learns from the first job's s_fence.
  *
  * Bounds: `jobs` is a preallocated hash sized by Config.JobsMapEntries. A new job that
  * finds it full is counted (JC_FULL) and each of its hooks sends its stamp at once, marked
- * JF_NO_STATE: nothing is silently lost. The auxiliary maps (running thread → job, fence →
- * job, watched dependencies, schedulers seen) are LRU hashes: losing an entry of theirs
- * costs a stamp, never a job.
+ * JF_NO_STATE: nothing is silently lost. The auxiliary maps (running thread → job, fence
+ * roles: hardware fence → job and watched dependencies, schedulers seen) are LRU hashes:
+ * losing an entry of theirs costs a stamp, never a job.
  */
 #include "ghostdriver.h"
 #include "drm_types.h"
 #include "jobrec.h"
 #include "sched_names.h"
+#include "twin_progs.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -36,6 +41,7 @@ const struct job_pending *unused_job_pending __attribute__((unused));
 const enum job_slot *unused_job_slot __attribute__((unused));
 const enum job_flag *unused_job_flag __attribute__((unused));
 const enum job_counter *unused_job_counter __attribute__((unused));
+const struct fence_role *unused_fence_role __attribute__((unused));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -52,21 +58,17 @@ struct {
 	__type(value, struct fence_key);
 } running SEC(".maps");
 
-/* Fence created in a run window → the job (its finished fence). */
+/*
+ * What a fence that is not a scheduler fence is to the jobs: the hardware fence of a job
+ * (FR_HW: created or emitted in its run window) and/or a dependency some job waits on
+ * (FR_WATCHED: its signal is sent even when it is no job's own). One lookup tells both.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384); /* Config.JobsMapEntries */
 	__type(key, struct fence_key);
-	__type(value, struct fence_key);
-} hw_fences SEC(".maps");
-
-/* Fences some job depends on: their signal is sent even when they are no job's own. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384); /* Config.JobsMapEntries */
-	__type(key, struct fence_key);
-	__type(value, __u8);
-} watched SEC(".maps");
+	__type(value, struct fence_role);
+} fence_roles SEC(".maps");
 
 /* Schedulers whose names record was sent. */
 struct {
@@ -110,6 +112,20 @@ struct {
 	__type(value, __u32);
 } jobs_cfg SEC(".maps");
 
+/*
+ * The scheduler's dma_fence_ops of its scheduled and finished fences, learned from the
+ * first job's s_fence (0 until then: the signal hook then tries every lookup).
+ */
+__u64 sched_ops_scheduled = 0, sched_ops_finished = 0;
+
+/* Threads with an entry in `running` (a job's run window open): 0 lets the fence
+ * creation hooks return without a lookup. Entries the LRU evicts keep it above 0, which
+ * only costs that shortcut. */
+__s64 run_windows = 0;
+
+/* The scheduler whose names record was sent last: most jobs need no sched_seen lookup. */
+__u64 names_last = 0;
+
 static __always_inline void count(__u32 c)
 {
 	__u64 *n = bpf_map_lookup_elem(&jobs_stats, &c);
@@ -148,29 +164,26 @@ static __always_inline struct job_record *scratch(void)
 }
 
 /*
- * The job's state, created when absent (create). NULL when it cannot be kept: *full says
- * whether the map was full (the caller then sends its stamp at once).
+ * A new job's state: the scratch record s, filled by the caller (slot: the stamp it
+ * has, whose time gives the pending bucket), goes into the map (one update, no lookup
+ * after it). Returns 0 when it went in; 1 when another CPU created the
+ * job meanwhile (the caller then stamps the map's entry); -1 when the map is full
+ * (counted; the caller sends s alone).
  */
-static __always_inline struct job_record *job_state(struct fence_key *k, bool create, bool *full)
+static __always_inline int job_insert(struct fence_key *k, struct job_record *s, __u32 slot)
 {
-	struct job_record *j = bpf_map_lookup_elem(&jobs, k);
-	if (j || !create)
-		return j;
-	struct job_record *s = scratch();
-	if (!s)
-		return 0;
-	s->fence_ctx = k->ctx;
-	s->fence_seqno = k->seqno;
-	s->bucket = (bpf_ktime_get_ns() >> JOB_BUCKET_SHIFT) & (JOB_BUCKETS - 1);
+	if (slot >= JS_COUNT)
+		return -1;
+	s->bucket = (s->st[slot].ts >> JOB_BUCKET_SHIFT) & (JOB_BUCKETS - 1);
 	long err = bpf_map_update_elem(&jobs, k, s, BPF_NOEXIST);
 	if (err == 0) {
 		pending_add(s->bucket, 1);
-	} else if (err != -17 /* EEXIST: another CPU created it */) {
-		*full = true;
-		count(JC_FULL);
 		return 0;
 	}
-	return bpf_map_lookup_elem(&jobs, k);
+	if (err == -17 /* EEXIST: another CPU created it */)
+		return 1;
+	count(JC_FULL);
+	return -1;
 }
 
 /*
@@ -222,11 +235,16 @@ static __always_inline void read_fence_key(struct dma_fence *f, struct fence_key
 static __always_inline void names_once(struct drm_gpu_scheduler___gd *s)
 {
 	__u64 key = (__u64)s;
-	if (!s || bpf_map_lookup_elem(&sched_seen, &key))
+	if (!s || key == names_last)
 		return;
+	if (bpf_map_lookup_elem(&sched_seen, &key)) {
+		names_last = key;
+		return;
+	}
 	__u8 one = 1;
 	if (bpf_map_update_elem(&sched_seen, &key, &one, BPF_NOEXIST) != 0)
 		return;
+	names_last = key;
 	struct job_names_record *r = ring_reserve(sizeof(*r));
 	if (!r)
 		return;
@@ -239,19 +257,40 @@ static __always_inline void names_once(struct drm_gpu_scheduler___gd *s)
 	ring_submit(r);
 }
 
-/* The ids a queue or run event carries (sched.c's read_job, into the job's state). */
+/* The scheduler's fence ops, from a job's s_fence (once). */
+static __always_inline void learn_sched_ops(struct drm_sched_fence___gd *sf)
+{
+	if (sched_ops_finished)
+		return;
+	__u64 sch = (__u64)BPF_CORE_READ(sf, scheduled.ops);
+	__u64 fin = (__u64)BPF_CORE_READ(sf, finished.ops);
+	if (sch && fin && sch != fin) {
+		sched_ops_scheduled = sch;
+		sched_ops_finished = fin;
+	}
+}
+
+/*
+ * The ids a queue or run event carries (sched.c's read_job, into the job's state). A run
+ * after the job's queue was stamped reads only what the run adds (the hardware fence):
+ * the rest is the same job's and already there.
+ */
 static __always_inline void job_ids(struct job_record *j, struct drm_sched_job___gd *job, void *entity,
 				    struct drm_sched_fence___gd *sf, bool run)
 {
-	j->job_ptr = (__u64)job;
-	j->entity = entity ? (__u64)entity : (__u64)BPF_CORE_READ(job, entity);
-	if (bpf_core_field_exists(job->id))
-		j->job_id = BPF_CORE_READ(job, id);
-	if (bpf_core_field_exists(sf->drm_client_id))
-		j->client_id = BPF_CORE_READ(sf, drm_client_id);
-	struct drm_gpu_scheduler___gd *s = BPF_CORE_READ(job, sched);
-	j->sched = (__u64)s;
-	names_once(s);
+	if (!run || !(j->slots & (1u << JS_QUEUE))) {
+		j->job_ptr = (__u64)job;
+		j->entity = entity ? (__u64)entity : (__u64)BPF_CORE_READ(job, entity);
+		if (bpf_core_field_exists(job->id))
+			j->job_id = BPF_CORE_READ(job, id);
+		if (bpf_core_field_exists(sf->drm_client_id))
+			j->client_id = BPF_CORE_READ(sf, drm_client_id);
+		struct drm_gpu_scheduler___gd *s = BPF_CORE_READ(job, sched);
+		j->sched = (__u64)s;
+		names_once(s);
+	} else if (entity) {
+		j->entity = (__u64)entity;
+	}
 	if (run) {
 		struct dma_fence *hw = BPF_CORE_READ(sf, parent);
 		if (hw) {
@@ -261,6 +300,16 @@ static __always_inline void job_ids(struct job_record *j, struct drm_sched_job__
 	}
 }
 
+/* What a queue or run event writes into the job's state. */
+static __always_inline void job_fill(struct job_record *j, __u16 hook, __u32 slot, struct drm_sched_job___gd *job,
+				     void *entity, struct drm_sched_fence___gd *sf)
+{
+	job_ids(j, job, entity, sf, slot == JS_RUN);
+	stamp(j, slot, hook);
+	if (slot == JS_QUEUE)
+		bpf_get_current_comm(j->comm, sizeof(j->comm));
+}
+
 /* queue (slot JS_QUEUE) / run (JS_RUN): (struct drm_sched_job *, struct drm_sched_entity *) */
 static __always_inline int on_job(__u16 hook, __u32 slot, struct drm_sched_job___gd *job, void *entity)
 {
@@ -268,34 +317,40 @@ static __always_inline int on_job(__u16 hook, __u32 slot, struct drm_sched_job__
 		return 0;
 	struct drm_sched_fence___gd *sf = BPF_CORE_READ(job, s_fence);
 	struct fence_key k = {};
+	struct job_record *j = 0;
 	if (sf) {
+		learn_sched_ops(sf);
 		k.ctx = BPF_CORE_READ(sf, finished.context);
 		k.seqno = BPF_CORE_READ(sf, finished.seqno);
-	}
-	bool full = false;
-	struct job_record *j = 0;
-	if (sf)
-		j = job_state(&k, true, &full);
-	else
+		j = bpf_map_lookup_elem(&jobs, &k);
+	} else {
 		count(JC_NO_KEY);
-	bool alone = !j;
-	if (alone) {
-		j = scratch();
-		if (!j)
-			return 0;
-		j->fence_ctx = k.ctx;
-		j->fence_seqno = k.seqno;
 	}
-	stamp(j, slot, hook);
-	job_ids(j, job, entity, sf, slot == JS_RUN);
-	if (slot == JS_QUEUE)
-		bpf_get_current_comm(j->comm, sizeof(j->comm));
+	if (j) {
+		job_fill(j, hook, slot, job, entity, sf);
+	} else {
+		struct job_record *s = scratch();
+		if (!s)
+			return 0;
+		s->fence_ctx = k.ctx;
+		s->fence_seqno = k.seqno;
+		job_fill(s, hook, slot, job, entity, sf);
+		int in = sf ? job_insert(&k, s, slot) : -1;
+		if (in == 1) {
+			j = bpf_map_lookup_elem(&jobs, &k);
+			if (j)
+				job_fill(j, hook, slot, job, entity, sf);
+		} else if (in < 0) {
+			send_alone(s, sf ? JF_NO_STATE : JF_NO_KEY);
+		}
+	}
 	if (slot == JS_RUN && sf) {
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		bpf_map_update_elem(&running, &tid, &k, BPF_ANY);
+		if (bpf_map_update_elem(&running, &tid, &k, BPF_NOEXIST) == 0)
+			__sync_fetch_and_add(&run_windows, 1);
+		else
+			bpf_map_update_elem(&running, &tid, &k, BPF_ANY);
 	}
-	if (alone)
-		send_alone(j, sf ? JF_NO_STATE : JF_NO_KEY);
 	return 0;
 }
 
@@ -306,6 +361,21 @@ static __always_inline bool end_at_signal(void)
 	return v && *v;
 }
 
+/* What a done event writes into the job's state. */
+static __always_inline void done_fill(struct job_record *j, __u16 hook, struct drm_sched_fence___gd *sf)
+{
+	stamp(j, JS_DONE, hook);
+	j->done_ptr = (__u64)sf;
+	struct dma_fence *hw = BPF_CORE_READ(sf, parent);
+	if (hw) {
+		read_fence(hw, &j->done_hw_ctx, &j->done_hw_seqno);
+		j->flags |= JF_DONE_HW;
+	}
+	/* the queue event read it from the same s_fence */
+	if (!(j->slots & (1u << JS_QUEUE)) && bpf_core_field_exists(sf->drm_client_id))
+		j->client_id = BPF_CORE_READ(sf, drm_client_id);
+}
+
 /* done (JS_DONE): (struct drm_sched_fence *) */
 static __always_inline int on_done(__u16 hook, struct drm_sched_fence___gd *sf)
 {
@@ -314,30 +384,48 @@ static __always_inline int on_done(__u16 hook, struct drm_sched_fence___gd *sf)
 	struct fence_key k;
 	k.ctx = BPF_CORE_READ(sf, finished.context);
 	k.seqno = BPF_CORE_READ(sf, finished.seqno);
-	bool full = false;
-	struct job_record *j = job_state(&k, true, &full);
-	bool alone = !j;
-	if (alone) {
-		j = scratch();
+	struct job_record *j = bpf_map_lookup_elem(&jobs, &k);
+	if (j) {
+		done_fill(j, hook, sf);
+	} else {
+		struct job_record *s = scratch();
+		if (!s)
+			return 0;
+		s->fence_ctx = k.ctx;
+		s->fence_seqno = k.seqno;
+		done_fill(s, hook, sf);
+		int in = job_insert(&k, s, JS_DONE);
+		if (in < 0) {
+			send_alone(s, JF_NO_STATE);
+			return 0;
+		}
+		if (in == 0 && end_at_signal())
+			return 0; /* kept: the finished fence's signal ends it */
+		j = bpf_map_lookup_elem(&jobs, &k);
 		if (!j)
 			return 0;
-		j->fence_ctx = k.ctx;
-		j->fence_seqno = k.seqno;
+		if (in == 1)
+			done_fill(j, hook, sf);
 	}
-	stamp(j, JS_DONE, hook);
-	j->done_ptr = (__u64)sf;
-	struct dma_fence *hw = BPF_CORE_READ(sf, parent);
-	if (hw) {
-		read_fence(hw, &j->done_hw_ctx, &j->done_hw_seqno);
-		j->flags |= JF_DONE_HW;
-	}
-	if (bpf_core_field_exists(sf->drm_client_id))
-		j->client_id = BPF_CORE_READ(sf, drm_client_id);
-	if (alone)
-		send_alone(j, JF_NO_STATE);
-	else if (!end_at_signal())
+	if (!end_at_signal())
 		job_send(&k, j);
 	return 0;
+}
+
+/* Marks a fence's role (FR_*); hw: the job (its finished fence) it is the hardware fence of. */
+static __always_inline void role_set(struct fence_key *fk, __u32 bit, struct fence_key *job)
+{
+	struct fence_role *r = bpf_map_lookup_elem(&fence_roles, fk);
+	if (r) {
+		if (job)
+			r->job = *job;
+		r->role |= bit; /* a lost race costs a stamp (the LRU contract) */
+		return;
+	}
+	struct fence_role nr = {.role = bit};
+	if (job)
+		nr.job = *job;
+	bpf_map_update_elem(&fence_roles, fk, &nr, BPF_ANY);
 }
 
 /*
@@ -375,19 +463,24 @@ static __always_inline int on_dep(__u16 hook, struct drm_sched_job___gd *job, st
 		read_fence(dep, &r->dep_ctx, &r->dep_seqno);
 		r->flags |= RF_DEP_WIDE | RF_HAS_DEP;
 		struct fence_key dk = {.ctx = r->dep_ctx, .seqno = r->dep_seqno};
-		__u8 one = 1;
-		bpf_map_update_elem(&watched, &dk, &one, BPF_ANY);
+		role_set(&dk, FR_WATCHED, 0);
 	}
 	rec_submit(r);
 	return 0;
 }
 
-/* dma_fence_init / dma_fence_emit: a fence created by a thread inside a job's run window. */
+/*
+ * dma_fence_init / dma_fence_emit: a fence created by a thread inside a job's run window.
+ * Outside every run window (the scheduler's own fences at arm, other drivers' fences) it
+ * returns before any lookup.
+ */
 static __always_inline int on_fence_created(__u16 hook, struct dma_fence *f)
 {
+	if (run_windows <= 0 || !f)
+		return 0;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct fence_key *jk = bpf_map_lookup_elem(&running, &tid);
-	if (!jk || !f)
+	if (!jk)
 		return 0;
 	struct fence_key jkey = *jk;
 	struct job_record *j = bpf_map_lookup_elem(&jobs, &jkey);
@@ -399,59 +492,78 @@ static __always_inline int on_fence_created(__u16 hook, struct dma_fence *f)
 		stamp(j, JS_HW_EMIT, hook);
 		j->hw_emit_ctx = fk.ctx;
 		j->hw_emit_seqno = fk.seqno;
+		/* the fence created in the same window already has its role */
+		if ((j->slots & (1u << JS_HW_INIT)) && j->hw_init_ctx == fk.ctx && j->hw_init_seqno == fk.seqno)
+			return 0;
 	} else {
 		stamp(j, JS_HW_INIT, hook);
 		j->hw_init_ctx = fk.ctx;
 		j->hw_init_seqno = fk.seqno;
 	}
-	bpf_map_update_elem(&hw_fences, &fk, &jkey, BPF_ANY);
+	role_set(&fk, FR_HW, &jkey);
 	return 0;
+}
+
+/* A scheduled fence's signal: run_job has returned, the job's run window closes. */
+static __always_inline void run_window_close(struct fence_key *fin)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct fence_key *rk = bpf_map_lookup_elem(&running, &tid);
+	if (rk && rk->ctx == fin->ctx && rk->seqno == fin->seqno && bpf_map_delete_elem(&running, &tid) == 0)
+		__sync_fetch_and_add(&run_windows, -1);
 }
 
 /*
  * dma_fence_signaled: a job's finished, scheduled or hardware fence, or a watched one; a
- * fence is at most one of them, so the first match ends the search (cheapest and most
- * frequent first). Fence keys are never reused (a context's seqnos only grow), so the
- * entries of matched fences are left to the LRU maps' own eviction.
+ * fence is at most one of them. The fence's ops pointer says whether it is a scheduler
+ * fence and which (once learned; before, every lookup is tried): a finished or scheduled
+ * fence costs one lookup in `jobs`, any other fence one in `fence_roles` (and a hardware
+ * fence one more, in `jobs`). Fence keys are never reused (a context's seqnos only grow),
+ * so the role entries of matched fences are left to the LRU map's own eviction.
  */
-static __always_inline int on_fence_signaled(struct dma_fence *f)
+static __always_inline int on_fence_signaled(__u16 hook, struct dma_fence *f)
 {
 	if (!f)
 		return 0;
 	struct fence_key k;
 	read_fence_key(f, &k);
+	__u64 ops = sched_ops_finished ? (__u64)BPF_CORE_READ(f, ops) : 0;
 
-	struct job_record *j = bpf_map_lookup_elem(&jobs, &k);
-	if (j) { /* the finished fence: the job is complete */
-		stamp(j, JS_FIN_SIGNAL, HOOK_DMA_FENCE_SIGNALED);
-		job_send(&k, j);
-		return 0;
+	struct job_record *j;
+	if (!ops || ops == sched_ops_finished) {
+		j = bpf_map_lookup_elem(&jobs, &k);
+		if (j) { /* the finished fence: the job is complete */
+			stamp(j, JS_FIN_SIGNAL, hook);
+			job_send(&k, j);
+			return 0;
+		}
 	}
-	struct fence_key fin = {.ctx = k.ctx + 1, .seqno = k.seqno};
-	j = bpf_map_lookup_elem(&jobs, &fin);
-	if (j) { /* the scheduled fence: run_job has returned, the run window closes */
-		stamp(j, JS_SCHED_SIGNAL, HOOK_DMA_FENCE_SIGNALED);
-		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		struct fence_key *rk = bpf_map_lookup_elem(&running, &tid);
-		if (rk && rk->ctx == fin.ctx && rk->seqno == fin.seqno)
-			bpf_map_delete_elem(&running, &tid);
-		return 0;
+	if (!ops || ops == sched_ops_scheduled) {
+		struct fence_key fin = {.ctx = k.ctx + 1, .seqno = k.seqno};
+		j = bpf_map_lookup_elem(&jobs, &fin);
+		if (j) { /* the scheduled fence */
+			stamp(j, JS_SCHED_SIGNAL, hook);
+			run_window_close(&fin);
+			return 0;
+		}
 	}
-	struct fence_key *jk = bpf_map_lookup_elem(&hw_fences, &k);
-	if (jk) {
-		struct fence_key jkey = *jk;
+	struct fence_role *role = bpf_map_lookup_elem(&fence_roles, &k);
+	if (!role)
+		return 0;
+	if (role->role & FR_HW) {
+		struct fence_key jkey = role->job;
 		j = bpf_map_lookup_elem(&jobs, &jkey);
 		if (j) {
-			stamp(j, JS_HW_SIGNAL, HOOK_DMA_FENCE_SIGNALED);
+			stamp(j, JS_HW_SIGNAL, hook);
 			j->hw_sig_ctx = k.ctx;
 			j->hw_sig_seqno = k.seqno;
 			return 0;
 		}
 	}
-	if (!bpf_map_lookup_elem(&watched, &k))
+	if (!(role->role & FR_WATCHED))
 		return 0;
 	/* fence.c's record of the same signal */
-	struct fence_record *r = fence_reserve(HOOK_DMA_FENCE_SIGNALED);
+	struct fence_record *r = fence_reserve(hook);
 	if (!r)
 		return 0;
 	r->ptr = (__u64)f;
@@ -463,77 +575,18 @@ static __always_inline int on_fence_signaled(struct dma_fence *f)
 	return 0;
 }
 
-#define JOB_EVENT(ev, hook, slot)                                                           \
-	SEC("tp_btf/" #ev)                                                                  \
-	int BPF_PROG(jobs_tpbtf_##ev, struct drm_sched_job___gd *job, void *entity)         \
-	{                                                                                   \
-		return on_job(hook, slot, job, entity);                                     \
-	}                                                                                   \
-	SEC("raw_tp/" #ev)                                                                  \
-	int BPF_PROG(jobs_rawtp_##ev, struct drm_sched_job___gd *job, void *entity)         \
-	{                                                                                   \
-		return on_job(hook, slot, job, entity);                                     \
-	}
-
-#define DONE_EVENT(ev, hook)                                                                \
-	SEC("tp_btf/" #ev)                                                                  \
-	int BPF_PROG(jobs_tpbtf_##ev, struct drm_sched_fence___gd *sf)                      \
-	{                                                                                   \
-		return on_done(hook, sf);                                                   \
-	}                                                                                   \
-	SEC("raw_tp/" #ev)                                                                  \
-	int BPF_PROG(jobs_rawtp_##ev, struct drm_sched_fence___gd *sf)                      \
-	{                                                                                   \
-		return on_done(hook, sf);                                                   \
-	}
-
-#define DEP_EVENT(ev, hook)                                                                 \
-	SEC("tp_btf/" #ev)                                                                  \
-	int BPF_PROG(jobs_tpbtf_##ev, struct drm_sched_job___gd *job, struct dma_fence *dep) \
-	{                                                                                   \
-		return on_dep(hook, job, dep);                                              \
-	}                                                                                   \
-	SEC("raw_tp/" #ev)                                                                  \
-	int BPF_PROG(jobs_rawtp_##ev, struct drm_sched_job___gd *job, struct dma_fence *dep) \
-	{                                                                                   \
-		return on_dep(hook, job, dep);                                              \
-	}
-
-#define FENCE_CREATED(ev, hook)                                                             \
-	SEC("tp_btf/" #ev)                                                                  \
-	int BPF_PROG(jobs_tpbtf_##ev, struct dma_fence *f)                                  \
-	{                                                                                   \
-		return on_fence_created(hook, f);                                           \
-	}                                                                                   \
-	SEC("raw_tp/" #ev)                                                                  \
-	int BPF_PROG(jobs_rawtp_##ev, struct dma_fence *f)                                  \
-	{                                                                                   \
-		return on_fence_created(hook, f);                                           \
-	}
-
 /* <= 6.16 */
-JOB_EVENT(drm_sched_job, HOOK_DRM_SCHED_JOB, JS_QUEUE)
-JOB_EVENT(drm_run_job, HOOK_DRM_RUN_JOB, JS_RUN)
-DONE_EVENT(drm_sched_process_job, HOOK_DRM_SCHED_PROCESS_JOB)
-DEP_EVENT(drm_sched_job_wait_dep, HOOK_DRM_SCHED_JOB_WAIT_DEP)
+TWIN_SCHED_JOB(jobs_, drm_sched_job, on_job, HOOK_DRM_SCHED_JOB, JS_QUEUE)
+TWIN_SCHED_JOB(jobs_, drm_run_job, on_job, HOOK_DRM_RUN_JOB, JS_RUN)
+TWIN_SCHED_DONE(jobs_, drm_sched_process_job, on_done, HOOK_DRM_SCHED_PROCESS_JOB)
+TWIN_SCHED_DEP(jobs_, drm_sched_job_wait_dep, on_dep, HOOK_DRM_SCHED_JOB_WAIT_DEP)
 /* 6.17+ */
-JOB_EVENT(drm_sched_job_queue, HOOK_DRM_SCHED_JOB_QUEUE, JS_QUEUE)
-JOB_EVENT(drm_sched_job_run, HOOK_DRM_SCHED_JOB_RUN, JS_RUN)
-DONE_EVENT(drm_sched_job_done, HOOK_DRM_SCHED_JOB_DONE)
-DEP_EVENT(drm_sched_job_add_dep, HOOK_DRM_SCHED_JOB_ADD_DEP)
-DEP_EVENT(drm_sched_job_unschedulable, HOOK_DRM_SCHED_JOB_UNSCHEDULABLE)
+TWIN_SCHED_JOB(jobs_, drm_sched_job_queue, on_job, HOOK_DRM_SCHED_JOB_QUEUE, JS_QUEUE)
+TWIN_SCHED_JOB(jobs_, drm_sched_job_run, on_job, HOOK_DRM_SCHED_JOB_RUN, JS_RUN)
+TWIN_SCHED_DONE(jobs_, drm_sched_job_done, on_done, HOOK_DRM_SCHED_JOB_DONE)
+TWIN_SCHED_DEP(jobs_, drm_sched_job_add_dep, on_dep, HOOK_DRM_SCHED_JOB_ADD_DEP)
+TWIN_SCHED_DEP(jobs_, drm_sched_job_unschedulable, on_dep, HOOK_DRM_SCHED_JOB_UNSCHEDULABLE)
 /* dma_fence */
-FENCE_CREATED(dma_fence_init, HOOK_DMA_FENCE_INIT)
-FENCE_CREATED(dma_fence_emit, HOOK_DMA_FENCE_EMIT)
-
-SEC("tp_btf/dma_fence_signaled")
-int BPF_PROG(jobs_tpbtf_dma_fence_signaled, struct dma_fence *f)
-{
-	return on_fence_signaled(f);
-}
-
-SEC("raw_tp/dma_fence_signaled")
-int BPF_PROG(jobs_rawtp_dma_fence_signaled, struct dma_fence *f)
-{
-	return on_fence_signaled(f);
-}
+TWIN_FENCE(jobs_, dma_fence_init, on_fence_created, HOOK_DMA_FENCE_INIT)
+TWIN_FENCE(jobs_, dma_fence_emit, on_fence_created, HOOK_DMA_FENCE_EMIT)
+TWIN_FENCE(jobs_, dma_fence_signaled, on_fence_signaled, HOOK_DMA_FENCE_SIGNALED)

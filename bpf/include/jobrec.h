@@ -51,6 +51,18 @@ struct fence_key {
 	__u64 seqno;
 };
 
+/* What a fence is to the jobs (bpf/jobs.c fence_roles). */
+enum fence_role_bit {
+	FR_HW = 1 << 0,	     /* a job's hardware fence: job says whose */
+	FR_WATCHED = 1 << 1, /* a dependency some job waits on */
+};
+
+struct fence_role {
+	struct fence_key job; /* the job's finished fence (FR_HW) */
+	__u32 role;	      /* enum fence_role_bit */
+	__u32 _pad;
+};
+
 /*
  * A job's state (jobs map value) and, unchanged, its ring-buffer record. Naturally
  * aligned, no implicit padding. Its size tells it apart from every other sample

@@ -93,3 +93,18 @@ func TestJobsRecordsRefuseFenceFilter(t *testing.T) {
 		t.Fatalf("default + fence filter: %q, %v; want events, no error", c.Records, err)
 	}
 }
+
+// The kernel release decides whether the pending-job hash is preallocated.
+func TestParseRelease(t *testing.T) {
+	for _, c := range []struct {
+		rel          string
+		major, minor int
+		ok           bool
+	}{{"6.1.0-48-amd64", 6, 1, true}, {"7.3.4+deb13-amd64", 7, 3, true}, {"6.18", 6, 18, true}, {"5.15.0", 5, 15, true},
+		{"6.10-rc1", 6, 10, true}, {"six", 0, 0, false}, {"6.x", 6, 0, false}} {
+		ma, mi, ok := parseRelease(c.rel)
+		if ma != c.major || mi != c.minor || ok != c.ok {
+			t.Errorf("%q: %d.%d %v, want %d.%d %v", c.rel, ma, mi, ok, c.major, c.minor, c.ok)
+		}
+	}
+}

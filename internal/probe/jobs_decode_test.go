@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"testing"
 	"unsafe"
 
@@ -117,12 +119,12 @@ func TestJobRecordDecode(t *testing.T) {
 // batch than that exit (the assembler releases a batch's past after each batch).
 func TestJobsHandOverInTimeOrder(t *testing.T) {
 	r := &jobsReader{}
-	r.held = append(r.held, event.Event{Kind: event.IoctlExit, Time: 3000})
+	r.held.holdEvents([]event.Event{{Kind: event.IoctlExit, Time: 3000}})
 	for i := 0; i < maxBatch+10; i++ { // other threads' events, in between
-		r.held = append(r.held, event.Event{Kind: event.IoctlEnter, Time: int64(4000 + i)})
+		r.held.holdEvents([]event.Event{{Kind: event.IoctlEnter, Time: int64(4000 + i)}})
 	}
-	r.held = append(r.held, event.Event{Kind: event.JobQueue, Time: 2000}) // from the job record
-	r.held = append(r.held, event.Event{Kind: event.JobDone, Time: 9_000_000})
+	r.held.holdEvents([]event.Event{{Kind: event.JobQueue, Time: 2000}}) // from the job record
+	r.held.holdEvents([]event.Event{{Kind: event.JobDone, Time: 9_000_000}})
 	var got []event.Event
 	batches := 0
 	r.handOver(1_000_000, nil, func(b []event.Event) {
@@ -140,7 +142,93 @@ func TestJobsHandOverInTimeOrder(t *testing.T) {
 			t.Fatalf("event %d (%v at %d) handed after %v at %d", i, got[i].Kind, got[i].Time, got[i-1].Kind, got[i-1].Time)
 		}
 	}
-	if len(r.held) != 1 || r.held[0].Kind != event.JobDone {
-		t.Fatalf("kept %+v, want the event after the bound", r.held)
+	if r.held.items() != 1 || len(r.held.evs) != 1 || r.held.evs[0].Kind != event.JobDone {
+		t.Fatalf("kept %+v, want the event after the bound", r.held.evs)
+	}
+}
+
+// The reader holds ring samples as they came (jobs_held.go) and decodes them when they are
+// handed over: a job record whose stamps lie on both sides of the bound hands over the
+// earlier ones and keeps the later ones (as events); a record after the bound stays a raw
+// sample; a names record is read at once, so the job record decoded later has its ring.
+// Every event comes out once, in time order, decoded as the decoder decodes it.
+func TestJobsHeldSamples(t *testing.T) {
+	r := &jobsReader{dec: newJobDecoder(&decoder{})}
+	var bad []string
+	r.bad = func(n string, err error) { bad = append(bad, n+": "+err.Error()) }
+	names := jobsJobNamesRecord{Ts: 1, Sched: 0xffff0001, Magic: 0x6a6e616d, Ring: cstr16("vgpu-ring0")}
+	exit := commonIoctlExitRecord{Ts: 1500, PidTgid: 100<<32 | 101, Hook: uint16(commonHookHOOK_DRM_IOCTL_EXIT)}
+	job := jobsJobRecord{FenceCtx: 41, FenceSeqno: 7, Sched: 0xffff0001}
+	for slot, ts := range map[jobsJobSlot]uint64{jobsJobSlotJS_QUEUE: 1000, jobsJobSlotJS_RUN: 2000, jobsJobSlotJS_DONE: 5010} {
+		hook := map[jobsJobSlot]commonHook{jobsJobSlotJS_QUEUE: 14, jobsJobSlotJS_RUN: 15, jobsJobSlotJS_DONE: 16}[slot]
+		job.St[slot].Ts, job.St[slot].Hook = ts, uint16(hook)
+		job.Slots |= 1 << slot
+	}
+	sig := commonFenceRecord{Ts: 4000, FenceCtx: 90, FenceSeqno: 3, Hook: uint16(commonHookHOOK_DMA_FENCE_SIGNALED),
+		Flags: uint8(commonRecordFlagRF_HAS_FENCE | commonRecordFlagRF_FENCE_WIDE)}
+	samples := [][]byte{sampleBytes(&names), sampleBytes(&exit), sampleBytes(&job), sampleBytes(&sig)}
+	for _, b := range samples {
+		r.hold(b)
+		clear(b) // the ring's bytes are reused once read: the store must have copied them
+	}
+	// Packed without their zero words, counted here by hand: the exit record has 3 nonzero
+	// words of 5 (ts, pid_tgid, cpu+hook: a bitmap word more is 32 bytes), the job record 10
+	// of 45 (key, sched, three stamps' ts and cpu+hook words, slots: 88 bytes); the fence
+	// record has 4 of 6 (ts, key, cpu+hook+flags), which packed would be 40 of 48 bytes...
+	// 40 < 48, so packed too. Each an item entry more.
+	if want := (1+3)*8 + (1+10)*8 + (1+4)*8 + 3*heldRefSize; r.held.items() != 3 || r.held.bytes() != want {
+		t.Fatalf("held %d items in %d bytes, want 3 packed samples in %d", r.held.items(), r.held.bytes(), want)
+	}
+	var got []event.Event
+	deliver := func(b []event.Event) { got = append(got, b...) }
+	r.handOver(3000, nil, deliver)
+	if len(got) != 3 || got[0].Time != 1000 || got[1].Time != 1500 || got[2].Time != 2000 ||
+		got[0].Kind != event.JobQueue || got[1].Kind != event.IoctlExit || got[2].Kind != event.JobRun || got[2].Ring != "vgpu-ring0" {
+		t.Fatalf("before the bound: %+v", got)
+	}
+	// kept: the job record's done stamp (an event now) and the fence record (raw)
+	if r.held.items() != 2 || len(r.held.evs) != 1 || len(r.held.arena) != (1+4)*8 {
+		t.Fatalf("kept %d items (%d events, %d sample bytes)", r.held.items(), len(r.held.evs), len(r.held.arena))
+	}
+	got = got[:0]
+	r.handOver(1<<63-1, nil, deliver)
+	if len(got) != 2 || got[0].Time != 4000 || got[0].Kind != event.FenceSignaled || got[0].Fence != (event.FenceKey{Context: 90, Seqno: 3}) ||
+		got[1].Time != 5010 || got[1].Kind != event.JobDone {
+		t.Fatalf("after the bound: %+v", got)
+	}
+	if r.held.items() != 0 || r.held.bytes() != 0 || len(bad) != 0 || r.dec.jobs != 1 {
+		t.Fatalf("left %d items, %d bytes; bad %v; job records %d", r.held.items(), r.held.bytes(), bad, r.dec.jobs)
+	}
+}
+
+// Packing drops zero words and unpacking gives the sample back, byte for byte, for samples
+// of every shape: word-aligned or not, longer than the bitmap covers, all zero, all set.
+func TestHeldPackRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 5000; i++ {
+		n := 1 + rng.IntN(700)
+		if i%3 == 0 {
+			n = 8 * (1 + rng.IntN(70)) // word-aligned, some beyond 64 words
+		}
+		b := make([]byte, n)
+		zeroes := rng.IntN(3) // 0: all set, 1: random zero words, 2: all zero
+		for w := 0; w < n; w += 8 {
+			if zeroes == 2 || zeroes == 1 && rng.IntN(2) == 0 {
+				continue
+			}
+			for k := w; k < min(w+8, n); k++ {
+				b[k] = byte(1 + rng.IntN(255))
+			}
+		}
+		p := pack(nil, b)
+		if got := unpack(nil, p, n); !bytes.Equal(got, b) {
+			t.Fatalf("sample %d (%d bytes): unpacked %x, want %x", i, n, got, b)
+		}
+		if n%8 == 0 && n/8 <= maxPackedWords && n > 8 && zeroes == 2 && len(p) != 8 {
+			t.Fatalf("all-zero %d-byte sample packed into %d bytes", n, len(p))
+		}
+		if len(p) > n {
+			t.Fatalf("%d-byte sample packed into %d bytes", n, len(p))
+		}
 	}
 }

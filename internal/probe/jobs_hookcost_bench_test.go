@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,12 @@ import (
 // bodies on the fake objects of testrun_test.go, timed by the kernel's BPF run-time stats;
 // the hook's own dispatch cost is in no number. The submit ioctl's enter/exit pair is the
 // same code in both modes and is not run here.
+//
+// Side by side with an older jobs.c: GHOSTDRIVER_JOBCOST_OLD names its x86 object (built
+// by bpf2go from that commit's bpf/), run as mode jobs-old in every round (preallocated,
+// as it was loaded); mode jobs-prealloc is this jobs.o with the pending-job hash
+// preallocated, jobs as the loader creates it (BPF_F_NO_PREALLOC from 6.1). The fake fences carry the scheduler's ops
+// pointers (jobs.c learns them at the first queue).
 //
 // It only runs when GHOSTDRIVER_JOBCOST_OUT names a TSV file.
 func TestJobRecordCostTestRun(t *testing.T) {
@@ -52,10 +59,13 @@ func TestJobRecordCostTestRun(t *testing.T) {
 		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
 		schedName: 24, schedDev: -1, schedSize: 64}
 	df := kernelStruct(t, "dma_fence")
-	ctxOff, seqOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno")
+	ctxOff, seqOff, opsOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno"), memberOffset(t, df, "ops")
 	s := newScratch(t)
 	const jobAt, fenceAt, hwAt, schedAt, ringAt = 0, 96, 560, 700, 780
 	a := func(off int) uint64 { return s.addr + uint64(off) }
+	s.put64(fenceAt+opsOff, realOps.scheduled)
+	s.put64(fenceAt+l.fenceFinished+opsOff, realOps.finished)
+	s.put64(hwAt+opsOff, realOps.drvHW)
 	s.put64(jobAt+l.jobSched, a(schedAt))
 	s.put64(jobAt+l.jobSFence, a(fenceAt))
 	s.put64(jobAt+l.jobEntity, 0xffff888000001000)
@@ -73,18 +83,20 @@ func TestJobRecordCostTestRun(t *testing.T) {
 	job, sched, fin, hw := a(jobAt), a(fenceAt), a(fenceAt+l.fenceFinished), a(hwAt)
 	type step struct {
 		ev   string
+		what string // which object the hook is given
 		args []uint64
 	}
 	// One job's hook runs, in the kernel's order (drm_sched_job_arm: scheduled and
 	// finished fence init; push: queue; worker: run, run_job's hardware fence init + emit,
 	// scheduled signal; interrupt: hardware signal, done, finished signal; frees).
 	seq := []step{
-		{"dma_fence_init", []uint64{sched}}, {"dma_fence_init", []uint64{fin}},
-		{"drm_sched_job_queue", []uint64{job, 0}}, {"drm_sched_job_run", []uint64{job, 0}},
-		{"dma_fence_init", []uint64{hw}}, {"dma_fence_emit", []uint64{hw}},
-		{"dma_fence_signaled", []uint64{sched}}, {"dma_fence_signaled", []uint64{hw}},
-		{"drm_sched_job_done", []uint64{sched}}, {"dma_fence_signaled", []uint64{fin}},
-		{"dma_fence_destroy", []uint64{hw}}, {"dma_fence_destroy", []uint64{sched}}, {"dma_fence_destroy", []uint64{fin}},
+		{"dma_fence_init", "scheduled", []uint64{sched}}, {"dma_fence_init", "finished", []uint64{fin}},
+		{"drm_sched_job_queue", "job", []uint64{job, 0}}, {"drm_sched_job_run", "job", []uint64{job, 0}},
+		{"dma_fence_init", "hw", []uint64{hw}}, {"dma_fence_emit", "hw", []uint64{hw}},
+		{"dma_fence_signaled", "scheduled", []uint64{sched}}, {"dma_fence_signaled", "hw", []uint64{hw}},
+		{"drm_sched_job_done", "s_fence", []uint64{sched}}, {"dma_fence_signaled", "finished", []uint64{fin}},
+		{"dma_fence_destroy", "hw", []uint64{hw}}, {"dma_fence_destroy", "scheduled", []uint64{sched}},
+		{"dma_fence_destroy", "finished", []uint64{fin}},
 	}
 	opts := ebpf.ProgramOptions{ExtraRelocationTargets: []*btf.Spec{drmSchedTypes(t, l)}}
 	floor, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.RawTracepoint, License: "GPL",
@@ -96,8 +108,25 @@ func TestJobRecordCostTestRun(t *testing.T) {
 
 	// mode runs `jobs` jobs and returns kernel ns per job (sum over its programs), ring
 	// bytes per job and the programs' hook runs per job.
-	var perProg []string // mode, program, ns per run
+	var perProg []string // mode, step, program, object, ns per run
+	modes := []string{"floor", "events", "jobs", "jobs-prealloc"}
+	oldObj := os.Getenv("GHOSTDRIVER_JOBCOST_OLD")
+	if oldObj != "" {
+		modes = append(modes, "jobs-old")
+	}
+	newJobs, noPrealloc := familySpecs[famJobs], jobsNoPrealloc
+	defer func() { familySpecs[famJobs], jobsNoPrealloc = newJobs, noPrealloc }()
 	mode := func(name string) (nsPerJob, bytesPerJob, runsPerJob float64) {
+		switch name {
+		case "jobs-old": // loaded as it was: preallocated
+			familySpecs[famJobs] = func() (*ebpf.CollectionSpec, error) { return ebpf.LoadCollectionSpec(oldObj) }
+			jobsNoPrealloc = false
+		case "jobs-prealloc":
+			familySpecs[famJobs], jobsNoPrealloc = newJobs, false
+		default:
+			familySpecs[famJobs], jobsNoPrealloc = newJobs, noPrealloc
+		}
+		jobsMode := strings.HasPrefix(name, "jobs")
 		cfg, _ := DefaultConfig().withDefaults()
 		ld := newLoader(cfg, zap.NewNop())
 		ld.progOpts = opts
@@ -105,28 +134,26 @@ func TestJobRecordCostTestRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ld.objs.close()
-		progs := map[string]*ebpf.Program{}
+		progs := map[int]*ebpf.Program{} // one instance per step, so that each step has its own run-time stats
 		defer func() {
 			for _, p := range progs {
 				p.Close()
 			}
 		}()
-		prog := func(ev string) *ebpf.Program {
+		prog := func(i int) *ebpf.Program {
+			ev := seq[i].ev
 			if name == "floor" {
 				return floor
 			}
-			if name == "jobs" && ev == "dma_fence_destroy" {
+			if jobsMode && ev == "dma_fence_destroy" {
 				return nil // not hooked in jobs mode
 			}
 			fam, pname := famSched, "rawtp_"+ev
 			switch {
-			case name == "jobs":
+			case jobsMode:
 				fam, pname = famJobs, "jobs_rawtp_"+ev
 			case ev[:4] == "dma_":
 				fam = famFence
-			}
-			if p, ok := progs[pname]; ok {
-				return p
 			}
 			f, err := ld.family(fam)
 			if err != nil {
@@ -136,18 +163,18 @@ func TestJobRecordCostTestRun(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", pname, err)
 			}
-			progs[pname] = p
+			progs[i] = p
 			return p
 		}
-		if name == "jobs" {
+		if jobsMode {
 			f, _ := ld.family(famJobs)
 			if err := f.maps["jobs_cfg"].Update(uint32(0), uint32(1), ebpf.UpdateAny); err != nil {
 				t.Fatal(err)
 			}
 		}
 		ps := make([]*ebpf.Program, len(seq))
-		for i, st := range seq {
-			ps[i] = prog(st.ev)
+		for i := range seq {
+			ps[i] = prog(i)
 		}
 		rd, err := ringbuf.NewReader(ld.objs.eventsMap())
 		if err != nil {
@@ -189,9 +216,14 @@ func TestJobRecordCostTestRun(t *testing.T) {
 		for p, s0 := range uniq {
 			s1, _ := p.Stats()
 			ns += uint64(s1.Runtime - s0.Runtime)
-			if name != "floor" {
-				info, _ := p.Info()
-				perProg = append(perProg, fmt.Sprintf("%s\t%s\t%.1f", name, info.Name,
+		}
+		if name != "floor" {
+			for i, p := range ps {
+				if p == nil {
+					continue
+				}
+				s0, s1 := uniq[p], must(p.Stats())
+				perProg = append(perProg, fmt.Sprintf("%s\t%d\t%s\t%s\t%.1f", name, i, seq[i].ev, seq[i].what,
 					float64(s1.Runtime-s0.Runtime)/float64(s1.RunCount-s0.RunCount)))
 			}
 		}
@@ -219,18 +251,25 @@ func TestJobRecordCostTestRun(t *testing.T) {
 	defer f.Close()
 	fmt.Fprintln(f, "round\tmode\tjobs\thook_runs_per_job\tkernel_ns_per_job\tring_bytes_per_job")
 	for r := 1; r <= rounds; r++ {
-		for _, m := range []string{"floor", "events", "jobs"} {
+		for _, m := range modes {
 			ns, b, hr := mode(m)
 			fmt.Fprintf(f, "%d\t%s\t%d\t%.0f\t%.1f\t%.1f\n", r, m, jobs, hr, ns, b)
 			t.Logf("%d %-6s %5.1f runs/job %8.1f ns/job %6.1f ring B/job", r, m, hr, ns, b)
 		}
 	}
-	// Per program (every round): which hook bodies the per-job numbers are made of.
+	// Per step (every round): which hook runs the per-job numbers are made of.
 	if pf, err := os.Create(out + ".programs"); err == nil {
-		fmt.Fprintln(pf, "mode\tprogram\tns_per_run")
+		fmt.Fprintln(pf, "mode\tstep\tevent\tobject\tns_per_run")
 		for _, l := range perProg {
 			fmt.Fprintln(pf, l)
 		}
 		pf.Close()
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

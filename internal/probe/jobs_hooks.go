@@ -4,7 +4,13 @@ package probe
 // jobs family's programs take over, how its maps are sized, and the switch that makes the
 // finished fence's signal end a job.
 
-import "github.com/cilium/ebpf"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+)
 
 // famJobs is bpf/jobs.c.
 const famJobs = "jobs"
@@ -52,13 +58,51 @@ func jobsHookDefs(defs []hookDef) []hookDef {
 	return out
 }
 
-// jobsMapSizes sizes the jobs family's state maps from the configuration.
+// jobsMapSizes sizes the jobs family's state maps from the configuration: the pending-job
+// hash and the fence roles (a hardware fence per job, the dependencies waited on; an LRU).
+// From 6.1 the pending-job hash allocates its entries as jobs come (BPF_F_NO_PREALLOC), so
+// that its memory follows the pending jobs instead of the bound (about 7 MiB at the
+// default 16384 whether jobs are pending or not; BENCHMARKS.md): 6.1 is where hash maps
+// allocate from bpf_mem_alloc, which any context may use; before it the kernel warns
+// about run-time allocation in tracing programs, so older kernels keep it preallocated.
 func jobsMapSizes(spec *ebpf.CollectionSpec, cfg Config) {
-	for _, name := range []string{"jobs", "hw_fences", "watched"} {
+	for _, name := range []string{"jobs", "fence_roles"} {
 		if m, ok := spec.Maps[name]; ok {
 			m.MaxEntries = uint32(cfg.JobsMapEntries)
 		}
 	}
+	if m, ok := spec.Maps["jobs"]; ok && jobsNoPrealloc {
+		m.Flags |= unix.BPF_F_NO_PREALLOC
+	}
+}
+
+// jobsNoPrealloc: the pending-job hash is created BPF_F_NO_PREALLOC (the benchmarks turn
+// it off to measure both sides).
+var jobsNoPrealloc = kernelAtLeast(6, 1)
+
+// kernelAtLeast reports whether the running kernel's release is major.minor or later.
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	ma, mi, ok := parseRelease(unix.ByteSliceToString(u.Release[:]))
+	return ok && (ma > major || ma == major && mi >= minor)
+}
+
+// parseRelease reads major.minor from a kernel release ("6.1.0-48-amd64", "7.3.4+deb13").
+func parseRelease(rel string) (major, minor int, ok bool) {
+	a, rest, found := strings.Cut(rel, ".")
+	if !found {
+		return 0, 0, false
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(rest)
+	}
+	ma, err1 := strconv.Atoi(a)
+	mi, err2 := strconv.Atoi(rest[:end])
+	return ma, mi, err1 == nil && err2 == nil
 }
 
 // jobsAttachedReason is the report line of a hook the jobs family took.

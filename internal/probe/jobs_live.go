@@ -8,6 +8,8 @@ package probe
 // 16.8 ms bucket they started in) and hands over only what sorts before it. A job pending
 // longer than jobsMaxHold is taken out of the kernel map and decoded as it is (marked
 // JF_EVICTED, counted); a later stamp of it starts a new record, joined by its fence key.
+// What is held back is kept as the ring's samples and decoded when handed over
+// (jobs_held.go).
 
 import (
 	"cmp"
@@ -46,7 +48,13 @@ type jobsReader struct {
 	// the bucket keeps them).
 	swept [jobBuckets]int64
 	buf   jobsJobPending
-	held  []event.Event
+	// held: what waits for the bound, as raw samples (jobs_held.go).
+	held heldStore
+	// bad reports a sample the decoder rejects; follow sees every decoded event (the
+	// fence filter's, when on). Either may be nil.
+	bad    func(string, error)
+	follow func(*event.Event)
+	tmp    []event.Event
 	// holds: polls that held events back for a pending job; sweeps: map sweeps.
 	holds, sweeps uint64
 }
@@ -112,7 +120,46 @@ func (r *jobsReader) sweep(cutoff int64) {
 		}
 		r.swept[v.Bucket&(jobBuckets-1)]++
 		v.Flags |= uint16(jobsJobFlagJF_EVICTED)
-		r.held = r.dec.decodeJob(v, r.held)
+		r.tmp = r.dec.decodeJob(v, r.tmp[:0])
+		r.followAll(r.tmp)
+		r.held.holdEvents(r.tmp)
+	}
+}
+
+// hold keeps a ring sample until it is handed over. A names record is read at once (the
+// job records it names are decoded after it); a sample with no time is decoded at once.
+func (r *jobsReader) hold(b []byte) {
+	if len(b) == jobNamesRecordSize && loadSample[jobsJobNamesRecord](b).Magic == jobNamesMagic {
+		r.dec.decode(b, nil, r.report)
+		return
+	}
+	if t, ok := sampleTime(b); ok {
+		r.held.holdSample(b, t)
+		return
+	}
+	r.tmp = r.decodeSample(b, r.tmp[:0])
+	r.held.holdEvents(r.tmp)
+}
+
+// decodeSample appends the events of a held sample to out.
+func (r *jobsReader) decodeSample(b []byte, out []event.Event) []event.Event {
+	n := len(out)
+	out = r.dec.decode(b, out, r.report)
+	r.followAll(out[n:])
+	return out
+}
+
+func (r *jobsReader) followAll(evs []event.Event) {
+	if r.follow != nil {
+		for i := range evs {
+			r.follow(&evs[i])
+		}
+	}
+}
+
+func (r *jobsReader) report(name string, err error) {
+	if r.bad != nil {
+		r.bad(name, err)
 	}
 }
 
@@ -132,16 +179,7 @@ func (l *Live) jobDrops(out map[string]uint64) {
 // must not come in a later batch than that exit (seen on the rig: jobs without their ioctl
 // when a poll handed over more than maxBatch events in arrival order).
 func (r *jobsReader) handOver(bound int64, out []event.Event, deliver func([]event.Event)) []event.Event {
-	out = out[:0]
-	keep := r.held[:0]
-	for i := range r.held {
-		if e := &r.held[i]; e.Time >= bound {
-			keep = append(keep, *e)
-		} else {
-			out = append(out, *e)
-		}
-	}
-	r.held = keep
+	out = r.held.take(bound, out[:0], r.decodeSample)
 	slices.SortStableFunc(out, func(a, b event.Event) int { return cmp.Compare(a.Time, b.Time) })
 	for i := 0; i < len(out); i += maxBatch {
 		deliver(out[i:min(i+maxBatch, len(out))])
@@ -173,16 +211,10 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 		lastIRQ  = time.Now()
 		out      = make([]event.Event, 0, maxBatch)
 	)
-	// decode appends a sample's events to held, telling the fence filter (when on) of
-	// every job's fences, as Run does.
-	decode := func(b []byte, bad func(string, error)) {
-		n := len(r.held)
-		r.held = r.dec.decode(b, r.held, bad)
-		if l.fences != nil {
-			for i := n; i < len(r.held); i++ {
-				l.fences.follow(&r.held[i])
-			}
-		}
+	// Decoded events tell the fence filter (when on) of every job's fences, as Run does.
+	r.bad = func(name string, err error) { l.bad(name, err) }
+	if l.fences != nil {
+		r.follow = l.fences.follow
 	}
 	handOver := func(bound int64) {
 		out = r.handOver(bound, out, func(b []event.Event) {
@@ -190,12 +222,11 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			sink.Consume(b)
 		})
 	}
-	bad := func(name string, err error) { l.bad(name, err) }
 	finish := func() {
 		// What the ring still holds, then the jobs still pending, with what they have.
 		l.rd.SetDeadline(time.Now())
 		for l.rd.ReadInto(&rec) == nil {
-			decode(rec.RawSample, bad)
+			r.hold(rec.RawSample)
 		}
 		r.sweep(1<<63 - 1)
 		handOver(1<<63 - 1)
@@ -238,7 +269,7 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			err := l.rd.ReadInto(&rec)
 			if err == nil {
 				consumed += (len(rec.RawSample) + ringbufHeaderSize + 7) &^ 7
-				decode(rec.RawSample, bad)
+				r.hold(rec.RawSample)
 				continue
 			}
 			if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/ringbuf"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
 )
@@ -33,21 +34,39 @@ func TestTestRunJobRecordEqualsEvents(t *testing.T) {
 			schedName: 16, schedDev: -1, schedSize: 64}, "drm_sched_job", "drm_run_job", "drm_sched_process_job"},
 	}
 	for _, g := range gens {
-		t.Run(g.l.name, func(t *testing.T) { testRunJobRecordEqualsEvents(t, g.l, g.queue, g.run, g.done) })
+		for _, ops := range []fakeOps{realOps, noOps} {
+			t.Run(g.l.name+"/"+ops.name, func(t *testing.T) { testRunJobRecordEqualsEvents(t, g.l, ops, g.queue, g.run, g.done) })
+		}
 	}
 }
 
-func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, queueEv, runEv, doneEv string) {
+// fakeOps are the dma_fence_ops pointers the fake fences carry: the scheduler's two (as
+// sched_fence.c gives its scheduled and finished fences) and a driver's, or none (a
+// kernel where the jobs programs have not learned them: every lookup is tried).
+type fakeOps struct {
+	name                       string
+	scheduled, finished, drvHW uint64
+}
+
+var (
+	realOps = fakeOps{"ops", 0xffffffffc0de0080, 0xffffffffc0de0020, 0xffffffffc0dea000}
+	noOps   = fakeOps{name: "no-ops"}
+)
+
+func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, ops fakeOps, queueEv, runEv, doneEv string) {
 	runtime.LockOSThread() // every hook on one thread, as on the scheduler worker
 	defer runtime.UnlockOSThread()
 	df := kernelStruct(t, "dma_fence")
-	ctxOff, seqOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno")
+	ctxOff, seqOff, opsOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno"), memberOffset(t, df, "ops")
 	s := newScratch(t)
 	const jobAt, fenceAt, hwAt, schedAt, ringAt = 0, 96, 560, 700, 780
 	a := func(off int) uint64 { return s.addr + uint64(off) }
 	s.put64(jobAt+l.jobSched, a(schedAt))
 	s.put64(jobAt+l.jobSFence, a(fenceAt))
 	s.put64(jobAt+l.jobEntity, 0xffff888000001000)
+	s.put64(fenceAt+opsOff, ops.scheduled)
+	s.put64(fenceAt+l.fenceFinished+opsOff, ops.finished)
+	s.put64(hwAt+opsOff, ops.drvHW)
 	s.put64(fenceAt+ctxOff, 1<<33|4) // scheduled fence
 	s.put64(fenceAt+seqOff, 17)
 	s.put64(fenceAt+l.fenceFinished+ctxOff, 1<<33|5) // finished fence
@@ -166,6 +185,25 @@ func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, queueEv, runEv, d
 		if jobs && (jd.jobs != 1 || jd.namesRecs != 1) {
 			t.Errorf("jobs mode sent %d job records and %d names records, want 1 and 1", jd.jobs, jd.namesRecs)
 		}
+		if jobs {
+			// The scheduler's fence ops, learned from the job's s_fence; the run window the
+			// run event opened, closed by the scheduled fence's signal.
+			f, _ := ld.family(famJobs)
+			var sch, fin uint64
+			var windows int64
+			for name, v := range map[string]any{"sched_ops_scheduled": &sch, "sched_ops_finished": &fin, "run_windows": &windows} {
+				vr, ok := f.coll.Variables[name]
+				if !ok {
+					t.Fatalf("jobs.o has no variable %s", name)
+				}
+				if err := vr.Get(v); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+			}
+			if sch != ops.scheduled || fin != ops.finished || windows != 0 {
+				t.Errorf("learned ops %#x/%#x, want %#x/%#x; run windows open %d, want 0", sch, fin, ops.scheduled, ops.finished, windows)
+			}
+		}
 		return out
 	}
 	evs, jobs := run(false), run(true)
@@ -219,6 +257,10 @@ func TestTestRunJobStateFullCounted(t *testing.T) {
 	if n := f.maps["jobs"].MaxEntries(); n != 64 {
 		t.Fatalf("jobs map has %d entries, configured 64", n)
 	}
+	// From 6.1 its entries are allocated as jobs come, and the bound still holds.
+	if noPrealloc := f.maps["jobs"].Flags()&unix.BPF_F_NO_PREALLOC != 0; noPrealloc != kernelAtLeast(6, 1) {
+		t.Fatalf("jobs map BPF_F_NO_PREALLOC %v on this kernel (6.1 or later: %v)", noPrealloc, kernelAtLeast(6, 1))
+	}
 	p, err := ld.loadProgram(f, "jobs_rawtp_drm_sched_job_queue", rung{})
 	if err != nil {
 		t.Fatal(err)
@@ -259,10 +301,139 @@ func TestTestRunJobStateFullCounted(t *testing.T) {
 		t.Errorf("bound %d not before now %d with 64 jobs pending", b, now)
 	}
 	jr.sweep(1<<63 - 1)
-	if len(jr.held) != 64 || jr.dec.evicted.Load() != 64 {
-		t.Errorf("sweep decoded %d events, %d evicted; want 64, 64", len(jr.held), jr.dec.evicted.Load())
+	if jr.held.items() != 64 || jr.dec.evicted.Load() != 64 {
+		t.Errorf("sweep decoded %d events, %d evicted; want 64, 64", jr.held.items(), jr.dec.evicted.Load())
 	}
 	if now := kclock.MonoNow(); jr.bound(now) != now {
 		t.Errorf("bound %d after the sweep, want now (%d)", jr.bound(now), now)
+	}
+}
+
+// The fence roles (one LRU lookup tells a signalled fence that is no scheduler fence
+// apart): a dependency's signal is sent as a fence event (it is no job's own: counted in
+// JC_WATCHED), a fence nobody waits on and no job made sends nothing, and a job's hardware
+// fence that a later job also waits on stamps the job (its record carries the signal)
+// instead of sending it again. With and without the scheduler's ops learned.
+func TestTestRunJobFenceRoles(t *testing.T) {
+	requireRoot(t)
+	for _, ops := range []fakeOps{realOps, noOps} {
+		t.Run(ops.name, func(t *testing.T) { testRunJobFenceRoles(t, ops) })
+	}
+}
+
+func testRunJobFenceRoles(t *testing.T, ops fakeOps) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dfSize := int(kernelStruct(t, "dma_fence").Size)
+	l := schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
+		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
+		schedName: 24, schedDev: -1, schedSize: 64}
+	df := kernelStruct(t, "dma_fence")
+	ctxOff, seqOff, opsOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno"), memberOffset(t, df, "ops")
+	s := newScratch(t)
+	const jobAt, fenceAt, hwAt, depAt, otherAt, schedAt, ringAt = 0, 96, 560, 640, 880, 700, 780
+	a := func(off int) uint64 { return s.addr + uint64(off) }
+	s.put64(jobAt+l.jobSched, a(schedAt))
+	s.put64(jobAt+l.jobSFence, a(fenceAt))
+	s.put64(fenceAt+opsOff, ops.scheduled)
+	s.put64(fenceAt+l.fenceFinished+opsOff, ops.finished)
+	s.put64(fenceAt+ctxOff, 1<<33|4)
+	s.put64(fenceAt+seqOff, 17)
+	s.put64(fenceAt+l.fenceFinished+ctxOff, 1<<33|5)
+	s.put64(fenceAt+l.fenceFinished+seqOff, 17)
+	for _, f := range []struct {
+		at       int
+		ctx, seq uint64
+	}{{hwAt, 600, 3}, {depAt, 700, 9}, {otherAt, 800, 1}} {
+		s.put64(f.at+opsOff, ops.drvHW)
+		s.put64(f.at+ctxOff, f.ctx)
+		s.put64(f.at+seqOff, f.seq)
+	}
+	s.put64(schedAt+l.schedName, a(ringAt))
+	s.putStr(ringAt, "vgpu-ring0")
+	s.flush(t)
+
+	cfg, _ := Config{Records: RecordsJobs}.withDefaults()
+	ld := newLoader(cfg, zap.NewNop())
+	ld.progOpts = ebpf.ProgramOptions{ExtraRelocationTargets: []*btf.Spec{drmSchedTypes(t, l)}}
+	if err := ld.loadCommon(); err != nil {
+		t.Fatal(err)
+	}
+	defer ld.objs.close()
+	f, err := ld.family(famJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.maps["jobs_cfg"].Update(uint32(0), uint32(1), ebpf.UpdateAny); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	progs := map[string]*ebpf.Program{}
+	defer func() {
+		for _, p := range progs {
+			p.Close()
+		}
+	}()
+	run := func(ev string, args ...uint64) {
+		p, ok := progs[ev]
+		if !ok {
+			if p, err = ld.loadProgram(f, "jobs_rawtp_"+ev, rung{}); err != nil {
+				t.Fatalf("load %s: %v", ev, err)
+			}
+			progs[ev] = p
+		}
+		if _, err := p.Run(&ebpf.RunOptions{Context: args}); err != nil {
+			t.Fatalf("%s: %v", ev, err)
+		}
+	}
+	job, sched, fin, hw, dep, other := a(jobAt), a(fenceAt), a(fenceAt+l.fenceFinished), a(hwAt), a(depAt), a(otherAt)
+	run("drm_sched_job_add_dep", job, dep) // the job waits on dep: a dependency record now
+	run("drm_sched_job_add_dep", job, hw)  // and (made up, but allowed) on the hw fence below
+	run("drm_sched_job_queue", job, 0)
+	run("drm_sched_job_run", job, 0)
+	run("dma_fence_init", hw)
+	run("dma_fence_signaled", sched)
+	run("dma_fence_signaled", other) // no job's, nobody waits: nothing
+	run("dma_fence_signaled", dep)   // watched: a fence event
+	run("dma_fence_signaled", hw)    // the job's hardware fence: a stamp in its record
+	run("drm_sched_job_done", sched)
+	run("dma_fence_signaled", fin)
+
+	var evs []event.Event
+	jd := newJobDecoder(&decoder{})
+	rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	for {
+		rec, err := rd.Read()
+		if err != nil {
+			break
+		}
+		evs = jd.decode(rec.RawSample, evs, func(n string, err error) { t.Errorf("%s: %v", n, err) })
+	}
+	var signals []event.FenceKey
+	var hwSig *event.Event
+	for i, e := range evs {
+		if e.Kind == event.FenceSignaled {
+			signals = append(signals, e.Fence)
+			if e.Fence == (event.FenceKey{Context: 600, Seqno: 3}) {
+				hwSig = &evs[i]
+			}
+		}
+	}
+	jr := &jobsReader{dec: jd, jobs: f.maps["jobs"], pending: f.maps["jobs_pending"], stats: f.maps["jobs_stats"]}
+	watched := jr.kernelCounts()[jobsJobCounterJC_WATCHED]
+	// decoded in record order: the dep's fence event, then the job record's signals
+	// (scheduled, hardware, finished)
+	want := []event.FenceKey{{Context: 700, Seqno: 9}, {Context: 1<<33 | 4, Seqno: 17}, {Context: 600, Seqno: 3}, {Context: 1<<33 | 5, Seqno: 17}}
+	if len(signals) != len(want) || watched != 1 || jd.jobs != 1 || hwSig == nil {
+		t.Fatalf("signals %v, want %v; watched %d, want 1; job records %d, want 1", signals, want, watched, jd.jobs)
+	}
+	for i := range want {
+		if signals[i] != want[i] {
+			t.Errorf("signal %d: %v, want %v", i, signals[i], want[i])
+		}
 	}
 }

@@ -19,6 +19,13 @@ type jobsFenceKey struct {
 	Seqno uint64
 }
 
+type jobsFenceRole struct {
+	_    structs.HostLayout
+	Job  jobsFenceKey
+	Role uint32
+	Pad  uint32
+}
+
 type jobsJobCounter uint32
 
 const (
@@ -110,7 +117,7 @@ const (
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	jobsMapEvents                             = "events"
-	jobsMapHwFences                           = "hw_fences"
+	jobsMapFenceRoles                         = "fence_roles"
 	jobsMapJobs                               = "jobs"
 	jobsMapJobsCfg                            = "jobs_cfg"
 	jobsMapJobsPending                        = "jobs_pending"
@@ -119,7 +126,6 @@ const (
 	jobsMapLost                               = "lost"
 	jobsMapRunning                            = "running"
 	jobsMapSchedSeen                          = "sched_seen"
-	jobsMapWatched                            = "watched"
 	jobsProgJobsRawtpDmaFenceEmit             = "jobs_rawtp_dma_fence_emit"
 	jobsProgJobsRawtpDmaFenceInit             = "jobs_rawtp_dma_fence_init"
 	jobsProgJobsRawtpDmaFenceSignaled         = "jobs_rawtp_dma_fence_signaled"
@@ -144,6 +150,11 @@ const (
 	jobsProgJobsTpbtfDrmSchedJobUnschedulable = "jobs_tpbtf_drm_sched_job_unschedulable"
 	jobsProgJobsTpbtfDrmSchedJobWaitDep       = "jobs_tpbtf_drm_sched_job_wait_dep"
 	jobsProgJobsTpbtfDrmSchedProcessJob       = "jobs_tpbtf_drm_sched_process_job"
+	jobsVarNamesLast                          = "names_last"
+	jobsVarRunWindows                         = "run_windows"
+	jobsVarSchedOpsFinished                   = "sched_ops_finished"
+	jobsVarSchedOpsScheduled                  = "sched_ops_scheduled"
+	jobsVarUnusedFenceRole                    = "unused_fence_role"
 	jobsVarUnusedJobCounter                   = "unused_job_counter"
 	jobsVarUnusedJobFlag                      = "unused_job_flag"
 	jobsVarUnusedJobNamesRecord               = "unused_job_names_record"
@@ -226,7 +237,7 @@ type jobsProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type jobsMapSpecs struct {
 	Events      *ebpf.MapSpec `ebpf:"events"`
-	HwFences    *ebpf.MapSpec `ebpf:"hw_fences"`
+	FenceRoles  *ebpf.MapSpec `ebpf:"fence_roles"`
 	Jobs        *ebpf.MapSpec `ebpf:"jobs"`
 	JobsCfg     *ebpf.MapSpec `ebpf:"jobs_cfg"`
 	JobsPending *ebpf.MapSpec `ebpf:"jobs_pending"`
@@ -235,13 +246,17 @@ type jobsMapSpecs struct {
 	Lost        *ebpf.MapSpec `ebpf:"lost"`
 	Running     *ebpf.MapSpec `ebpf:"running"`
 	SchedSeen   *ebpf.MapSpec `ebpf:"sched_seen"`
-	Watched     *ebpf.MapSpec `ebpf:"watched"`
 }
 
 // jobsVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type jobsVariableSpecs struct {
+	NamesLast            *ebpf.VariableSpec `ebpf:"names_last"`
+	RunWindows           *ebpf.VariableSpec `ebpf:"run_windows"`
+	SchedOpsFinished     *ebpf.VariableSpec `ebpf:"sched_ops_finished"`
+	SchedOpsScheduled    *ebpf.VariableSpec `ebpf:"sched_ops_scheduled"`
+	UnusedFenceRole      *ebpf.VariableSpec `ebpf:"unused_fence_role"`
 	UnusedJobCounter     *ebpf.VariableSpec `ebpf:"unused_job_counter"`
 	UnusedJobFlag        *ebpf.VariableSpec `ebpf:"unused_job_flag"`
 	UnusedJobNamesRecord *ebpf.VariableSpec `ebpf:"unused_job_names_record"`
@@ -272,7 +287,7 @@ func (o *jobsObjects) Close() error {
 // It can be passed to loadJobsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type jobsMaps struct {
 	Events      *ebpf.Map `ebpf:"events"`
-	HwFences    *ebpf.Map `ebpf:"hw_fences"`
+	FenceRoles  *ebpf.Map `ebpf:"fence_roles"`
 	Jobs        *ebpf.Map `ebpf:"jobs"`
 	JobsCfg     *ebpf.Map `ebpf:"jobs_cfg"`
 	JobsPending *ebpf.Map `ebpf:"jobs_pending"`
@@ -281,13 +296,12 @@ type jobsMaps struct {
 	Lost        *ebpf.Map `ebpf:"lost"`
 	Running     *ebpf.Map `ebpf:"running"`
 	SchedSeen   *ebpf.Map `ebpf:"sched_seen"`
-	Watched     *ebpf.Map `ebpf:"watched"`
 }
 
 func (m *jobsMaps) Close() error {
 	return _JobsClose(
 		m.Events,
-		m.HwFences,
+		m.FenceRoles,
 		m.Jobs,
 		m.JobsCfg,
 		m.JobsPending,
@@ -296,7 +310,6 @@ func (m *jobsMaps) Close() error {
 		m.Lost,
 		m.Running,
 		m.SchedSeen,
-		m.Watched,
 	)
 }
 
@@ -304,6 +317,11 @@ func (m *jobsMaps) Close() error {
 //
 // It can be passed to loadJobsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type jobsVariables struct {
+	NamesLast            *ebpf.Variable `ebpf:"names_last"`
+	RunWindows           *ebpf.Variable `ebpf:"run_windows"`
+	SchedOpsFinished     *ebpf.Variable `ebpf:"sched_ops_finished"`
+	SchedOpsScheduled    *ebpf.Variable `ebpf:"sched_ops_scheduled"`
+	UnusedFenceRole      *ebpf.Variable `ebpf:"unused_fence_role"`
 	UnusedJobCounter     *ebpf.Variable `ebpf:"unused_job_counter"`
 	UnusedJobFlag        *ebpf.Variable `ebpf:"unused_job_flag"`
 	UnusedJobNamesRecord *ebpf.Variable `ebpf:"unused_job_names_record"`

@@ -30,7 +30,7 @@ type Live struct {
 	cfg  Config
 	log  *zap.Logger
 	objs *objects
-	rd   *ringbuf.Reader
+	rd   recordReader
 	dec  decoder
 	// jobs is the jobs record mode's reader (jobs_live.go); nil in events mode.
 	jobs *jobsReader
@@ -57,6 +57,17 @@ type Live struct {
 }
 
 var _ event.Source = (*Live)(nil)
+
+// recordReader is what Live reads records from: the ring buffer's reader, or a generated
+// ring of the same semantics in the benchmarks (ringgen_bench_test.go).
+type recordReader interface {
+	SetDeadline(time.Time)
+	ReadInto(*ringbuf.Record) error
+	AvailableBytes() int
+	Close() error
+}
+
+var _ recordReader = (*ringbuf.Reader)(nil)
 
 // Open loads and attaches every hook it can and returns the capability report. The
 // error is non-nil only when the source is unusable: not privileged, the ring buffer

@@ -16,17 +16,18 @@ const (
 
 // DefaultRecords is the mode used when Config.Records is empty. Jobs mode gives the events
 // mode's spans on the virtual GPU rig's Debian 6.1 and 7.3 kernels (e2e/vgpu_jobs_test.go),
-// but it is not the default yet: it measured no lower kernel CPU per job than the events
-// (BENCHMARKS.md, "Per-job records in the kernel"), it delays a job's events until the
-// oldest pending job finishes, and the late-IRQ refresh and the fence filter do not run
-// in it.
+// but it is not the default yet: it measured only 12 % less kernel CPU per job than the
+// events (7.9× against 9.0× the floor; BENCHMARKS.md, "Per-job records in the kernel"), it
+// delays a job's events until the oldest pending job finishes, and the late-IRQ refresh
+// and the fence filter do not run in it.
 const DefaultRecords = RecordsEvents
 
 // DefaultJobsMapEntries sizes the kernel's pending-job hash (and the fence → job maps).
 const DefaultJobsMapEntries = 16384
 
-// maxJobsMapEntries bounds JobsMapEntries: the hash is preallocated (about 450 bytes
-// an entry).
+// maxJobsMapEntries bounds JobsMapEntries: about 440 bytes an entry, allocated as jobs
+// come from 6.1 and preallocated before (jobsMapSizes), plus a preallocated fence-role
+// entry (about 104 bytes) per unit of the bound.
 const maxJobsMapEntries = 1 << 20
 
 // withJobsDefaults fills and checks Records and JobsMapEntries.

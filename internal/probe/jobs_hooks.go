@@ -63,8 +63,10 @@ func jobsHookDefs(defs []hookDef) []hookDef {
 // From 6.1 the pending-job hash allocates its entries as jobs come (BPF_F_NO_PREALLOC), so
 // that its memory follows the pending jobs instead of the bound (about 7 MiB at the
 // default 16384 whether jobs are pending or not; BENCHMARKS.md): 6.1 is where hash maps
-// allocate from bpf_mem_alloc, which any context may use; before it the kernel warns
-// about run-time allocation in tracing programs, so older kernels keep it preallocated.
+// allocate from bpf_mem_alloc, which any context may use ("bpf: Relax the requirement to
+// use preallocated hash maps in tracing progs.", 34dd3bad1a6f); before it the verifier
+// warns about run-time allocation in tracing programs, so older kernels keep it
+// preallocated.
 func jobsMapSizes(spec *ebpf.CollectionSpec, cfg Config) {
 	for _, name := range []string{"jobs", "fence_roles"} {
 		if m, ok := spec.Maps[name]; ok {

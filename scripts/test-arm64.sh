@@ -78,6 +78,7 @@ probe_test=0
 # With ARM64_PROBE_TEST=1, the tests run again with tracefs unmounted (the raw_tp
 # sys_enter/sys_exit rung) when ARM64_RAWTP_PROBE_TEST=1 as well.
 rawtp_test=${ARM64_RAWTP_PROBE_TEST:-0}
+probe_count=${ARM64_PROBE_COUNT:-1} # -test.count: repeat the probe tests to catch an intermittent miss
 probe_run=${ARM64_PROBE_RUN:-^(TestIoctlThroughDeviceFilter|TestIoctlCmdTypeGate|TestTestRunDMAFence|TestTestRunIRQ|TestDoctorKeepsNothingAttached)\$}
 # The probe's ioctl decode tests in the guest run only with ARM64_PROBE_TEST=1: in this
 # TCG guest an ioctl record is now and then never read, on either syscall rung (about one
@@ -112,7 +113,7 @@ cat /tmp/classic.json
 echo "ARM64-RIG classic-json-end"
 cd /
 if [ $probe_test = 1 ]; then
-	/bin/probe.test -test.v -test.count=1 -test.run '$probe_run' 2>&1
+	/bin/probe.test -test.v -test.count=$probe_count -test.run '$probe_run' 2>&1
 	echo "ARM64-RIG probe-test tracefs rc=\$?"
 fi
 umount /sys/kernel/debug; umount /sys/kernel/tracing
@@ -125,7 +126,7 @@ if [ $probe_test = 1 ]; then
 		# keeps it from doing so (it never mounts over another file system), so the tests
 		# run on the raw_tp rung.
 		mount -t tmpfs none /sys/kernel/tracing
-		/bin/probe.test -test.v -test.count=1 -test.run '$probe_run' 2>&1
+		/bin/probe.test -test.v -test.count=$probe_count -test.run '$probe_run' 2>&1
 		echo "ARM64-RIG probe-test rawtp rc=\$?"
 	fi
 fi

@@ -79,7 +79,12 @@ if [ -z "${GHOSTDRIVER_BIN:-}" ] && [ -z "${VGPU_NO_GHOSTDRIVER:-}" ] && [ -d "$
 		GHOSTDRIVER_BIN=
 	fi
 fi
-[ -n "${GHOSTDRIVER_BIN:-}" ] && log "guest receiver: $GHOSTDRIVER_BIN"
+if [ -n "${GHOSTDRIVER_BIN:-}" ]; then
+	want_machine=$([ "$GOARCH_GUEST" = arm64 ] && echo 00b7 || echo 003e) # ELF e_machine: AArch64, x86-64
+	[ "$(od -An -tx2 -j18 -N2 "$GHOSTDRIVER_BIN" | tr -d ' ')" = "$want_machine" ] ||
+		die "$GHOSTDRIVER_BIN is not a $GOARCH_GUEST executable (the guest's receiver)"
+	log "guest receiver: $GHOSTDRIVER_BIN"
+fi
 # The replay of the guest's capture runs here: with a guest of another architecture, a
 # ghostdriver built for this machine (HOST_GHOSTDRIVER_BIN, else built).
 HOST_GHOSTDRIVER_BIN=${HOST_GHOSTDRIVER_BIN:-}

@@ -6,7 +6,8 @@
 // (launchloop.c: N back-to-back cudaLaunchKernel, each reaching the stub driver's table
 // launch) in interleaved rounds; it prints the median CPU time of the loop process per
 // launch (user + system: the uprobe traps and BPF programs run in it, so other load on
-// the host does not count), the added cost over no tracer, and the launches the source counted (which must equal N under every lever).
+// the host does not count), the added cost over no tracer, and the launches the source counted (which must equal N under every lever;
+// for the floor, a program that only counts, its hits).
 // Needs root and gcc.
 //
 //	go run ./bench/cudahook [-n 100000] [-rounds 3]
@@ -33,6 +34,9 @@ type condition struct {
 	traced         bool
 	layers         string
 	atEntry, multi bool
+	// floor: the driver launches hooked at entry with a program that only counts
+	// (cuda.Config.FloorLaunches): the uprobe trap alone; "launches counted" is its hits.
+	floor bool
 }
 
 var conditions = []condition{
@@ -45,6 +49,7 @@ var conditions = []condition{
 	{name: "runtime only, launch at entry", traced: true, layers: cuda.LayersRuntime, atEntry: true},
 	{name: "both layers, entry+return, uprobe_multi", traced: true, multi: true},
 	{name: "driver only, launch at entry, uprobe_multi", traced: true, layers: cuda.LayersDriver, atEntry: true, multi: true},
+	{name: "floor: the same hooks, program only counts", traced: true, layers: cuda.LayersDriver, multi: true, floor: true},
 }
 
 // discard is a sink that keeps only the launch count.
@@ -106,7 +111,7 @@ func once(c condition, dir, loop string, n int) (float64, uint64) {
 	)
 	if c.traced {
 		var err error
-		src, _, err = cuda.Open(cuda.Config{RescanInterval: -1, NoXid: true, Layers: c.layers, LaunchesAtEntry: c.atEntry, UprobeMulti: c.multi,
+		src, _, err = cuda.Open(cuda.Config{RescanInterval: -1, NoXid: true, Layers: c.layers, LaunchesAtEntry: c.atEntry, UprobeMulti: c.multi, FloorLaunches: c.floor,
 			ContextTiers: []string{}, ExtraLibraries: []string{filepath.Join(dir, "libcuda.so.1"), filepath.Join(dir, "libcudart.so.12")}}, nil)
 		check(err)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -136,6 +141,11 @@ func once(c condition, dir, loop string, n int) (float64, uint64) {
 	line, err = rd.ReadString('\n')
 	check(err)
 	check(cmd.Wait())
+	if c.floor {
+		hits, err := src.FloorHits()
+		check(err)
+		sink.launches = hits
+	}
 	stop()
 	var v float64
 	var wall float64

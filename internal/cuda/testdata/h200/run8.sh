@@ -17,6 +17,8 @@
 #   g  ghostdriver cuda (the collector's graph: source, pipeline, enrich, OTLP encoding)
 #      with its defaults, spans to /dev/null
 #   G  ghostdriver cuda with LEVERS (default: -layers driver -launches-at-entry -uprobe-multi)
+# A round of the ten default conditions takes ~105 s on the H200 (classic uprobes take
+# 18-28 s a run to detach), so one 10-minute call holds 4 rounds; CONDS="b f x G" ~26 s.
 # t is the same hooks as g without the pipeline (default CONDS leaves it out: g stands for
 # the default). s runs in the first SROUNDS rounds only (default 2).
 # ROUNDS (default 7), ITERS (default 1500), BUDGET (seconds; no round starts that would

@@ -84,7 +84,13 @@ func Open(cfg Config, log *zap.Logger) (*Live, Report, error) {
 	if err != nil {
 		return nil, ld.rep, err
 	}
-	rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+	// Events mode reads the ring in place (ringread.go); jobs mode keeps cilium's reader.
+	var rd recordReader
+	if _, jobsMode := ld.objs.families[famJobs]; jobsMode {
+		rd, err = ringbuf.NewReader(ld.objs.eventsMap())
+	} else {
+		rd, err = newMmapRing(ld.objs.eventsMap())
+	}
 	if err != nil {
 		ld.objs.close()
 		return nil, ld.rep, fmt.Errorf("ring buffer reader: %w", err)
@@ -230,6 +236,9 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 	defer l.running.Store(false)
 	if l.jobs != nil {
 		return l.runJobs(ctx, sink)
+	}
+	if r, ok := l.rd.(*mmapRing); ok {
+		defer r.release() // the last record read may be unmapped by Close after this
 	}
 
 	var (

@@ -1,0 +1,78 @@
+package probe
+
+import (
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+// The in-place reader (ringread.go) over a 16 KiB ring, so that the records of 100 000
+// ioctls wrap it thousands of times: every record of the loop's thread arrives in order
+// and whole (fd, return value), or is counted lost by the kernel — a record read twice,
+// skipped or torn at the wrap breaks the alternation, the fields or the count. It also
+// shows the consumer position reaching the kernel: never published, the ring stays full
+// after its first 16 KiB and nearly everything is lost.
+func TestMmapRingWrapsAndPublishes(t *testing.T) {
+	requireRoot(t)
+	cfg := DefaultConfig()
+	cfg.DRMMajors = []uint32{1}
+	cfg.RingBufferBytes = 16 << 10
+	l, rep, err := Open(cfg, zap.NewNop())
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	defer l.Close()
+	if _, ok := l.rd.(*mmapRing); !ok {
+		t.Fatalf("events mode reads with %T, want the in-place reader", l.rd)
+	}
+	sink, stop := startRun(t, l)
+	const n = 100_000
+	tid, fd := ioctlsOnOwnThread(t, "/dev/null", n)
+	time.Sleep(200 * time.Millisecond) // past a poll: the reader has drained the ring
+	stop()
+	evs, _ := sink.snapshot()
+	var enters, exits int
+	for _, e := range evs {
+		if int(e.TID) != tid {
+			continue
+		}
+		switch e.Kind {
+		case event.IoctlEnter:
+			if enters != exits {
+				t.Fatalf("enter %d after %d exits: a record read twice or out of order", enters+1, exits)
+			}
+			enters++
+			if e.Fd != int32(fd) {
+				t.Fatalf("enter %d: fd %d, want %d (a torn record?)", enters, e.Fd, fd)
+			}
+		case event.IoctlExit:
+			if exits+1 != enters {
+				// An exit whose enter could not be reserved is not written (the enter's
+				// reservation comes first): exits never outnumber enters.
+				t.Fatalf("exit %d after %d enters", exits+1, enters)
+			}
+			exits++
+			if e.Fd != int32(fd) || e.Ret >= 0 {
+				t.Fatalf("exit %d: fd %d ret %d (a torn record?)", exits, e.Fd, e.Ret)
+			}
+		}
+	}
+	st := l.Stats()
+	// Each ioctl's enter is either received or counted lost; a received enter's exit is
+	// either received or counted lost; an enter that was lost writes no exit. So the
+	// kernel's lost count is at least n − exits (other threads' ioctls on major 1 can
+	// only add to it), and a record read twice would make enters or exits exceed n.
+	if enters > n || exits > n {
+		t.Fatalf("%d enters, %d exits for %d ioctls: records read twice", enters, exits, n)
+	}
+	if st.Lost < uint64(n-exits) {
+		t.Fatalf("%d exits received, %d lost < %d ioctls: records vanished", exits, st.Lost, n)
+	}
+	if exits < n/10 {
+		t.Fatalf("only %d of %d ioctls' exits received (%d lost): the consumer position does not reach the kernel", exits, n, st.Lost)
+	}
+	t.Logf("%d enters and %d exits of %d ioctls received through a 16 KiB ring, %d records lost (counted by the kernel)", enters, exits, n, st.Lost)
+}

@@ -111,6 +111,7 @@ func (g *idGuard) claim(span pcommon.SpanID, stages []assemble.StageSpan) bool {
 		c := stageSpanID(span, stages[i].Stage)
 		want = append(want, binary.BigEndian.Uint64(c[:]))
 	}
+	g.used.touch(want)
 	for _, id := range want {
 		if g.used.contains(id) {
 			return false

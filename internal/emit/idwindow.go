@@ -15,6 +15,8 @@ type idWindow struct {
 	shift uint8    // 64 - log2(len(table))
 	ring  []uint64 // insertion order; grows to capacity, then wraps
 	next  int      // next ring slot to overwrite once full
+	// touched keeps touch's loads from being optimised away.
+	touched uint64
 }
 
 func newIDWindow(capacity int) *idWindow {
@@ -89,6 +91,22 @@ func (w *idWindow) remove(id uint64) {
 		}
 	}
 	w.table[i] = 0
+}
+
+// touch reads the slots the ids of want and the next len(want) evictions start at,
+// one independent load each, so that their cache misses overlap instead of coming one
+// after the other in contains, insert and remove.
+func (w *idWindow) touch(want []uint64) {
+	var sum uint64
+	for _, id := range want {
+		sum += w.table[w.home(id)]
+	}
+	if len(w.ring) == cap(w.ring) {
+		for i, n := w.next, 0; n < len(want); i, n = (i+1)%len(w.ring), n+1 {
+			sum += w.table[w.home(w.ring[i])]
+		}
+	}
+	w.touched += sum
 }
 
 // len is the number of ids held.

@@ -1,0 +1,362 @@
+// The JobEncoder's span attributes, in both encodings: the builder's own (keys encoded
+// once) and the tenant's (internal/attr values of any kind). They follow pcommon.Map's
+// rules as the builder fills it: a key put again keeps its first position and takes the
+// last value, in nested maps too (attrpdata.Put).
+package emit
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"math"
+	"strconv"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/attr"
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
+)
+
+// spanAttr is one attribute: a string, int or bool of the builder's own (k: its key,
+// encoded once), or a tenant attribute's value of any kind (val).
+type spanAttr struct {
+	key  string
+	k    *attrKey
+	kind attr.Kind
+	str  string
+	num  int64 // int; bool as 0 or 1
+	val  *attr.Value
+}
+
+// attrKey is a key of the builder's own attributes with its encodings made once: the
+// JSON KeyValue object's start and the protobuf KeyValue's key field.
+type attrKey struct {
+	name  string
+	json  []byte // {"key":"name","value":
+	proto []byte // field 1, the name
+}
+
+func newAttrKey(name string) *attrKey {
+	j := appendString(append([]byte(nil), `{"key":`...), name)
+	return &attrKey{name: name, json: append(j, `,"value":`...), proto: appendStringField(nil, 0xa, name)}
+}
+
+var (
+	keyDriver          = newAttrKey(metadata.AttrDriver)
+	keyDevice          = newAttrKey(metadata.AttrDevice)
+	keyRing            = newAttrKey(metadata.AttrRing)
+	keyFenceContext    = newAttrKey(metadata.AttrFenceContext)
+	keyFenceSeqno      = newAttrKey(metadata.AttrFenceSeqno)
+	keyHWFenceContext  = newAttrKey(metadata.AttrHWFenceContext)
+	keyHWFenceSeqno    = newAttrKey(metadata.AttrHWFenceSeqno)
+	keyJobID           = newAttrKey(metadata.AttrJobID)
+	keyClientID        = newAttrKey(metadata.AttrClientID)
+	keyProcessPID      = newAttrKey(metadata.AttrProcessPID)
+	keyThreadID        = newAttrKey(metadata.AttrThreadID)
+	keyThreadName      = newAttrKey(metadata.AttrThreadName)
+	keyJobOutcome      = newAttrKey(metadata.AttrJobOutcome)
+	keyJobDependencies = newAttrKey(metadata.AttrJobDependencies)
+	keyJobEventsLost   = newAttrKey(metadata.AttrJobEventsLost)
+	keyJobLostEvents   = newAttrKey(metadata.AttrJobLostEventCount)
+	keyContextTier     = newAttrKey(metadata.AttrContextTier)
+	keyStageSource     = newAttrKey(metadata.AttrStageSource)
+	keyStageRule       = newAttrKey(metadata.AttrStageRule)
+	keyDependencyWait  = newAttrKey(metadata.AttrDependencyWait)
+	jobSpanNameJSON    = appendString(nil, JobSpanName)
+	stageSpanNamesJSON = quotedStageNames()
+)
+
+// quotedStageNames are the stage spans' names as JSON strings, by stage.
+func quotedStageNames() (q [assemble.NumStages][]byte) {
+	for i := range q {
+		q[i] = appendString(nil, assemble.Stage(i).String())
+	}
+	return q
+}
+
+func strAttr(k *attrKey, v string) spanAttr {
+	return spanAttr{key: k.name, k: k, kind: attr.KindString, str: v}
+}
+
+func intAttr(k *attrKey, v int64) spanAttr {
+	return spanAttr{key: k.name, k: k, kind: attr.KindInt, num: v}
+}
+
+// uintAttr is putUint's rule: an int when it fits int64, else its decimal string.
+func uintAttr(k *attrKey, v uint64) spanAttr {
+	if v > math.MaxInt64 {
+		return strAttr(k, strconv.FormatUint(v, 10))
+	}
+	return intAttr(k, int64(v))
+}
+
+// jobAttrs appends the attributes of j's gpu.job span, as putJobAttributes puts them.
+func jobAttrs(dst []spanAttr, j *assemble.Job) []spanAttr {
+	if j.Driver != "" {
+		dst = append(dst, strAttr(keyDriver, j.Driver))
+	}
+	if j.Device != "" {
+		dst = append(dst, strAttr(keyDevice, j.Device))
+	}
+	if j.Ring != "" {
+		dst = append(dst, strAttr(keyRing, j.Ring))
+	}
+	if !j.Finished.IsZero() {
+		dst = append(dst, uintAttr(keyFenceContext, j.Finished.Context),
+			uintAttr(keyFenceSeqno, j.Finished.Seqno))
+	}
+	if !j.HWFence.IsZero() {
+		dst = append(dst, uintAttr(keyHWFenceContext, j.HWFence.Context),
+			uintAttr(keyHWFenceSeqno, j.HWFence.Seqno))
+	}
+	if j.JobID != 0 {
+		dst = append(dst, uintAttr(keyJobID, j.JobID))
+	}
+	if j.ClientID != 0 {
+		dst = append(dst, uintAttr(keyClientID, j.ClientID))
+	}
+	if j.PID != 0 {
+		dst = append(dst, intAttr(keyProcessPID, int64(j.PID)))
+	}
+	if j.TID != 0 {
+		dst = append(dst, intAttr(keyThreadID, int64(j.TID)))
+	}
+	if j.Comm != "" {
+		dst = append(dst, strAttr(keyThreadName, j.Comm))
+	}
+	dst = append(dst, strAttr(keyJobOutcome, j.Outcome.String()))
+	if len(j.Deps) > 0 {
+		dst = append(dst, intAttr(keyJobDependencies, int64(len(j.Deps))))
+	}
+	if j.Loss.Windows > 0 {
+		dst = append(dst, spanAttr{key: keyJobEventsLost.name, k: keyJobEventsLost, kind: attr.KindBool, num: 1})
+		if j.Loss.Counted {
+			dst = append(dst, uintAttr(keyJobLostEvents, j.Loss.Events))
+		}
+	}
+	dst = append(dst, strAttr(keyContextTier, ctxtier.Name(j.CtxTier)))
+	for i := range j.Attrs {
+		a := &j.Attrs[i]
+		dst = putSpanAttr(dst, spanAttr{key: a.Key, kind: a.Value.Kind, val: &a.Value})
+	}
+	return dst
+}
+
+// putSpanAttr is pcommon.Map's put: a key already there keeps its place, with a's value.
+func putSpanAttr(dst []spanAttr, a spanAttr) []spanAttr {
+	for i := range dst {
+		if dst[i].key == a.key {
+			dst[i] = a
+			return dst
+		}
+	}
+	return append(dst, a)
+}
+
+// appendSpanAttrsJSON writes the attributes array (c: the encoder's cache, or nil).
+func appendSpanAttrsJSON(dst []byte, attrs []spanAttr, c *jsonCache) []byte {
+	dst = append(dst, '[')
+	for i := range attrs {
+		a := &attrs[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if a.k != nil {
+			dst = append(dst, a.k.json...)
+		} else {
+			dst = append(dst, '{')
+			if a.key != "" {
+				dst = append(dst, `"key":`...)
+				dst = appendString(dst, a.key)
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `"value":`...)
+		}
+		switch {
+		case a.val != nil:
+			dst = appendAttrValueJSON(dst, a.val)
+		case a.kind == attr.KindString:
+			dst = append(dst, `{"stringValue":`...)
+			dst = append(c.appendString(dst, a.str), '}')
+		case a.kind == attr.KindInt:
+			dst = append(dst, `{"intValue":"`...)
+			dst = append(strconv.AppendInt(dst, a.num, 10), '"', '}')
+		case a.kind == attr.KindBool:
+			dst = append(dst, `{"boolValue":`...)
+			dst = append(strconv.AppendBool(dst, a.num != 0), '}')
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendSpanAttrProto writes one KeyValue field with tag.
+func appendSpanAttrProto(dst []byte, tag byte, a *spanAttr) []byte {
+	if a.k != nil {
+		// the builder's own: lengths known before writing
+		var value int // the AnyValue's length
+		switch a.kind {
+		case attr.KindString:
+			value = 1 + varintLen(uint64(len(a.str))) + len(a.str)
+		case attr.KindInt:
+			value = 1 + varintLen(uint64(a.num))
+		case attr.KindBool:
+			value = 2
+		}
+		dst = append(dst, tag)
+		dst = appendVarint(dst, uint64(1+varintLen(uint64(value))+value+len(a.k.proto)))
+		dst = appendVarint(append(dst, 0x12), uint64(value))
+		switch a.kind {
+		case attr.KindString:
+			dst = appendStringField(dst, 0xa, a.str)
+		case attr.KindInt:
+			dst = appendVarint(append(dst, 0x18), uint64(a.num))
+		case attr.KindBool:
+			dst = append(dst, 0x10, byte(a.num))
+		}
+		return append(dst, a.k.proto...)
+	}
+	var at, vat int
+	dst, at = openMsg(dst, tag, 1)
+	dst, vat = openMsg(dst, 0x12, 1)
+	switch {
+	case a.val != nil:
+		dst = appendAttrValueProto(dst, a.val)
+	case a.kind == attr.KindString:
+		dst = appendStringField(dst, 0xa, a.str)
+	case a.kind == attr.KindInt:
+		dst = appendVarint(append(dst, 0x18), uint64(a.num))
+	case a.kind == attr.KindBool:
+		dst = append(dst, 0x10, byte(a.num))
+	}
+	dst = closeMsg(dst, vat, 1)
+	if a.key != "" {
+		dst = appendStringField(dst, 0xa, a.key)
+	}
+	return closeMsg(dst, at, 1)
+}
+
+// appendAttrValueJSON writes a tenant attribute's value as attrpdata.PutValue would make
+// it and AppendTracesJSON write it.
+func appendAttrValueJSON(dst []byte, v *attr.Value) []byte {
+	switch v.Kind {
+	case attr.KindString:
+		dst = append(dst, `{"stringValue":`...)
+		dst = appendString(dst, v.Str)
+	case attr.KindBool:
+		dst = append(dst, `{"boolValue":`...)
+		dst = strconv.AppendBool(dst, v.Bool)
+	case attr.KindInt:
+		dst = append(dst, `{"intValue":"`...)
+		dst = strconv.AppendInt(dst, v.Int, 10)
+		dst = append(dst, '"')
+	case attr.KindDouble:
+		dst = append(dst, `{"doubleValue":`...)
+		dst = appendFloat(dst, v.Double)
+	case attr.KindBytes:
+		dst = append(dst, `{"bytesValue":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, v.Bytes)
+		dst = append(dst, '"')
+	case attr.KindArray:
+		dst = append(dst, `{"arrayValue":{`...)
+		if len(v.Array) > 0 {
+			dst = append(dst, `"values":[`...)
+			for i := range v.Array {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendAttrValueJSON(dst, &v.Array[i])
+			}
+			dst = append(dst, ']')
+		}
+		dst = append(dst, '}')
+	case attr.KindMap:
+		dst = append(dst, `{"kvlistValue":{`...)
+		if len(v.Map) > 0 {
+			dst = append(dst, `"values":[`...)
+			first := true
+			for i := range v.Map {
+				k, val, ok := mapEntry(v.Map, i)
+				if !ok {
+					continue
+				}
+				if !first {
+					dst = append(dst, ',')
+				}
+				first = false
+				dst = append(dst, '{')
+				if k != "" {
+					dst = append(dst, `"key":`...)
+					dst = appendString(dst, k)
+					dst = append(dst, ',')
+				}
+				dst = append(dst, `"value":`...)
+				dst = append(appendAttrValueJSON(dst, val), '}')
+			}
+			dst = append(dst, ']')
+		}
+		dst = append(dst, '}')
+	default: // empty, or a kind attrpdata leaves empty
+		dst = append(dst, '{')
+	}
+	return append(dst, '}')
+}
+
+// appendAttrValueProto writes the AnyValue fields of a tenant attribute's value.
+func appendAttrValueProto(dst []byte, v *attr.Value) []byte {
+	switch v.Kind {
+	case attr.KindString:
+		return appendStringField(dst, 0xa, v.Str)
+	case attr.KindBool:
+		b := byte(0)
+		if v.Bool {
+			b = 1
+		}
+		return append(dst, 0x10, b)
+	case attr.KindInt:
+		return appendVarint(append(dst, 0x18), uint64(v.Int))
+	case attr.KindDouble:
+		return binary.LittleEndian.AppendUint64(append(dst, 0x21), math.Float64bits(v.Double))
+	case attr.KindArray:
+		var at int
+		dst, at = openMsg(dst, 0x2a, 1)
+		for i := range v.Array {
+			var vat int
+			dst, vat = openMsg(dst, 0xa, 1)
+			dst = appendAttrValueProto(dst, &v.Array[i])
+			dst = closeMsg(dst, vat, 1)
+		}
+		return closeMsg(dst, at, 1)
+	case attr.KindMap:
+		var at int
+		dst, at = openMsg(dst, 0x32, 1)
+		for i := range v.Map {
+			k, val, ok := mapEntry(v.Map, i)
+			if !ok {
+				continue
+			}
+			dst = appendSpanAttrProto(dst, 0xa, &spanAttr{key: k, kind: val.Kind, val: val})
+		}
+		return closeMsg(dst, at, 1)
+	case attr.KindBytes:
+		return appendBytesField(dst, 0x3a, v.Bytes)
+	}
+	return dst // empty: no field
+}
+
+// mapEntry is entry i of a map as attrpdata.Put leaves it: ok only at a key's first
+// position, with the value of its last one.
+func mapEntry(m []attr.Attribute, i int) (string, *attr.Value, bool) {
+	k := m[i].Key
+	for p := 0; p < i; p++ {
+		if m[p].Key == k {
+			return "", nil, false
+		}
+	}
+	last := i
+	for n := i + 1; n < len(m); n++ {
+		if m[n].Key == k {
+			last = n
+		}
+	}
+	return k, &m[last].Value, true
+}

@@ -21,10 +21,11 @@
 // thread's ioctl state from another thread's event.
 //
 // Conditions that keep the shortcut exact (otherwise events take the reorder buffer):
-// both events InThreadOrder; TID ≠ 0 (TID 0 has no thread state); the enter is not late; both CPUs already processed
-// an event (Stats' per-CPU first times are fixed); no capture loss note has arrived (loss
-// windows track per-CPU last times, which a pair applied at its enter's place would move
-// early on the exit's CPU).
+// both events InThreadOrder; TID ≠ 0 (TID 0 has no thread state); the enter is not late;
+// both CPUs already processed an event (Stats' per-CPU first times are fixed; the check is
+// the assembler's bitmask of CPUs 0–63, so events of higher CPUs always take the buffer);
+// no capture loss note has arrived (loss windows track per-CPU last times, which a pair
+// applied at its enter's place would move early on the exit's CPU).
 package assemble
 
 import (

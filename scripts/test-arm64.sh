@@ -71,20 +71,25 @@ probe_test=0
 # TestTestRunSchedJobBothGenerations is left out: it relocates against synthetic drm_sched
 # types (ExtraRelocationTargets) and assumes the host has none of its own; the guest loads
 # gpu-sched, whose module BTF makes those relocations ambiguous ("multiple types match").
-# TestIoctlFilterMiss is left out too: since it waits for a marker process's exit record
-# (commit 9aebfe0) it fails in this guest ("the marker process's exit was not read within
-# 10s", both ioctl rungs; it passed here before that change). Not yet known whether that is
-# arm64, the 6.1 kernel or the busybox guest: ARM64_PROBE_RUN=TestIoctlFilterMiss shows it.
+# TestIoctlFilterMiss is not in the default list either: it passes in this guest since it
+# waits for the marker ioctl's exit (not a process exit), but like the other ioctl tests it
+# hits the guest's intermittent dead enter hook (below).
 # With ARM64_PROBE_TEST=1, the tests run again with tracefs unmounted (the raw_tp
 # sys_enter/sys_exit rung) when ARM64_RAWTP_PROBE_TEST=1 as well.
 rawtp_test=${ARM64_RAWTP_PROBE_TEST:-0}
 probe_count=${ARM64_PROBE_COUNT:-1} # -test.count: repeat the probe tests to catch an intermittent miss
 probe_run=${ARM64_PROBE_RUN:-^(TestIoctlThroughDeviceFilter|TestIoctlCmdTypeGate|TestTestRunDMAFence|TestTestRunIRQ|TestDoctorKeepsNothingAttached)\$}
-# The probe's ioctl decode tests in the guest run only with ARM64_PROBE_TEST=1: in this
-# TCG guest an ioctl record is now and then never read, on either syscall rung (about one
-# run in four: TestIoctlThroughDeviceFilter, TestIoctlCmdTypeGate or TestIoctlFilterMiss
-# waiting out its deadline), not understood yet. make test-arm64 checks what passed in every
-# run: the cross-build, and every program family loading and attaching (TestArm64Guest).
+# The probe's ioctl decode tests in the guest run only with ARM64_PROBE_TEST=1: in this TCG
+# guest a loader now and then gets an ioctl enter hook the kernel never runs. Measured
+# 2026-12-04 with ARM64_PROBE_COUNT=4..8: 4 failures in about 150 loaders (3 on the classic
+# rung, 1 on raw_tp; task-storage and tid-hash paths both). With run counts (the two latest,
+# classic rung): the enter program ran 0 times for the loader's whole life (5 ioctls, then 5
+# more after 30 s) while the exit program ran for every one; no recursion miss, no ring loss,
+# no slot counted unavailable or missed. So it is not bpf_task_storage_get failing under 6.1's
+# per-CPU busy guard (the enter program never runs, no slot is asked for). Cause not found
+# yet. make test-arm64 checks what passed in every run: the cross-build, every program family
+# loading and attaching (TestArm64Guest), and the virtual GPU jobs (testdata/vgpu/run.sh
+# 6.1-arm64).
 if [ "${ARM64_PROBE_TEST:-0}" = 1 ]; then
 	say "cross-compiling the internal/probe test binary"
 	(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go test -c -o "$cache/probe.test" ./internal/probe/)

@@ -269,3 +269,29 @@ func randomJob(r *rand.Rand, fences *[]event.FenceKey) *assemble.Job {
 	}
 	return j
 }
+
+// A batch whose buffers grew past maxPooledBatch is not kept for reuse after Release; a
+// small one is (the next Take hands the same batch out again).
+func TestLargeBatchNotPooled(t *testing.T) {
+	e := NewJobEncoder(testClock, FormatJSON)
+	e.Append(fullJob())
+	small := e.Take()
+	small.Release()
+	e.Take() // the batch started at the first Take, empty
+	if e.cur != small {
+		t.Fatal("a small released batch was not reused")
+	}
+	for i := 0; e.cur.Size() <= maxPooledBatch; i++ {
+		j := fullJob()
+		j.Finished.Seqno = uint64(i)
+		e.Append(j)
+		e.cur.pieces = e.cur.pieces[:0] // Size encodes again
+	}
+	large := e.Take()
+	size := large.Size()
+	large.Release()
+	e.Take() // the batch started at the last Take; the next one is new, not large
+	if e.cur == large {
+		t.Fatalf("a released batch of %d bytes was kept for reuse", size)
+	}
+}

@@ -102,9 +102,21 @@ func (b *TraceBatch) AppendTo(dst []byte) []byte {
 	return dst
 }
 
+// maxPooledBatch bounds the buffers a released batch may keep for reuse: a lossless
+// batch of 1024 jobs is a few MB; a live one that grew behind a stalled writer (up to the
+// pipeline's MaxBufferedJobs) is left to the garbage collector instead of being held.
+const maxPooledBatch = 32 << 20
+
 // Release hands the batch back to its encoder for reuse; do not use it afterwards.
 func (b *TraceBatch) Release() {
 	if b.free == nil {
+		return
+	}
+	held := cap(b.extra) + cap(b.frame)
+	for i := range b.tenants {
+		held += cap(b.tenants[i].spans)
+	}
+	if held > maxPooledBatch {
 		return
 	}
 	select {

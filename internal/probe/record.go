@@ -36,6 +36,13 @@ func loadSample[T any](b []byte) (r T) {
 	return r
 }
 
+// viewSample reads a ring buffer sample as its record type where it lies, without a copy
+// (the caller has checked that the sample is at least that long). Samples start 8-byte
+// aligned: in the ring (after the 8-byte header) and in the heap buffers of the other readers.
+func viewSample[T any](b []byte) *T {
+	return (*T)(unsafe.Pointer(unsafe.SliceData(b)))
+}
+
 // hookIndex is hookTable as an array by hook value: decode looks a hook up for every
 // record, and a map lookup was a seventh of the reader's CPU.
 var hookIndex = func() (a [maxHookValue]struct {
@@ -75,7 +82,7 @@ func unknownHook(ev *event.Event, hook uint16) error {
 // decodeFence decodes a fence_record sample (len(b) == fenceRecordSize): no comm, ring
 // or device, which no fence event needs.
 func (d *decoder) decodeFence(b []byte, ev *event.Event) error {
-	r := loadSample[commonFenceRecord](b)
+	r := viewSample[commonFenceRecord](b)
 	info, ok := lookupHook(r.Hook)
 	if !ok || !isFenceHook(commonHook(r.Hook)) {
 		return unknownHook(ev, r.Hook)
@@ -97,7 +104,7 @@ func (d *decoder) decodeFence(b []byte, ev *event.Event) error {
 // a syscall-tracepoint or fexit drm_ioctl exit: fd (-1 for fexit), cmd and the return
 // value; no comm (the entry of the same thread has it).
 func (d *decoder) decodeIoctlExit(b []byte, ev *event.Event) error {
-	r := loadSample[commonIoctlExitRecord](b)
+	r := viewSample[commonIoctlExitRecord](b)
 	info, ok := lookupHook(r.Hook)
 	if h := commonHook(r.Hook); !ok || h != commonHookHOOK_SYS_EXIT_IOCTL && h != commonHookHOOK_DRM_IOCTL_EXIT {
 		return unknownHook(ev, r.Hook)
@@ -149,7 +156,7 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 	if len(b) < recordSize {
 		return fmt.Errorf("%w: %d bytes, want %d", errShortRecord, len(b), recordSize)
 	}
-	r := loadSample[commonRecord](b)
+	r := viewSample[commonRecord](b)
 
 	info, ok := lookupHook(r.Hook)
 	if !ok {

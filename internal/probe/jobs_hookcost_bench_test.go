@@ -34,6 +34,8 @@ import (
 // preallocated, jobs as the loader creates it (BPF_F_NO_PREALLOC from 6.1). The fake fences carry the scheduler's ops
 // pointers (jobs.c learns them at the first queue).
 //
+// GHOSTDRIVER_JOBCOST_RING sets the ring buffer's size in bytes (default 8 MiB).
+//
 // It only runs when GHOSTDRIVER_JOBCOST_OUT names a TSV file.
 func TestJobRecordCostTestRun(t *testing.T) {
 	out := os.Getenv("GHOSTDRIVER_JOBCOST_OUT")
@@ -127,7 +129,11 @@ func TestJobRecordCostTestRun(t *testing.T) {
 			familySpecs[famJobs], jobsNoPrealloc = newJobs, noPrealloc
 		}
 		jobsMode := strings.HasPrefix(name, "jobs")
-		cfg, _ := DefaultConfig().withDefaults()
+		cfg := DefaultConfig()
+		if v, err := strconv.Atoi(os.Getenv("GHOSTDRIVER_JOBCOST_RING")); err == nil && v > 0 {
+			cfg.RingBufferBytes = v // the ring's size (default 8 MiB): how warm its memory stays
+		}
+		cfg, _ = cfg.withDefaults()
 		ld := newLoader(cfg, zap.NewNop())
 		ld.progOpts = opts
 		if err := ld.loadCommon(); err != nil {

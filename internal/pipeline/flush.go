@@ -1,5 +1,6 @@
 // The exporting half of the pipeline, one for all its branches: one goroutine takes the
-// buffered spans (of every branch, as one Traces) every FlushInterval (or when kicked because the buffer is half full)
+// buffered spans (of every branch, as one Traces, or as one encoded request for the
+// Encoded output) every FlushInterval (or when kicked because the buffer is half full)
 // and collects metrics every CollectionInterval, and hands both to the outputs.
 //
 // Two modes. Live (the default): the source is never held up by a consumer; spans that do

@@ -143,6 +143,7 @@ func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, ops fakeOps, queu
 				t.Fatal(err)
 			}
 		}
+		var since, sinceEnd int64
 		for i, c := range calls {
 			if c.ev == "dma_fence_signaled" && c.args[0] == hw {
 				setParent() // run_job has returned: s_fence->parent is set
@@ -160,14 +161,20 @@ func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, ops fakeOps, queu
 			if _, err := p.Run(&ebpf.RunOptions{Context: c.args}); err != nil {
 				t.Fatalf("call %d %s: %v", i, c.ev, err)
 			}
+			if i == 0 {
+				// the job's first stamp is in [since, sinceEnd]
+				since, sinceEnd = before, kclock.MonoNow()
+			}
 			if jobs {
-				// While the job is pending the reader holds events back to its start;
-				// once its record is sent, to nothing.
+				// While the job is pending the reader holds events back to the start of
+				// the 16.8 ms bucket of its first stamp (a bucket start may fall between
+				// the call and the stamp); once its record is sent, to nothing.
 				r := newJobsReader(ld.objs, &decoder{})
 				now := kclock.MonoNow()
 				b := r.bound(now)
-				if last := i == len(calls)-1; last && b != now || !last && b > before {
-					t.Errorf("after %s (call %d): bound %d, now %d, job pending since %d", c.ev, i, b, now, before)
+				lo := since &^ (1<<jobBucketShift - 1)
+				if last := i == len(calls)-1; last && b != now || !last && (b < lo || b > sinceEnd) {
+					t.Errorf("after %s (call %d): bound %d, now %d, job's first stamp in [%d, %d]", c.ev, i, b, now, since, sinceEnd)
 				}
 			}
 		}

@@ -12,7 +12,7 @@
 #   BENCH_GUEST   0/1: run the virtual GPU guest part (default 1, 0 with QUICK=1)
 #   BENCH_ROUNDS  interleaved rounds of the host parts (default 7, 3 with QUICK=1)
 #   BENCH_IOCTLS  ioctls per whole-system run (default 1000000, 300000 with QUICK=1)
-#   BENCH_STEPS   subset of: kernel system loss user export guest (default: all)
+#   BENCH_STEPS   subset of: kernel system loss jobloss user export guest (default: all)
 #   BENCH_GD_BASE a ghostdriver binary of another commit: the system step adds condition
 #                 base-1 (that binary following every ioctl) beside gd-1, for before/after runs
 set -euo pipefail
@@ -23,13 +23,15 @@ QUICK=${QUICK:-}
 if [ -n "$QUICK" ]; then
 	ROUNDS=${BENCH_ROUNDS:-3} IOCTLS=${BENCH_IOCTLS:-300000} GUEST=${BENCH_GUEST:-0}
 	COST_IOCTLS=200000 EXECS=50 LOSS_SECONDS=3 LOSS_RATES=50000 GEN_JOBS=100000 PENDING="10000 100000" DELAY_S=3
+	JOBLOSS_RATES=20000 JOBLOSS_SECONDS=5
 	BENCHTIME=1x GUEST_RUNS=1
 else
 	ROUNDS=${BENCH_ROUNDS:-7} IOCTLS=${BENCH_IOCTLS:-1000000} GUEST=${BENCH_GUEST:-1}
 	COST_IOCTLS=1000000 EXECS=200 LOSS_SECONDS=10 LOSS_RATES=50000,100000,200000 GEN_JOBS=200000 PENDING="10000 100000 1000000" DELAY_S=10
+	JOBLOSS_RATES=20000,100000 JOBLOSS_SECONDS=60
 	BENCHTIME=3x GUEST_RUNS=3
 fi
-STEPS=${BENCH_STEPS:-kernel system loss user export guest}
+STEPS=${BENCH_STEPS:-kernel system loss jobloss user export guest}
 BUILD=${BENCH_BUILD:-/tmp/ghostdriver-bench}
 OUT=${BENCH_OUT:-bench/results/$(date -u +%Y%m%dT%H%M)-$(hostname -s)${QUICK:+-quick}}
 mkdir -p "$BUILD" "$OUT"
@@ -202,6 +204,16 @@ if has loss; then
 	log "3/5 loss: ${LOSS_RATES} ioctls/s × ${LOSS_SECONDS}s (2 events each)"
 	"$BUILD/bpfcost" loss -rates "$LOSS_RATES" -seconds "$LOSS_SECONDS" -loop "$BUILD/ioctlloop" >"$OUT/loss.tsv"
 	loadavg loss
+fi
+
+# ---- 3b. loss at a rate of jobs: a generated ring through the live reader, the pipeline and
+# the OTLP protobuf encoding (TestRingGeneratorLoss; this host has no DRM to run jobs) ----
+if has jobloss; then
+	log "3b jobloss: ${JOBLOSS_RATES} jobs/s × ${JOBLOSS_SECONDS}s (generated 6.17 records → live reader → pipeline → OTLP)"
+	GHOSTDRIVER_RINGGEN_OUT="$OUT/jobloss.tsv" GHOSTDRIVER_RINGGEN_RATES=$JOBLOSS_RATES GHOSTDRIVER_RINGGEN_SECONDS=$JOBLOSS_SECONDS \
+		go test -count=1 -timeout 30m -run 'TestRingGeneratorLoss' ./internal/probe >"$OUT/jobloss.log" 2>&1 ||
+		{ cat "$OUT/jobloss.log" >&2; die "generated-ring loss test failed"; }
+	loadavg jobloss
 fi
 
 # ---- 4. user space: decode → assemble → pdata, memory per pending job, delay ----

@@ -10,6 +10,8 @@ package probe
 
 import (
 	"encoding/binary"
+	mathbits "math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -37,26 +39,22 @@ func pack(dst, b []byte) []byte {
 	if n%8 != 0 || n/8 > maxPackedWords || n == 0 {
 		return append(dst, b...)
 	}
-	nonzero := 0
-	for i := 0; i < n; i += 8 {
-		if binary.LittleEndian.Uint64(b[i:]) != 0 {
-			nonzero++
-		}
-	}
-	if 8+8*nonzero >= n {
-		return append(dst, b...)
-	}
 	at := len(dst)
-	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
+	dst = slices.Grow(dst, 8+n)[:at+8+n]
+	out, k := dst[at+8:], 0
 	var bits uint64
-	for i := 0; i < n; i += 8 {
-		if w := binary.LittleEndian.Uint64(b[i:]); w != 0 {
-			bits |= 1 << (i / 8)
-			dst = binary.LittleEndian.AppendUint64(dst, w)
+	for i, rest := 0, b; len(rest) >= 8; i, rest = i+1, rest[8:] {
+		if w := binary.LittleEndian.Uint64(rest); w != 0 {
+			bits |= 1 << i
+			binary.LittleEndian.PutUint64(out[k:], w)
+			k += 8
 		}
+	}
+	if 8+k >= n {
+		return append(dst[:at], b...)
 	}
 	binary.LittleEndian.PutUint64(dst[at:], bits)
-	return dst
+	return dst[:at+8+k]
 }
 
 // unpack appends the n-byte sample that pack made into p to dst.
@@ -64,15 +62,15 @@ func unpack(dst, p []byte, n int) []byte {
 	if len(p) == n {
 		return append(dst, p...)
 	}
+	at := len(dst)
+	dst = slices.Grow(dst, n)[:at+n]
+	clear(dst[at:])
 	bits := binary.LittleEndian.Uint64(p)
 	p = p[8:]
-	for i := 0; i < n/8; i++ {
-		var w uint64
-		if bits&(1<<i) != 0 {
-			w = binary.LittleEndian.Uint64(p)
-			p = p[8:]
-		}
-		dst = binary.LittleEndian.AppendUint64(dst, w)
+	for ; bits != 0; bits &= bits - 1 {
+		i := mathbits.TrailingZeros64(bits)
+		binary.LittleEndian.PutUint64(dst[at+8*i:], binary.LittleEndian.Uint64(p))
+		p = p[8:]
 	}
 	return dst
 }
@@ -86,7 +84,6 @@ type heldStore struct {
 	refs, spareRefs []heldRef
 	arena           []byte
 	evs, spareEvs   []event.Event
-	scratch         []event.Event
 	sample          []byte // an unpacked sample being decoded
 }
 
@@ -137,14 +134,19 @@ func (h *heldStore) take(bound int64, out []event.Event, decode func(b []byte, o
 			w += int(r.m)
 		default:
 			h.sample = unpack(h.sample[:0], h.arena[r.off:r.off+uint32(r.m)], int(r.n))
-			h.scratch = decode(h.sample, h.scratch[:0])
-			for i := range h.scratch {
-				if e := &h.scratch[i]; e.Time < bound {
-					out = append(out, *e)
+			n0 := len(out)
+			out = decode(h.sample, out)
+			// a job record's stamps after the bound stay, as events
+			w := n0
+			for i := n0; i < len(out); i++ {
+				if e := &out[i]; e.Time < bound {
+					out[w] = *e
+					w++
 				} else {
 					keepEvent(e)
 				}
 			}
+			out = out[:w]
 		}
 	}
 	h.arena = h.arena[:w]

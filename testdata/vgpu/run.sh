@@ -146,7 +146,12 @@ fi
 # them). Read from the kernel package's own build configuration; "unknown" where the package
 # ships none (trixie-backports' linux-binary). e2e/vgpu_fentry_test.go holds the receiver's
 # report to it.
-kconfig=$(find "$(dirname "$VMLINUZ")" "$MODDIR/../../../boot" -maxdepth 1 -name "config-$KVER" 2>/dev/null | head -1)
+# (Only directories that exist are searched: find exits 1 on a missing one, which
+# pipefail would turn into the end of the run, as it was for 7.3, whose root has no boot/.)
+kconfig=
+for d in "$(dirname "$VMLINUZ")" "$MODDIR/../../../boot"; do
+	if [ -z "$kconfig" ] && [ -f "$d/config-$KVER" ]; then kconfig=$d/config-$KVER; fi
+done
 if [ -z "$kconfig" ]; then
 	direct_calls=unknown
 elif grep -qx 'CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y' "$kconfig"; then

@@ -289,6 +289,10 @@ static __always_inline int enter_body(struct pt_regs *ctx)
 	ts->depth = d + 1;
 	if (d >= MAX_DEPTH)
 		return 0;
+	/* The mask stays in the code: clang drops it after the check above and indexes with
+	 * d, whose bound 6.1's verifier does not narrow from an equality test (it saw
+	 * d <= 4 and refused f[4] on arm64). */
+	barrier_var(d);
 	struct frame *f = &ts->f[d & (MAX_DEPTH - 1)];
 	f->sp = sp;
 	f->cookie = cookie;
@@ -377,6 +381,7 @@ static __always_inline int return_body(struct pt_regs *ctx)
 		submit(r);
 		return 0;
 	}
+	barrier_var(d); /* the mask stays: see enter_body */
 	struct frame *f = &ts->f[d & (MAX_DEPTH - 1)];
 	__u16 kind = (f->cookie & COOKIE_PROCADDR) ? CUDA_REC_PROCADDR : CUDA_REC_CALL;
 	r = reserve(kind);

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -286,8 +287,14 @@ func (s *Source) attachMulti(ex *link.Executable, offs, cookies []uint64) error 
 }
 
 // loadMulti loads the uprobe_multi programs (Config.UprobeMulti); where the kernel
-// refuses them the classic uprobes stay in use and the report says why.
+// refuses them the classic uprobes stay in use and the report says why. The link type is
+// probed first: a kernel before 6.6 may load the programs (it does not check their
+// expected attach type) and refuse only the link, which would leave a library unhooked.
 func (s *Source) loadMulti(spec *ebpf.CollectionSpec, coll *ebpf.Collection, progs map[string]*ebpf.ProgramSpec) {
+	if err := features.HaveBPFLinkUprobeMulti(); err != nil {
+		s.report.add("uprobe_multi", "uprobe.multi/cuda_enter_multi", StatusUnavailable, firstLine(err.Error())+"; classic uprobes used")
+		return
+	}
 	one := spec.Copy()
 	one.Programs = map[string]*ebpf.ProgramSpec{cudaBPFProgCudaEnterMulti: progs[cudaBPFProgCudaEnterMulti],
 		cudaBPFProgCudaReturnMulti: progs[cudaBPFProgCudaReturnMulti]}

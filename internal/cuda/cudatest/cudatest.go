@@ -21,12 +21,25 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
+// PrebuiltEnv names a directory of stubs built beforehand (build.sh run with STUB_CC set, e.g.
+// aarch64-linux-gnu-gcc for the arm64 guest, which has no compiler): Build and BuildIn
+// copy them from there instead of compiling, and Need does not ask for gcc.
+const PrebuiltEnv = "GHOSTDRIVER_CUDA_STUBS"
+
+// stubFiles are what build.sh writes (the workload finds the libraries beside itself:
+// RUNPATH $ORIGIN, so a copy of the three files works anywhere).
+var stubFiles = []string{"app", "libcuda.so.1", "libcudart.so.12"}
+
 // Need skips t, saying why, unless the process is root (BPF, uprobes) and gcc is there
-// (the stubs are built at test time); under a make target that requires them it fails.
+// (the stubs are built at test time) or PrebuiltEnv names built stubs; under a make
+// target that requires them it fails.
 func Need(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs and attaches uprobes")
+	}
+	if os.Getenv(PrebuiltEnv) != "" {
+		return
 	}
 	if _, err := exec.LookPath("gcc"); err != nil {
 		testreq.Skip(t, testreq.GCC, "needs gcc to build the stub CUDA libraries")
@@ -52,9 +65,24 @@ func Build(t testing.TB) Stubs {
 	return BuildIn(t, t.TempDir())
 }
 
-// BuildIn compiles the stubs into dir.
+// BuildIn compiles the stubs into dir (or copies them there from PrebuiltEnv's directory:
+// each test gets files of its own, since uprobes are per file).
 func BuildIn(t testing.TB, dir string) Stubs {
 	t.Helper()
+	stubs := Stubs{Dir: dir, App: filepath.Join(dir, "app"), Driver: filepath.Join(dir, "libcuda.so.1"),
+		Runtime: filepath.Join(dir, "libcudart.so.12")}
+	if from := os.Getenv(PrebuiltEnv); from != "" {
+		for _, f := range stubFiles {
+			b, err := os.ReadFile(filepath.Join(from, f))
+			if err != nil {
+				t.Fatalf("%s=%s: %v", PrebuiltEnv, from, err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return stubs
+	}
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
 		t.Fatal("cudatest: cannot locate the stub sources")
@@ -63,8 +91,7 @@ func BuildIn(t testing.TB, dir string) Stubs {
 	if out, err := exec.Command(script, dir).CombinedOutput(); err != nil {
 		t.Fatalf("building the stubs: %v\n%s", err, out)
 	}
-	return Stubs{Dir: dir, App: filepath.Join(dir, "app"), Driver: filepath.Join(dir, "libcuda.so.1"),
-		Runtime: filepath.Join(dir, "libcudart.so.12")}
+	return stubs
 }
 
 // WaitFor polls cond every 5 ms and fails t after 10 s.

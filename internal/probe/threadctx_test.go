@@ -53,34 +53,35 @@ func gcc(t *testing.T, args ...string) {
 	}
 }
 
-// buildCtxApps builds every TLS shape that occurs on x86-64: the executable's own static
-// TLS; a library linked at start-up with TLSDESC (static TLS through the descriptor) and
-// with initial-exec (R_X86_64_TPOFF64); a dlopen()ed library with general-dynamic
-// (R_X86_64_DTPMOD64: through the DTV) and with TLSDESC (resolved by dlopen).
+// threadCtxAppsEnv names a directory of the test applications built beforehand
+// (testdata/build_threadctx.sh with CTX_CC set: the arm64 guest has no compiler).
+const threadCtxAppsEnv = "GHOSTDRIVER_THREADCTX_APPS"
+
+// buildCtxApps builds (testdata/build_threadctx.sh) every TLS shape that occurs on
+// x86-64 and arm64: the executable's own static TLS; a library linked at start-up with
+// TLS descriptors and with initial-exec (a tp-relative GOT slot); a dlopen()ed library
+// with general-dynamic (a module id: through the DTV) and with TLS descriptors (resolved
+// by dlopen). via is the relocation tenant must name, per architecture.
 func buildCtxApps(t *testing.T) []ctxApp {
-	requireGCC(t)
-	dir := t.TempDir()
-	src, err := filepath.Abs(filepath.Join("testdata", "threadctx.c"))
-	if err != nil {
-		t.Fatal(err)
+	dir := os.Getenv(threadCtxAppsEnv)
+	if dir == "" {
+		requireGCC(t)
+		dir = t.TempDir()
+		if out, err := exec.Command(filepath.Join("testdata", "build_threadctx.sh"), dir).CombinedOutput(); err != nil {
+			t.Fatalf("building testdata/threadctx.c: %v\n%s", err, out)
+		}
+	}
+	desc, ie, gd := "R_X86_64_TLSDESC", "R_X86_64_TPOFF64", "R_X86_64_DTPMOD64"
+	if runtime.GOARCH == "arm64" {
+		desc, ie, gd = "R_AARCH64_TLSDESC", "R_AARCH64_TLS_TPREL64", "R_AARCH64_TLS_DTPMOD64"
 	}
 	p := func(n string) string { return filepath.Join(dir, n) }
-	gcc(t, "-O1", "-pthread", "-DCTX_IN_EXE", "-rdynamic", "-o", p("exe"), src)
-	for _, lib := range []struct{ name, flag string }{
-		{"desc", "-mtls-dialect=gnu2"}, {"ie", "-ftls-model=initial-exec"}, {"gd", "-mtls-dialect=gnu"},
-	} {
-		gcc(t, "-O1", "-fPIC", "-shared", lib.flag, "-DCTX_LIB", "-o", p("libctx_"+lib.name+".so"), src)
-	}
-	for _, lib := range []string{"desc", "ie"} {
-		gcc(t, "-O1", "-pthread", "-o", p("app_"+lib), src, "-Wl,--no-as-needed", "-L"+dir, "-lctx_"+lib, "-Wl,-rpath,"+dir)
-	}
-	gcc(t, "-O1", "-pthread", "-o", p("app_dlopen"), src, "-ldl")
 	return []ctxApp{
 		{name: "executable", exe: p("exe"), via: "executable"},
-		{name: "tlsdesc_startup", exe: p("app_desc"), via: "R_X86_64_TLSDESC"},
-		{name: "initial_exec_lib", exe: p("app_ie"), via: "R_X86_64_TPOFF64"},
-		{name: "dlopen_general_dynamic", exe: p("app_dlopen"), env: []string{"CTX_DLOPEN=" + p("libctx_gd.so")}, via: "R_X86_64_DTPMOD64"},
-		{name: "dlopen_tlsdesc", exe: p("app_dlopen"), env: []string{"CTX_DLOPEN=" + p("libctx_desc.so")}, via: "R_X86_64_TLSDESC"},
+		{name: "tlsdesc_startup", exe: p("app_desc"), via: desc},
+		{name: "initial_exec_lib", exe: p("app_ie"), via: ie},
+		{name: "dlopen_general_dynamic", exe: p("app_dlopen"), env: []string{"CTX_DLOPEN=" + p("libctx_gd.so")}, via: gd},
+		{name: "dlopen_tlsdesc", exe: p("app_dlopen"), env: []string{"CTX_DLOPEN=" + p("libctx_desc.so")}, via: desc},
 	}
 }
 
@@ -190,8 +191,10 @@ func TestThreadContextOTEP4947InKernel(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
-			if len(threads) != 3 {
-				t.Fatalf("%d thread lines, want 3", len(threads))
+			// 3 workers and the main thread (the last line), which publishes after the
+			// workers are done and sleeps before its ioctls (testdata/threadctx.c).
+			if len(threads) != 4 || threads[3].tid != pid {
+				t.Fatalf("thread lines %+v, want 3 workers' and then the main thread's (tid %d)", threads, pid)
 			}
 			evs := waitEvents(t, sink, func(evs []event.Event) bool {
 				for _, e := range evs {
@@ -202,7 +205,7 @@ func TestThreadContextOTEP4947InKernel(t *testing.T) {
 				return false
 			})
 			byTID := map[uint32][]event.Event{}
-			exited, mainIoctl := false, false
+			exited := false
 			for _, e := range evs {
 				if e.PID != pid {
 					continue
@@ -210,18 +213,18 @@ func TestThreadContextOTEP4947InKernel(t *testing.T) {
 				switch e.Kind {
 				case event.IoctlEnter:
 					byTID[e.TID] = append(byTID[e.TID], e)
-					if e.TID == pid {
-						mainIoctl = true
-						if e.CtxTier != 0 {
-							t.Errorf("main thread published nothing but its ioctl has tier %d", e.CtxTier)
-						}
-					}
 				case event.ProcessExit:
 					exited = true
 				}
 			}
-			if !mainIoctl {
+			// The main thread's first ioctl came before the recipe was pushed: no context.
+			if m := byTID[pid]; len(m) == 0 {
 				t.Error("no ioctl event of the main thread")
+			} else {
+				if m[0].CtxTier != 0 {
+					t.Errorf("main thread's ioctl before the recipe has tier %d", m[0].CtxTier)
+				}
+				byTID[pid] = m[1:]
 			}
 			if !exited {
 				t.Error("no process_exit record for a process in the recipe table")

@@ -16,7 +16,12 @@
  * Protocol (stdin/stdout): after every thread has published its record the program
  * prints "ready <pid>" and waits for a line on stdin, so the test can resolve the TLS
  * recipe and push it into the kernel; then each thread makes NIOCTL ioctl(TCGETS) calls
- * on /dev/null and prints "thread <tid> <trace-id hex> <span-id hex> <valid>".
+ * on /dev/null and prints "thread <tid> <trace-id hex> <span-id hex> <valid>". The main
+ * thread then publishes a record of its own, sleeps 2 ms and makes NIOCTL calls too (its
+ * line has tid = pid): on arm64 the kernel's copy of a thread's TPIDR_EL0
+ * (thread.uw.tp_value) is written when the thread is switched out, and glibc sets the
+ * main thread's TPIDR_EL0 itself at start-up, so the sleep (a certain switch-out) is what
+ * makes its context readable there; the worker threads get theirs at clone (CLONE_SETTLS).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -103,8 +108,40 @@ static void *worker(void *arg)
 void ctx_publish(struct otel_thread_ctx *rec) __attribute__((weak));
 #endif
 
+/*
+ * CTX_EARLY (the executable build; the test starts it stopped at its exec and pushes the
+ * recipe then): the main thread publishes and makes NIOCTL ioctls at once, never switched
+ * out since glibc set its thread pointer at start-up (unless preempted), then sleeps 2 ms
+ * (a certain switch-out) and makes NIOCTL more; prints "early <tid> <trace> <span>".
+ */
+static int early(void)
+{
+	static struct otel_thread_ctx rec = {.valid = 1};
+	for (int k = 0; k < 16; k++)
+		rec.trace_id[k] = (uint8_t)(0xc0 + k);
+	for (int k = 0; k < 8; k++)
+		rec.span_id[k] = (uint8_t)(0xd0 + k);
+	if (!ctx_publish)
+		return 1;
+	ctx_publish(&rec);
+	int dev = open("/dev/null", O_RDONLY);
+	struct termios t;
+	for (int n = 0; n < NIOCTL; n++)
+		ioctl(dev, TCGETS, &t);
+	usleep(2000);
+	for (int n = 0; n < NIOCTL; n++)
+		ioctl(dev, TCGETS, &t);
+	char th[33] = {0}, sp[17] = {0};
+	hex(th, rec.trace_id, 16);
+	hex(sp, rec.span_id, 8);
+	printf("early %d %s %s\n", getpid(), th, sp);
+	return 0;
+}
+
 int main(void)
 {
+	if (getenv("CTX_EARLY"))
+		return early();
 	fd = open("/dev/null", O_RDONLY);
 	const char *lib = getenv("CTX_DLOPEN");
 	if (getenv("CTX_NONE")) {
@@ -140,6 +177,21 @@ int main(void)
 	pthread_barrier_wait(&go);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], 0);
+	struct otel_thread_ctx *rec = calloc(1, sizeof(*rec));
+	for (int k = 0; k < 16; k++)
+		rec->trace_id[k] = (uint8_t)(0xe0 + k);
+	for (int k = 0; k < 8; k++)
+		rec->span_id[k] = (uint8_t)(0xf0 + k);
+	rec->valid = 1;
+	publish(rec);
+	usleep(2000);
+	for (int n = 0; n < NIOCTL; n++)
+		ioctl(fd, TCGETS, &t);
+	char trace[33] = {0}, span[17] = {0};
+	hex(trace, rec->trace_id, 16);
+	hex(span, rec->span_id, 8);
+	printf("thread %d %s %s %d\n", getpid(), trace, span, rec->valid);
+	fflush(stdout);
 	return 0;
 }
 #endif

@@ -97,6 +97,46 @@ if [ "${ARM64_PROBE_TEST:-0}" = 1 ]; then
 	cp -r "$root/internal/probe/testdata" initrd/testdata
 	probe_test=1
 fi
+# --- (CUDA / thread context in the guest) ---------------------------------------------------
+# The CUDA source's uprobes and the OTEP 4947 read in the kernel, on arm64: the stub CUDA
+# driver, runtime and workload (internal/cuda/testdata/stub/build.sh) and the thread-context
+# applications (internal/probe/testdata/build_threadctx.sh) cross-built with
+# aarch64-linux-gnu-gcc, glibc's AArch64 loader and libraries from libc6-arm64-cross, and the
+# cross-compiled internal/cuda and internal/probe test binaries. In the guest:
+# TestStubEntryPointTable (every launch and sync of the stub's two threads counted exactly
+# against the stubs' own counts, entry points learned, each submission's OTEP 4947 span),
+# TestHookLeversKeepLaunchCountsExact (on 6.1 the uprobe_multi cases must find the fallback to
+# classic uprobes reported, with the counts still exact), TestThreadContextOTEP4947InKernel
+# (every TLS shape) and TestThreadContextBeforeFirstSwitch (thread.uw.tp_value, arch.h: a main
+# thread not yet switched out gets no context or its own, never another).
+# GHOSTDRIVER_REQUIRE=root there: a skip fails. ARM64_CUDA_TEST=0 leaves them out.
+cuda_test=${ARM64_CUDA_TEST:-1}
+cuda_guest=
+if [ "$cuda_test" = 1 ]; then
+	say "cross-building the CUDA stubs, the thread-context apps and the cuda/probe test binaries"
+	sysroot=${ARM64_SYSROOT:-/usr/aarch64-linux-gnu}
+	[ -e "$sysroot/lib/ld-linux-aarch64.so.1" ] || { echo "no $sysroot/lib/ld-linux-aarch64.so.1: apt-get install libc6-arm64-cross" >&2; exit 1; }
+	mkdir -p initrd/cudastub initrd/threadctx initrd/lib/aarch64-linux-gnu
+	STUB_CC=aarch64-linux-gnu-gcc "$root/internal/cuda/testdata/stub/build.sh" "$cache/initrd/cudastub"
+	CTX_CC=aarch64-linux-gnu-gcc CTX_ARCH=aarch64 "$root/internal/probe/testdata/build_threadctx.sh" "$cache/initrd/threadctx"
+	cp "$sysroot/lib/ld-linux-aarch64.so.1" initrd/lib/
+	for l in libc.so.6 libdl.so.2 libpthread.so.0; do cp "$sysroot/lib/$l" initrd/lib/aarch64-linux-gnu/; done
+	(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go test -c -o "$cache/cuda.test" ./internal/cuda/)
+	cp cuda.test initrd/bin/cuda.test
+	if [ $probe_test = 0 ]; then
+		(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go test -c -o "$cache/probe.test" ./internal/probe/)
+		cp probe.test initrd/bin/probe.test
+	fi
+	# Under TCG each lever case costs about 4 s: the default runs the three uprobe_multi ones
+	# (the fallback on 6.1); ARM64_CUDA_RUN='^(TestStubEntryPointTable|TestHookLeversKeepLaunchCountsExact|TestFloorLaunchesHitOncePerLaunch)$'
+	# runs every case (55 s in the guest, measured 2026-12-04; all passed).
+	cuda_run=${ARM64_CUDA_RUN:-^(TestStubEntryPointTable|TestHookLeversKeepLaunchCountsExact)\$/multi=true\$}
+	cuda_guest="echo \"ARM64-RIG cuda-test begin \$(cut -d' ' -f1 /proc/uptime)\"
+GHOSTDRIVER_REQUIRE=root GHOSTDRIVER_CUDA_STUBS=/cudastub /bin/cuda.test -test.v -test.run '$cuda_run' 2>&1
+echo \"ARM64-RIG cuda-test rc=\$? \$(cut -d' ' -f1 /proc/uptime)\"
+GHOSTDRIVER_REQUIRE=root GHOSTDRIVER_THREADCTX_APPS=/threadctx /bin/probe.test -test.v -test.run '^(TestThreadContextOTEP4947InKernel|TestThreadContextBeforeFirstSwitch)\$' 2>&1
+echo \"ARM64-RIG threadctx-test rc=\$? \$(cut -d' ' -f1 /proc/uptime)\""
+fi
 cat >initrd/init <<EOF
 #!/bin/sh
 export PATH=/bin
@@ -121,6 +161,7 @@ if [ $probe_test = 1 ]; then
 	/bin/probe.test -test.v -test.count=$probe_count -test.run '$probe_run' 2>&1
 	echo "ARM64-RIG probe-test tracefs rc=\$?"
 fi
+$cuda_guest
 umount /sys/kernel/debug; umount /sys/kernel/tracing
 echo ARM64-RIG notracefs-json-begin
 /bin/ghostdriver doctor --no-tracefs-mount --json
@@ -162,6 +203,14 @@ if [ $probe_test = 1 ]; then
 	for run in $runs; do
 		grep -q "ARM64-RIG probe-test $run rc=0" out/console.txt || { echo "probe tests failed in the guest ($run)"; rc=1; }
 	done
+fi
+if [ "$cuda_test" = 1 ]; then # (CUDA / thread context in the guest)
+	sed -n '/ARM64-RIG cuda-test begin/,/ARM64-RIG threadctx-test rc=/p' out/console.txt >out/cuda-threadctx.txt
+	grep -E "^(=== RUN|--- (PASS|FAIL|SKIP)|ARM64-RIG (cuda|threadctx)-test)|uprobe_multi|ground truth" out/cuda-threadctx.txt || true
+	for t in cuda threadctx; do
+		grep -q "ARM64-RIG $t-test rc=0" out/cuda-threadctx.txt || { echo "$t tests failed in the guest"; rc=1; }
+	done
+	! grep -q -- "--- SKIP" out/cuda-threadctx.txt || { echo "a CUDA or thread-context test skipped in the guest"; rc=1; }
 fi
 # The guest's doctor JSON is checked by internal/probe/arm64guest_test.go.
 # It must run, not skip (internal/testreq: GHOSTDRIVER_REQUIRE lists arm64).

@@ -309,8 +309,12 @@ func testIoctlThroughDeviceFilter(t *testing.T, noTaskStorage bool) {
 		// The same ioctls once more: whether the programs run for them now tells a hook
 		// that became effective late from one that stays dead.
 		ioctlsOnOwnThread(t, "/dev/null", n)
-		t.Fatalf("tid %d: %d enters, %d exits, want %d each (lost %d, kernel drops %v; programs before: %s; after: %s; after %d more ioctls: %s)",
-			tid, len(enters), len(exits), n, st.Lost, st.KernelDrops, before, after, n, progStats())
+		again := progStats()
+		// A second consumer of the same kernel tracepoints (the tracefs events): whether the
+		// kernel reaches sys_enter at all tells our program from the kernel's call site.
+		te, tx, why := tracefsIoctls(t, n)
+		t.Fatalf("tid %d: %d enters, %d exits, want %d each (lost %d, kernel drops %v; programs before: %s; after: %s; after %d more ioctls: %s; tracefs sys_enter_ioctl/sys_exit_ioctl saw %d/%d of %d more (%s))",
+			tid, len(enters), len(exits), n, st.Lost, st.KernelDrops, before, after, n, again, te, tx, n, why)
 	}
 	for i := range enters {
 		e, x := enters[i], exits[i]

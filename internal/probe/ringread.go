@@ -17,6 +17,12 @@ package probe
 //
 // Waiting is an epoll on the map's descriptor (readable when the kernel wakes readers)
 // with the deadline as timeout, and an eventfd that Close writes to end a wait at once.
+// The programs commit most records with BPF_RB_NO_WAKEUP (bpf/include/ghostdriver.h wakes
+// the reader only once a batch has gathered), so a wait can end at its deadline with
+// records committed meanwhile: the ring is read to its end once more before the deadline
+// is reported, as cilium's reader does. The live reader declares everything stamped
+// before the poll began seen once the deadline is reported; a record left behind then
+// would reach the assembler behind its watermark.
 
 import (
 	"errors"
@@ -51,6 +57,7 @@ type mmapRing struct {
 	pub            uintptr // published up to here
 	epfd, evfd     int
 	deadline       time.Time
+	expired        bool // the wait reached the deadline: report it once caught up
 	events         [2]unix.EpollEvent
 
 	closed    atomic.Bool
@@ -105,7 +112,7 @@ func (r *mmapRing) openPoll(fd int) (err error) {
 	return nil
 }
 
-func (r *mmapRing) SetDeadline(t time.Time) { r.deadline = t }
+func (r *mmapRing) SetDeadline(t time.Time) { r.deadline, r.expired = t, false }
 
 // AvailableBytes is what the kernel has committed or reserved beyond what was read (the
 // reader's goroutine only).
@@ -118,7 +125,8 @@ func (r *mmapRing) AvailableBytes() int {
 
 // ReadInto sets rec.RawSample to the next record, in place: it stays valid until the next
 // ReadInto or release (Close does not unmap it before then). It waits until the deadline
-// for one, and returns os.ErrDeadlineExceeded then, ringbuf.ErrClosed after Close.
+// for one; once the deadline has passed it returns the records committed by then and
+// os.ErrDeadlineExceeded when none is left; ringbuf.ErrClosed after Close.
 func (r *mmapRing) ReadInto(rec *ringbuf.Record) error {
 	if !r.held {
 		r.users.Add(1)
@@ -166,7 +174,15 @@ func (r *mmapRing) ReadInto(rec *ringbuf.Record) error {
 			atomic.StoreUintptr(r.consPos, r.pos)
 			r.pub = r.pos
 		}
+		if r.expired {
+			r.release()
+			return os.ErrDeadlineExceeded
+		}
 		if err := r.wait(); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				r.expired = true // look once more: records committed without a wakeup
+				continue
+			}
 			r.release()
 			return err
 		}

@@ -1,8 +1,12 @@
 package probe
 
 import (
+	"errors"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf/ringbuf"
 
 	"go.uber.org/zap"
 
@@ -75,4 +79,55 @@ func TestMmapRingWrapsAndPublishes(t *testing.T) {
 		t.Fatalf("only %d of %d ioctls' exits received (%d lost): the consumer position does not reach the kernel", exits, n, st.Lost)
 	}
 	t.Logf("%d enters and %d exits of %d ioctls received through a 16 KiB ring, %d records lost (counted by the kernel)", enters, exits, n, st.Lost)
+}
+
+// A wait that ends at its deadline must still hand over what was committed meanwhile: the
+// programs commit with BPF_RB_NO_WAKEUP until a batch has gathered, so one ioctl's two
+// records wake no reader, and a reader that reported the deadline without looking again
+// left them behind the live reader's watermark (the e2e Jaeger test lost whole jobs).
+func TestMmapRingReadsRecordsCommittedWithoutWakeup(t *testing.T) {
+	requireRoot(t)
+	cfg := DefaultConfig()
+	cfg.DRMMajors = []uint32{1}
+	l, rep, err := Open(cfg, zap.NewNop())
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	defer l.Close()
+	r, ok := l.rd.(*mmapRing)
+	if !ok {
+		t.Fatalf("events mode reads with %T, want the in-place reader", l.rd)
+	}
+	defer r.release()
+	// Drain whatever other processes' ioctls on major 1 left, so the wait below starts
+	// on an empty ring.
+	var rec ringbuf.Record
+	for {
+		r.SetDeadline(time.Now().Add(20 * time.Millisecond))
+		if err := r.ReadInto(&rec); err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	got := make(chan result, 1)
+	r.SetDeadline(time.Now().Add(400 * time.Millisecond))
+	go func() {
+		err := r.ReadInto(&rec)
+		got <- result{len(rec.RawSample), err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the reader is in its wait
+	ioctlsOnOwnThread(t, "/dev/null", 1)
+	res := <-got
+	if res.err != nil {
+		t.Fatalf("ReadInto: %v with %d bytes committed and unread: records committed without a wakeup were left behind the deadline", res.err, r.AvailableBytes())
+	}
+	if res.n == 0 {
+		t.Fatal("ReadInto returned an empty record")
+	}
 }

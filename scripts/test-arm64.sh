@@ -126,8 +126,9 @@ fi
 # (every TLS shape) and TestThreadContextBeforeFirstSwitch (thread.uw.tp_value, arch.h: a main
 # thread not yet switched out gets no context or its own, never another).
 # GHOSTDRIVER_REQUIRE=root there: a skip fails. ARM64_CUDA_TEST=0 leaves them out. The two
-# thread-context tests read their events through the ioctl enter hook, which this guest now and
-# then never runs (above): such a failure shows as 0 ioctl events of every thread.
+# thread-context tests read their events through the ioctl enter hook, which multi-threaded TCG
+# now and then left unrun (above; ARM64_ACCEL's default avoids it): such a failure shows as 0
+# ioctl events of every thread.
 cuda_test=${ARM64_CUDA_TEST:-1}
 cuda_guest=
 if [ "$cuda_test" = 1 ]; then

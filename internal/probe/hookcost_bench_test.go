@@ -45,12 +45,8 @@ func TestHookCostTestRun(t *testing.T) {
 	// Fake objects of the 7.3 layout (6.17+ events) and the 6.1 layout (<= 6.16 events).
 	dfSize := int(kernelStruct(t, "dma_fence").Size)
 	devInitName := memberOffset(t, kernelStruct(t, "device"), "init_name")
-	l73 := schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
-		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
-		schedName: 24, schedDev: 32, schedSize: 64}
-	l61 := schedLayout{name: "6.1", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: 40, jobSize: 96,
-		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: -1, fenceSize: 2*dfSize + 64,
-		schedName: 16, schedDev: -1, schedSize: 64}
+	l73 := fakeLayout73(dfSize, 32)
+	l61 := fakeLayout61(dfSize)
 	df := kernelStruct(t, "dma_fence")
 	ctxOff, seqOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno")
 	const jobAt, fenceAt, hwAt, schedAt, ringAt, devNameAt, devNamePtrAt, regsAt = 0, 96, 400, 500, 580, 620, 610, 700

@@ -60,9 +60,7 @@ func TestJobStateMemory(t *testing.T) {
 		pending = v
 	}
 	dfSize := int(kernelStruct(t, "dma_fence").Size)
-	l := schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
-		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
-		schedName: 24, schedDev: -1, schedSize: 64}
+	l := fakeLayout73(dfSize, -1)
 	df := kernelStruct(t, "dma_fence")
 	ctxOff, seqOff, opsOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno"), memberOffset(t, df, "ops")
 	s := newScratch(t)

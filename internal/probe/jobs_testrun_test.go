@@ -26,12 +26,8 @@ func TestTestRunJobRecordEqualsEvents(t *testing.T) {
 		l                schedLayout
 		queue, run, done string
 	}{
-		{schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
-			fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
-			schedName: 24, schedDev: -1, schedSize: 64}, "drm_sched_job_queue", "drm_sched_job_run", "drm_sched_job_done"},
-		{schedLayout{name: "6.1", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: 40, jobSize: 96,
-			fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: -1, fenceSize: 2*dfSize + 64,
-			schedName: 16, schedDev: -1, schedSize: 64}, "drm_sched_job", "drm_run_job", "drm_sched_process_job"},
+		{fakeLayout73(dfSize, -1), "drm_sched_job_queue", "drm_sched_job_run", "drm_sched_job_done"},
+		{fakeLayout61(dfSize), "drm_sched_job", "drm_run_job", "drm_sched_process_job"},
 	}
 	for _, g := range gens {
 		for _, ops := range []fakeOps{realOps, noOps} {
@@ -236,9 +232,7 @@ func testRunJobRecordEqualsEvents(t *testing.T, l schedLayout, ops fakeOps, queu
 func TestTestRunJobStateFullCounted(t *testing.T) {
 	requireRoot(t)
 	dfSize := int(kernelStruct(t, "dma_fence").Size)
-	l := schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
-		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
-		schedName: 24, schedDev: -1, schedSize: 64}
+	l := fakeLayout73(dfSize, -1)
 	df := kernelStruct(t, "dma_fence")
 	ctxOff, seqOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno")
 	s := newScratch(t)
@@ -332,9 +326,7 @@ func testRunJobFenceRoles(t *testing.T, ops fakeOps) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	dfSize := int(kernelStruct(t, "dma_fence").Size)
-	l := schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
-		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
-		schedName: 24, schedDev: -1, schedSize: 64}
+	l := fakeLayout73(dfSize, -1)
 	df := kernelStruct(t, "dma_fence")
 	ctxOff, seqOff, opsOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno"), memberOffset(t, df, "ops")
 	s := newScratch(t)

@@ -173,6 +173,22 @@ type schedLayout struct {
 	jobSize, fenceSize, schedSize  int
 }
 
+// fakeLayout61 is the <= 6.16 layout of the fake scheduler objects (job->id, no client id)
+// around this kernel's dma_fence size.
+func fakeLayout61(dfSize int) schedLayout {
+	return schedLayout{name: "6.1", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: 40, jobSize: 96,
+		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: -1, fenceSize: 2*dfSize + 64,
+		schedName: 16, schedDev: -1, schedSize: 64}
+}
+
+// fakeLayout73 is the 6.17+ layout (no job id, s_fence->drm_client_id); schedDev is the
+// offset of sched->dev, -1 for none.
+func fakeLayout73(dfSize, schedDev int) schedLayout {
+	return schedLayout{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
+		fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
+		schedName: 24, schedDev: schedDev, schedSize: 64}
+}
+
 func drmSchedTypes(t *testing.T, l schedLayout) *btf.Spec {
 	df := kernelStruct(t, "dma_fence")
 	dev := kernelStruct(t, "device")
@@ -223,12 +239,8 @@ func TestTestRunSchedJobBothGenerations(t *testing.T) {
 	dfSize := int(kernelStruct(t, "dma_fence").Size)
 	devInitName := memberOffset(t, kernelStruct(t, "device"), "init_name")
 	layouts := []schedLayout{
-		{name: "6.1", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: 40, jobSize: 96,
-			fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: -1, fenceSize: 2*dfSize + 64,
-			schedName: 16, schedDev: -1, schedSize: 64},
-		{name: "7.3", jobSched: 8, jobSFence: 16, jobEntity: 24, jobID: -1, jobSize: 96,
-			fenceFinished: dfSize, fenceParent: 2*dfSize + 8, fenceClientID: 2*dfSize + 40, fenceSize: 2*dfSize + 48,
-			schedName: 24, schedDev: 32, schedSize: 64},
+		fakeLayout61(dfSize),
+		fakeLayout73(dfSize, 32),
 	}
 	df := kernelStruct(t, "dma_fence")
 	ctxOff, seqOff := memberOffset(t, df, "context"), memberOffset(t, df, "seqno")

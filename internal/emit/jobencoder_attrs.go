@@ -283,14 +283,7 @@ func appendAttrValueJSON(dst []byte, v *attr.Value) []byte {
 					dst = append(dst, ',')
 				}
 				first = false
-				dst = append(dst, '{')
-				if k != "" {
-					dst = append(dst, `"key":`...)
-					dst = appendString(dst, k)
-					dst = append(dst, ',')
-				}
-				dst = append(dst, `"value":`...)
-				dst = append(appendAttrValueJSON(dst, val), '}')
+				dst = append(appendAttrValueJSON(appendKeyValueStart(dst, k), val), '}')
 			}
 			dst = append(dst, ']')
 		}

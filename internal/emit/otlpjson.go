@@ -253,18 +253,23 @@ func appendKeyValues(dst []byte, m pcommon.Map) []byte {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = append(dst, '{')
-		if k != "" {
-			dst = append(dst, `"key":`...)
-			dst = appendString(dst, k)
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `"value":`...)
-		dst = appendValue(dst, v)
+		dst = appendValue(appendKeyValueStart(dst, k), v)
 		dst = append(dst, '}')
 		return true
 	})
 	return dst
+}
+
+// appendKeyValueStart opens a KeyValue object up to its value: `{"key":k,"value":` (an
+// empty key is left out, as pdata's marshaller does).
+func appendKeyValueStart(dst []byte, k string) []byte {
+	dst = append(dst, '{')
+	if k != "" {
+		dst = append(dst, `"key":`...)
+		dst = appendString(dst, k)
+		dst = append(dst, ',')
+	}
+	return append(dst, `"value":`...)
 }
 
 func appendValue(dst []byte, v pcommon.Value) []byte {

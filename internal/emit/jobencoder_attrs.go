@@ -36,8 +36,7 @@ type attrKey struct {
 }
 
 func newAttrKey(name string) *attrKey {
-	j := appendString(append([]byte(nil), `{"key":`...), name)
-	return &attrKey{name: name, json: append(j, `,"value":`...), proto: appendStringField(nil, 0xa, name)}
+	return &attrKey{name: name, json: appendKeyValueStart(nil, name), proto: appendStringField(nil, 0xa, name)}
 }
 
 var (
@@ -163,13 +162,7 @@ func appendSpanAttrsJSON(dst []byte, attrs []spanAttr, c *jsonCache) []byte {
 		if a.k != nil {
 			dst = append(dst, a.k.json...)
 		} else {
-			dst = append(dst, '{')
-			if a.key != "" {
-				dst = append(dst, `"key":`...)
-				dst = appendString(dst, a.key)
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `"value":`...)
+			dst = appendKeyValueStart(dst, a.key)
 		}
 		switch {
 		case a.val != nil:

@@ -7,9 +7,9 @@ package probe
 // kernel reads the consumer position on every bpf_ringbuf_reserve, so each store moves
 // that cache line to the reading CPU and back on the producer's next reserve. This reader
 // hands out the sample where it lies in the mapped ring (valid until the next ReadInto)
-// and publishes the consumer position only every ringPublishBytes and before it waits, so
-// the kernel sees space freed a little later (at most ringPublishBytes of an 8 MiB ring)
-// and the line moves once per many records. The layout and the ordering are the kernel's
+// and publishes the consumer position only every ringPublishBytes (a quarter of a smaller
+// ring) and before it waits, so the kernel sees space freed a little later (at most
+// ringPublishBytes of an 8 MiB ring) and the line moves once per many records. The layout and the ordering are the kernel's
 // (kernel/bpf/ringbuf.c): a consumer page (consumer_pos, read-write), a producer page
 // (producer_pos) and the data pages mapped twice in a row so a record never wraps; each
 // record has an 8-byte header whose length word carries BUSY (reserved, not committed)
@@ -42,7 +42,8 @@ const (
 	ringBusyBit    = 1 << 31 // BPF_RINGBUF_BUSY_BIT
 	ringDiscardBit = 1 << 30 // BPF_RINGBUF_DISCARD_BIT
 	// ringPublishBytes: consumed bytes after which the consumer position is published
-	// even while records keep coming.
+	// even while records keep coming (a quarter of the ring where that is less: a small
+	// ring must not stay full until the reader has caught up).
 	ringPublishBytes = 64 << 10
 )
 
@@ -55,6 +56,7 @@ type mmapRing struct {
 	mask           uintptr
 	pos            uintptr // consumed up to here
 	pub            uintptr // published up to here
+	publishEvery   uintptr // ringPublishBytes, or a quarter of a smaller ring
 	epfd, evfd     int
 	deadline       time.Time
 	expired        bool // the wait reached the deadline: report it once caught up
@@ -89,6 +91,7 @@ func newMmapRing(m *ebpf.Map) (*mmapRing, error) {
 		consPos: (*uintptr)(unsafe.Pointer(&cons[0])), prodPos: (*uintptr)(unsafe.Pointer(&prod[0])), epfd: -1, evfd: -1}
 	r.pos = atomic.LoadUintptr(r.consPos)
 	r.pub = r.pos
+	r.publishEvery = min(ringPublishBytes, uintptr(size/4))
 	if err := r.openPoll(fd); err != nil {
 		r.unmap()
 		return nil, err
@@ -156,7 +159,7 @@ func (r *mmapRing) ReadInto(rec *ringbuf.Record) error {
 				return fmt.Errorf("read record: %d bytes announced, %d left", n, prod-cur-8)
 			}
 			r.pos = next
-			if next-r.pub >= ringPublishBytes && cur != r.pub {
+			if next-r.pub >= r.publishEvery && cur != r.pub {
 				// Everything before this record is consumed (the caller is done with it).
 				atomic.StoreUintptr(r.consPos, cur)
 				r.pub = cur

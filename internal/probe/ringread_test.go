@@ -75,8 +75,14 @@ func TestMmapRingWrapsAndPublishes(t *testing.T) {
 	if st.Lost < uint64(n-exits) {
 		t.Fatalf("%d exits received, %d lost < %d ioctls: records vanished", exits, st.Lost, n)
 	}
-	if exits < n/10 {
-		t.Fatalf("only %d of %d ioctls' exits received (%d lost): the consumer position does not reach the kernel", exits, n, st.Lost)
+	// Never published, the kernel sees the ring full once its first 16 KiB are written:
+	// at most ringBytes/exitRecordBytes exits (fewer, with their enters) ever arrive. How
+	// many more arrive depends on how often the reader runs (a loaded 2-core machine lets
+	// the loop fill the ring many times between two reads), so the check is against that
+	// ceiling, not a share of the loop.
+	const exitRecordBytes = 8 + 40 // ring header + struct ioctl_exit_record (bpf/syscalls.c)
+	if ceiling := cfg.RingBufferBytes / exitRecordBytes; exits < 4*ceiling {
+		t.Fatalf("only %d of %d ioctls' exits received (%d lost), < 4× the %d a never-freed ring can hold: the consumer position does not reach the kernel", exits, n, st.Lost, ceiling)
 	}
 	t.Logf("%d enters and %d exits of %d ioctls received through a 16 KiB ring, %d records lost (counted by the kernel)", enters, exits, n, st.Lost)
 }

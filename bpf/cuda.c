@@ -105,8 +105,8 @@ struct {
 static __always_inline void frame_loss(__u32 which)
 {
 	__u64 *n = bpf_map_lookup_elem(&cuda_frame_losses, &which);
-	if (n)
-		*n += 1;
+	if (n) /* atomic: another program can interleave on this CPU when preempted */
+		__sync_fetch_and_add(n, 1);
 }
 
 /* Hits of floor-cookie entries (COOKIE_FLOOR): what the uprobe trap costs with a
@@ -178,10 +178,11 @@ struct {
 	__type(value, struct thread_stack);
 } cuda_threads SEC(".maps");
 
-/* A zeroed stack to insert: too large for the BPF stack (200 bytes) is fine, but one
- * per-CPU scratch keeps the programs' frames small. */
+/* A zeroed stack to insert, never written (200 bytes would fit the BPF stack, but this
+ * keeps the programs' frames small). Not per CPU: nothing here is scratch, since two
+ * programs can interleave on one CPU when a preemptible kernel preempts one. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct thread_stack);
@@ -224,7 +225,7 @@ static __always_inline int enter_only(struct pt_regs *ctx, __u64 cookie)
 		__u32 zero = 0;
 		__u64 *n = bpf_map_lookup_elem(&cuda_floor_hits, &zero);
 		if (n)
-			*n += 1;
+			__sync_fetch_and_add(n, 1);
 		return 0;
 	}
 	__u64 id = bpf_get_current_pid_tgid();

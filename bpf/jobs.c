@@ -92,13 +92,21 @@ struct {
 	__type(value, __u64);
 } jobs_stats SEC(".maps");
 
-/* Per-CPU scratch: a zeroed job_record to insert, or a one-stamp record to send. */
+/*
+ * A zeroed job_record that no program writes: the value a new job's entry is inserted
+ * with, then filled in place. There is no per-CPU scratch in this file, on purpose: a
+ * tracing program runs with migration disabled but, on a preemptible kernel, can be
+ * preempted, and another hook's program on the same CPU then reused a shared scratch
+ * while the first was still filling it. On the 7.3 guest that put one job's queue stamp
+ * and hardware fence under another job's key (a queue program preempted for 7 ms while
+ * the scheduler's worker created a job on the same CPU).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct job_record);
-} jobs_scratch SEC(".maps");
+} jobs_zero SEC(".maps");
 
 /*
  * jobs_cfg[0]: 1 once user space has attached this family's dma_fence_signaled program, so
@@ -126,23 +134,29 @@ __s64 run_windows = 0;
 /* The scheduler whose names record was sent last: most jobs need no sched_seen lookup. */
 __u64 names_last = 0;
 
+/* Atomic although per CPU: two programs can interleave on one CPU (see jobs_zero). */
 static __always_inline void count(__u32 c)
 {
 	__u64 *n = bpf_map_lookup_elem(&jobs_stats, &c);
 	if (n)
-		*n += 1;
+		__sync_fetch_and_add(n, 1);
 }
 
-static __always_inline void stamp(struct job_record *j, __u32 slot, __u16 hook)
+static __always_inline void stamp_at(struct job_record *j, __u32 slot, __u16 hook, __u64 ts)
 {
 	if (slot >= JS_COUNT)
 		return;
 	struct job_stamp *s = &j->st[slot];
-	s->ts = bpf_ktime_get_ns();
+	s->ts = ts;
 	s->pid_tgid = bpf_get_current_pid_tgid();
 	s->cpu = bpf_get_smp_processor_id();
 	s->hook = hook;
 	j->slots |= 1u << slot;
+}
+
+static __always_inline void stamp(struct job_record *j, __u32 slot, __u16 hook)
+{
+	stamp_at(j, slot, hook, bpf_ktime_get_ns());
 }
 
 static __always_inline void pending_add(__u16 bucket, __s64 d)
@@ -153,37 +167,57 @@ static __always_inline void pending_add(__u16 bucket, __s64 d)
 		__sync_fetch_and_add(&p->n[bucket & (JOB_BUCKETS - 1)], d);
 }
 
-/* A zeroed scratch record (this CPU's). */
-static __always_inline struct job_record *scratch(void)
+/*
+ * The job's entry, created when it has none: inserted as a copy of jobs_zero and filled in
+ * place by the caller. ts is the time of the stamp the caller is about to write (its
+ * pending bucket). Returns NULL when the map is full (counted JC_FULL; the caller sends its
+ * stamp alone) or when the entry vanished at once (another CPU sent it).
+ *
+ * The bucket is written right after the insert; the entry's sender reads it. No sender
+ * can come between: a job is sent at its finished fence's signal (or its done event),
+ * which the kernel raises only after every hook that can create the entry (queue, run,
+ * done) has returned for that job.
+ */
+static __always_inline struct job_record *job_get(struct fence_key *k, __u64 ts)
 {
-	__u32 zero = 0;
-	struct job_record *j = bpf_map_lookup_elem(&jobs_scratch, &zero);
+	struct job_record *j = bpf_map_lookup_elem(&jobs, k);
 	if (j)
-		__builtin_memset(j, 0, sizeof(*j));
+		return j;
+	__u32 zero = 0;
+	struct job_record *z = bpf_map_lookup_elem(&jobs_zero, &zero);
+	if (!z)
+		return 0;
+	long err = bpf_map_update_elem(&jobs, k, z, BPF_NOEXIST);
+	if (err != 0 && err != -17 /* EEXIST: another CPU created it */) {
+		count(JC_FULL);
+		return 0;
+	}
+	j = bpf_map_lookup_elem(&jobs, k);
+	if (!j || err != 0)
+		return j;
+	j->fence_ctx = k->ctx;
+	j->fence_seqno = k->seqno;
+	j->bucket = (ts >> JOB_BUCKET_SHIFT) & (JOB_BUCKETS - 1);
+	pending_add(j->bucket, 1);
 	return j;
 }
 
 /*
- * A new job's state: the scratch record s, filled by the caller (slot: the stamp it
- * has, whose time gives the pending bucket), goes into the map (one update, no lookup
- * after it). Returns 0 when it went in; 1 when another CPU created the
- * job meanwhile (the caller then stamps the map's entry); -1 when the map is full
- * (counted; the caller sends s alone).
+ * A record of one stamp, built in its ring reservation and sent at once: no state could
+ * be kept (flag JF_NO_STATE: the map was full; JF_NO_KEY: no finished fence). NULL when
+ * the ring is full (counted in `lost`); otherwise the caller fills it and calls
+ * ring_submit.
  */
-static __always_inline int job_insert(struct fence_key *k, struct job_record *s, __u32 slot)
+static __always_inline struct job_record *alone_reserve(struct fence_key *k, __u16 flag)
 {
-	if (slot >= JS_COUNT)
-		return -1;
-	s->bucket = (s->st[slot].ts >> JOB_BUCKET_SHIFT) & (JOB_BUCKETS - 1);
-	long err = bpf_map_update_elem(&jobs, k, s, BPF_NOEXIST);
-	if (err == 0) {
-		pending_add(s->bucket, 1);
+	struct job_record *r = ring_reserve(sizeof(*r));
+	if (!r)
 		return 0;
-	}
-	if (err == -17 /* EEXIST: another CPU created it */)
-		return 1;
-	count(JC_FULL);
-	return -1;
+	__builtin_memset(r, 0, sizeof(*r));
+	r->fence_ctx = k->ctx;
+	r->fence_seqno = k->seqno;
+	r->flags = flag;
+	return r;
 }
 
 /*
@@ -212,17 +246,6 @@ static __always_inline void job_send(struct fence_key *k, struct job_record *j)
 	ring_submit(r);
 	pending_add(bucket, -1);
 	count(JC_EMITTED);
-}
-
-/* A record of one stamp (the scratch), sent at once: no state could be kept. */
-static __always_inline void send_alone(struct job_record *s, __u16 flag)
-{
-	s->flags |= flag;
-	struct job_record *r = ring_reserve(sizeof(*r));
-	if (!r)
-		return;
-	__builtin_memcpy(r, s, sizeof(*r));
-	ring_submit(r);
 }
 
 static __always_inline void read_fence_key(struct dma_fence *f, struct fence_key *k)
@@ -326,23 +349,16 @@ static __always_inline int on_job(__u16 hook, __u32 slot, struct drm_sched_job__
 	} else {
 		count(JC_NO_KEY);
 	}
+	if (!j && sf)
+		j = job_get(&k, bpf_ktime_get_ns());
 	if (j) {
 		job_fill(j, hook, slot, job, entity, sf);
 	} else {
-		struct job_record *s = scratch();
-		if (!s)
+		struct job_record *r = alone_reserve(&k, sf ? JF_NO_STATE : JF_NO_KEY);
+		if (!r)
 			return 0;
-		s->fence_ctx = k.ctx;
-		s->fence_seqno = k.seqno;
-		job_fill(s, hook, slot, job, entity, sf);
-		int in = sf ? job_insert(&k, s, slot) : -1;
-		if (in == 1) {
-			j = bpf_map_lookup_elem(&jobs, &k);
-			if (j)
-				job_fill(j, hook, slot, job, entity, sf);
-		} else if (in < 0) {
-			send_alone(s, sf ? JF_NO_STATE : JF_NO_KEY);
-		}
+		job_fill(r, hook, slot, job, entity, sf);
+		ring_submit(r);
 	}
 	if (slot == JS_RUN && sf) {
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -384,29 +400,17 @@ static __always_inline int on_done(__u16 hook, struct drm_sched_fence___gd *sf)
 	struct fence_key k;
 	k.ctx = BPF_CORE_READ(sf, finished.context);
 	k.seqno = BPF_CORE_READ(sf, finished.seqno);
-	struct job_record *j = bpf_map_lookup_elem(&jobs, &k);
-	if (j) {
-		done_fill(j, hook, sf);
-	} else {
-		struct job_record *s = scratch();
-		if (!s)
+	struct job_record *j = job_get(&k, bpf_ktime_get_ns());
+	if (!j) {
+		struct job_record *r = alone_reserve(&k, JF_NO_STATE);
+		if (!r)
 			return 0;
-		s->fence_ctx = k.ctx;
-		s->fence_seqno = k.seqno;
-		done_fill(s, hook, sf);
-		int in = job_insert(&k, s, JS_DONE);
-		if (in < 0) {
-			send_alone(s, JF_NO_STATE);
-			return 0;
-		}
-		if (in == 0 && end_at_signal())
-			return 0; /* kept: the finished fence's signal ends it */
-		j = bpf_map_lookup_elem(&jobs, &k);
-		if (!j)
-			return 0;
-		if (in == 1)
-			done_fill(j, hook, sf);
+		done_fill(r, hook, sf);
+		ring_submit(r);
+		return 0;
 	}
+	done_fill(j, hook, sf);
+	/* kept when the finished fence's signal ends it */
 	if (!end_at_signal())
 		job_send(&k, j);
 	return 0;

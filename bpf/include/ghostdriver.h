@@ -159,8 +159,8 @@ static __always_inline void *ring_reserve(__u64 size)
 	if (!r) {
 		__u32 zero = 0;
 		__u64 *n = bpf_map_lookup_elem(&lost, &zero);
-		if (n)
-			*n += 1;
+		if (n) /* atomic: another program can interleave on this CPU when preempted */
+			__sync_fetch_and_add(n, 1);
 	}
 	return r;
 }

@@ -40,6 +40,6 @@ struct {
 static __always_inline void kcount(__u32 which)
 {
 	__u64 *n = bpf_map_lookup_elem(&kcounters, &which);
-	if (n)
-		*n += 1;
+	if (n) /* atomic: another program can interleave on this CPU when preempted */
+		__sync_fetch_and_add(n, 1);
 }

@@ -121,8 +121,8 @@ const (
 	jobsMapJobs                               = "jobs"
 	jobsMapJobsCfg                            = "jobs_cfg"
 	jobsMapJobsPending                        = "jobs_pending"
-	jobsMapJobsScratch                        = "jobs_scratch"
 	jobsMapJobsStats                          = "jobs_stats"
+	jobsMapJobsZero                           = "jobs_zero"
 	jobsMapLost                               = "lost"
 	jobsMapRunning                            = "running"
 	jobsMapSchedSeen                          = "sched_seen"
@@ -241,8 +241,8 @@ type jobsMapSpecs struct {
 	Jobs        *ebpf.MapSpec `ebpf:"jobs"`
 	JobsCfg     *ebpf.MapSpec `ebpf:"jobs_cfg"`
 	JobsPending *ebpf.MapSpec `ebpf:"jobs_pending"`
-	JobsScratch *ebpf.MapSpec `ebpf:"jobs_scratch"`
 	JobsStats   *ebpf.MapSpec `ebpf:"jobs_stats"`
+	JobsZero    *ebpf.MapSpec `ebpf:"jobs_zero"`
 	Lost        *ebpf.MapSpec `ebpf:"lost"`
 	Running     *ebpf.MapSpec `ebpf:"running"`
 	SchedSeen   *ebpf.MapSpec `ebpf:"sched_seen"`
@@ -291,8 +291,8 @@ type jobsMaps struct {
 	Jobs        *ebpf.Map `ebpf:"jobs"`
 	JobsCfg     *ebpf.Map `ebpf:"jobs_cfg"`
 	JobsPending *ebpf.Map `ebpf:"jobs_pending"`
-	JobsScratch *ebpf.Map `ebpf:"jobs_scratch"`
 	JobsStats   *ebpf.Map `ebpf:"jobs_stats"`
+	JobsZero    *ebpf.Map `ebpf:"jobs_zero"`
 	Lost        *ebpf.Map `ebpf:"lost"`
 	Running     *ebpf.Map `ebpf:"running"`
 	SchedSeen   *ebpf.Map `ebpf:"sched_seen"`
@@ -305,8 +305,8 @@ func (m *jobsMaps) Close() error {
 		m.Jobs,
 		m.JobsCfg,
 		m.JobsPending,
-		m.JobsScratch,
 		m.JobsStats,
+		m.JobsZero,
 		m.Lost,
 		m.Running,
 		m.SchedSeen,

@@ -14,6 +14,7 @@ const struct record *unused_record __attribute__((unused));
 const struct fence_record *unused_fence_record __attribute__((unused));
 const struct raw_record *unused_raw_record __attribute__((unused));
 const struct ioctl_exit_record *unused_ioctl_exit_record __attribute__((unused));
+const struct ioctl_enter_record *unused_ioctl_enter_record __attribute__((unused));
 const enum hook *unused_hook __attribute__((unused));
 const enum record_flag *unused_flag __attribute__((unused));
 const enum ctx_tier *unused_tier __attribute__((unused));

@@ -270,7 +270,7 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 	 * The record first: when the ring is full (counted in `lost`) nothing is marked in
 	 * flight, so the exit sends nothing either (an exit without its entry).
 	 */
-	struct record *r = rec_reserve(HOOK_SYS_ENTER_IOCTL);
+	struct ioctl_enter_record *r = ioctl_enter_reserve(HOOK_SYS_ENTER_IOCTL);
 	if (!r)
 		return;
 	r->fd = fd;
@@ -279,7 +279,7 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 	r->ctx_tier = read_app_ctx(r->trace_id, r->span_id);
 	if (!keep_ioctl_args(fd, cmd, arg))
 		kcount(KC_IOCTL_SLOT_UNAVAILABLE);
-	rec_submit(r);
+	ring_submit(r);
 }
 
 static __always_inline void emit_ioctl_exit(__u16 hook, __s32 fd, __u32 cmd, long ret)
@@ -377,7 +377,7 @@ int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret)
 }
 
 /* The DRM driver's name, read through the file drm_ioctl was given. */
-static __always_inline void read_drm_driver(struct record *r, struct file *filp)
+static __always_inline void read_drm_driver(struct ioctl_enter_record *r, struct file *filp)
 {
 	struct drm_file___gd *df = BPF_CORE_READ(filp, private_data);
 	if (!df)
@@ -391,16 +391,15 @@ static __always_inline void read_drm_driver(struct record *r, struct file *filp)
 SEC("fentry/drm_ioctl")
 int BPF_PROG(fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg)
 {
-	struct record *r = rec_reserve(HOOK_DRM_IOCTL_ENTER);
+	struct ioctl_enter_record *r = ioctl_enter_reserve(HOOK_DRM_IOCTL_ENTER);
 	if (!r)
 		return 0;
 	r->fd = -1;
 	r->cmd = cmd;
 	r->arg = arg;
-	r->ptr = (__u64)filp;
 	read_drm_driver(r, filp);
 	r->ctx_tier = read_app_ctx(r->trace_id, r->span_id);
-	rec_submit(r);
+	ring_submit(r);
 	return 0;
 }
 

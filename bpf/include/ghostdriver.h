@@ -284,6 +284,42 @@ struct ioctl_exit_record {
 	__u16 _pad;
 };
 
+/*
+ * The entry record of a followed submit ioctl (syscall tracepoints, raw_tp sys_enter,
+ * fentry drm_ioctl): 96 bytes where a struct record is 224. Every followed ioctl sends
+ * one, most of them ioctls that queue no job, and what a reservation costs grows with the
+ * bytes the producer moves through the ring (BENCHMARKS.md), so the entry carries only
+ * what an entry has: the ioctl's arguments, comm, the DRM driver's name (fentry) and the
+ * application's trace context.
+ */
+struct ioctl_enter_record {
+	__u64 ts;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 pid_tgid;
+	__u64 arg;
+	__s32 fd;	/* -1 from fentry drm_ioctl (the file is given, not its number) */
+	__u32 cmd;
+	__u32 cpu;
+	__u16 hook;
+	__u8 ctx_tier; /* enum ctx_tier */
+	__u8 _pad;
+	char comm[16];
+	char driver[16];    /* DRM driver name of the ioctl's file (fentry drm_ioctl) */
+	__u8 trace_id[16]; /* application trace context (W3C byte order), when ctx_tier != 0 */
+	__u8 span_id[8];
+};
+
+/* A zeroed ioctl_enter_record with its header and comm written (NULL: ring full, counted). */
+static __always_inline struct ioctl_enter_record *ioctl_enter_reserve(__u16 hook)
+{
+	struct ioctl_enter_record *r = ring_reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	__builtin_memset(r, 0, sizeof(*r));
+	RECORD_STAMP(r, hook);
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	return r;
+}
+
 static __always_inline struct fence_record *fence_reserve(__u16 hook)
 {
 	struct fence_record *r = ring_reserve(sizeof(*r));

@@ -107,6 +107,7 @@ func runPipeline(ctx context.Context, g *graph.Graph, pf *pipelineFlags, output,
 	st := p.Stats()
 	if printSummary {
 		sum.Write(stdout, st.Source)
+		summary.WriteAssembly(stdout, st.Assembler)
 	}
 	for _, pic := range pictures {
 		if pic != nil && runErr == nil {

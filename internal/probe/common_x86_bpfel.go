@@ -87,6 +87,23 @@ const (
 	commonHookHOOK_PROCESS_EXIT                commonHook = 81
 )
 
+type commonIoctlEnterRecord struct {
+	_       structs.HostLayout
+	Ts      uint64
+	PidTgid uint64
+	Arg     uint64
+	Fd      int32
+	Cmd     uint32
+	Cpu     uint32
+	Hook    uint16
+	CtxTier uint8
+	Pad     uint8
+	Comm    [16]int8
+	Driver  [16]int8
+	TraceId [16]uint8
+	SpanId  [8]uint8
+}
+
 type commonIoctlExitRecord struct {
 	_       structs.HostLayout
 	Ts      uint64
@@ -157,16 +174,17 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	commonMapEvents                = "events"
-	commonMapLost                  = "lost"
-	commonVarUnusedFenceRecord     = "unused_fence_record"
-	commonVarUnusedFlag            = "unused_flag"
-	commonVarUnusedHook            = "unused_hook"
-	commonVarUnusedIoctlExitRecord = "unused_ioctl_exit_record"
-	commonVarUnusedRawRecord       = "unused_raw_record"
-	commonVarUnusedRecord          = "unused_record"
-	commonVarUnusedTier            = "unused_tier"
-	commonVarWakeupBytes           = "wakeup_bytes"
+	commonMapEvents                 = "events"
+	commonMapLost                   = "lost"
+	commonVarUnusedFenceRecord      = "unused_fence_record"
+	commonVarUnusedFlag             = "unused_flag"
+	commonVarUnusedHook             = "unused_hook"
+	commonVarUnusedIoctlEnterRecord = "unused_ioctl_enter_record"
+	commonVarUnusedIoctlExitRecord  = "unused_ioctl_exit_record"
+	commonVarUnusedRawRecord        = "unused_raw_record"
+	commonVarUnusedRecord           = "unused_record"
+	commonVarUnusedTier             = "unused_tier"
+	commonVarWakeupBytes            = "wakeup_bytes"
 )
 
 // loadCommon returns the embedded CollectionSpec for common.
@@ -225,14 +243,15 @@ type commonMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type commonVariableSpecs struct {
-	UnusedFenceRecord     *ebpf.VariableSpec `ebpf:"unused_fence_record"`
-	UnusedFlag            *ebpf.VariableSpec `ebpf:"unused_flag"`
-	UnusedHook            *ebpf.VariableSpec `ebpf:"unused_hook"`
-	UnusedIoctlExitRecord *ebpf.VariableSpec `ebpf:"unused_ioctl_exit_record"`
-	UnusedRawRecord       *ebpf.VariableSpec `ebpf:"unused_raw_record"`
-	UnusedRecord          *ebpf.VariableSpec `ebpf:"unused_record"`
-	UnusedTier            *ebpf.VariableSpec `ebpf:"unused_tier"`
-	WakeupBytes           *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	UnusedFenceRecord      *ebpf.VariableSpec `ebpf:"unused_fence_record"`
+	UnusedFlag             *ebpf.VariableSpec `ebpf:"unused_flag"`
+	UnusedHook             *ebpf.VariableSpec `ebpf:"unused_hook"`
+	UnusedIoctlEnterRecord *ebpf.VariableSpec `ebpf:"unused_ioctl_enter_record"`
+	UnusedIoctlExitRecord  *ebpf.VariableSpec `ebpf:"unused_ioctl_exit_record"`
+	UnusedRawRecord        *ebpf.VariableSpec `ebpf:"unused_raw_record"`
+	UnusedRecord           *ebpf.VariableSpec `ebpf:"unused_record"`
+	UnusedTier             *ebpf.VariableSpec `ebpf:"unused_tier"`
+	WakeupBytes            *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // commonObjects contains all objects after they have been loaded into the kernel.
@@ -270,14 +289,15 @@ func (m *commonMaps) Close() error {
 //
 // It can be passed to loadCommonObjects or ebpf.CollectionSpec.LoadAndAssign.
 type commonVariables struct {
-	UnusedFenceRecord     *ebpf.Variable `ebpf:"unused_fence_record"`
-	UnusedFlag            *ebpf.Variable `ebpf:"unused_flag"`
-	UnusedHook            *ebpf.Variable `ebpf:"unused_hook"`
-	UnusedIoctlExitRecord *ebpf.Variable `ebpf:"unused_ioctl_exit_record"`
-	UnusedRawRecord       *ebpf.Variable `ebpf:"unused_raw_record"`
-	UnusedRecord          *ebpf.Variable `ebpf:"unused_record"`
-	UnusedTier            *ebpf.Variable `ebpf:"unused_tier"`
-	WakeupBytes           *ebpf.Variable `ebpf:"wakeup_bytes"`
+	UnusedFenceRecord      *ebpf.Variable `ebpf:"unused_fence_record"`
+	UnusedFlag             *ebpf.Variable `ebpf:"unused_flag"`
+	UnusedHook             *ebpf.Variable `ebpf:"unused_hook"`
+	UnusedIoctlEnterRecord *ebpf.Variable `ebpf:"unused_ioctl_enter_record"`
+	UnusedIoctlExitRecord  *ebpf.Variable `ebpf:"unused_ioctl_exit_record"`
+	UnusedRawRecord        *ebpf.Variable `ebpf:"unused_raw_record"`
+	UnusedRecord           *ebpf.Variable `ebpf:"unused_record"`
+	UnusedTier             *ebpf.Variable `ebpf:"unused_tier"`
+	WakeupBytes            *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // commonPrograms contains all programs after they have been loaded into the kernel.

@@ -192,7 +192,22 @@ func testFailedEnterReservation(t *testing.T, noTaskStorage bool) {
 	// /dev/fuse (misc, major 10): followed, and no other test's ioctls (theirs go to
 	// /dev/null, major 1) share the one-page ring; a pipe: not followed.
 	cfg.DRMMajors = []uint32{10}
-	cfg.RingBufferBytes = os.Getpagesize()
+	// Fill the ring (nobody reads yet) from another thread until less room is left than
+	// an entry record takes but at least what an exit record does; then the thread under
+	// test runs a followed ioctl: its entry cannot reserve its record, its exit could. The
+	// ring is the smallest whose size, less whole entry+exit pairs, leaves such a gap.
+	entry := 8 + int(unsafe.Sizeof(commonIoctlEnterRecord{}))
+	exit := 8 + int(unsafe.Sizeof(commonIoctlExitRecord{}))
+	ring, pairs := 0, 0
+	for size := os.Getpagesize(); size <= 1<<20 && ring == 0; size *= 2 {
+		if k := (size - exit) / (entry + exit); size-k*(entry+exit) < entry {
+			ring, pairs = size, k
+		}
+	}
+	cfg.RingBufferBytes = ring
+	if ring == 0 {
+		t.Fatalf("no ring up to 1 MiB leaves between %d and %d bytes after whole pairs of %d", exit, entry, entry+exit)
+	}
 	cfg.noTaskStorage = noTaskStorage
 	l, rep, err := Open(cfg, zap.NewNop())
 	if err != nil {
@@ -211,15 +226,6 @@ func testFailedEnterReservation(t *testing.T, noTaskStorage bool) {
 	defer unix.Close(p[0])
 	defer unix.Close(p[1])
 
-	// Fill the ring (nobody reads yet) from another thread until less room is left than
-	// an entry record takes but more than an exit record does; then the thread under test
-	// runs a followed ioctl: its entry cannot reserve its record, its exit could.
-	entry := 8 + int(unsafe.Sizeof(commonRecord{}))
-	exit := 8 + int(unsafe.Sizeof(commonIoctlExitRecord{}))
-	pairs := (cfg.RingBufferBytes - entry + 1 + entry + exit - 1) / (entry + exit)
-	if free := cfg.RingBufferBytes - pairs*(entry+exit); free >= entry || free < exit {
-		t.Fatalf("ring of %d bytes: %d bytes left after %d pairs", cfg.RingBufferBytes, free, pairs)
-	}
 	filler := newLockedThread(t)
 	filler.run(func() {
 		for i := 0; i < pairs; i++ {

@@ -177,7 +177,7 @@ func pendingJobSamples(i uint64) [][]byte {
 	ts := 1_000_000 + i*1000
 	pid := uint64(4242)<<32 | 4243
 	comm := cstr16("vgpu_app")
-	enter := commonRecord{Ts: ts, PidTgid: pid, Ptr: 0xffff888012340000 + i*64, Arg: 0x7ffc12340000, Fd: -1, Cmd: 0xc0186440,
+	enter := commonIoctlEnterRecord{Ts: ts, PidTgid: pid, Arg: 0x7ffc12340000, Fd: -1, Cmd: 0xc0186440,
 		Cpu: 1, Hook: uint16(commonHookHOOK_DRM_IOCTL_ENTER), Comm: comm, Driver: cstr16("vgpu")}
 	boEnter := commonRecord{Ts: ts + 10, PidTgid: pid, Cpu: 1, Hook: uint16(commonHookHOOK_BO_VALIDATE_ENTER), Comm: comm}
 	boExit := commonRecord{Ts: ts + 20, PidTgid: pid, Cpu: 1, Hook: uint16(commonHookHOOK_BO_VALIDATE_EXIT), Comm: comm}

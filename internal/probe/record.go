@@ -11,9 +11,9 @@ import (
 )
 
 // recordSize is sizeof(struct record), the record of every hook but the dma_fence ones
-// (fenceRecordSize), the submit-ioctl exits (ioctlExitRecordSize) and the
-// classic-tracepoint copies (rawRecordSize); the four sizes differ, so a sample's size
-// says which it is.
+// (fenceRecordSize), the submit-ioctl entries and exits (ioctlEnterRecordSize,
+// ioctlExitRecordSize) and the classic-tracepoint copies (rawRecordSize); the five sizes
+// differ, so a sample's size says which it is.
 const recordSize = int(unsafe.Sizeof(commonRecord{}))
 
 // fenceRecordSize is sizeof(struct fence_record): the dma_fence hooks' compact record.
@@ -23,10 +23,15 @@ const fenceRecordSize = int(unsafe.Sizeof(commonFenceRecord{}))
 // (syscall tracepoint or fexit drm_ioctl).
 const ioctlExitRecordSize = int(unsafe.Sizeof(commonIoctlExitRecord{}))
 
-// The sizes must stay distinct: ioctl exit < fence < record (< raw, classic.go).
+// ioctlEnterRecordSize is sizeof(struct ioctl_enter_record): a followed ioctl's entry
+// (syscall tracepoint, raw_tp sys_enter or fentry drm_ioctl).
+const ioctlEnterRecordSize = int(unsafe.Sizeof(commonIoctlEnterRecord{}))
+
+// The sizes must stay distinct: ioctl exit < fence < ioctl entry < record (< raw, classic.go).
 const (
 	_ = uint(fenceRecordSize - ioctlExitRecordSize - 1)
-	_ = uint(recordSize - fenceRecordSize - 1)
+	_ = uint(ioctlEnterRecordSize - fenceRecordSize - 1)
+	_ = uint(recordSize - ioctlEnterRecordSize - 1)
 )
 
 // loadSample copies a ring buffer sample into its record type (the caller has checked
@@ -114,6 +119,25 @@ func (d *decoder) decodeIoctlExit(b []byte, ev *event.Event) error {
 	return nil
 }
 
+// decodeIoctlEnter decodes an ioctl_enter_record sample (len(b) == ioctlEnterRecordSize):
+// a syscall-tracepoint or raw_tp entry (fd, no driver) or fentry drm_ioctl's (fd -1, the
+// DRM driver's name), with comm and the application's trace context when one was read.
+func (d *decoder) decodeIoctlEnter(b []byte, ev *event.Event) error {
+	r := viewSample[commonIoctlEnterRecord](b)
+	info, ok := lookupHook(r.Hook)
+	if h := commonHook(r.Hook); !ok || h != commonHookHOOK_SYS_ENTER_IOCTL && h != commonHookHOOK_DRM_IOCTL_ENTER {
+		return unknownHook(ev, r.Hook)
+	}
+	*ev = eventHeader(info, r.Ts, r.Cpu, r.PidTgid)
+	ev.Comm = d.names.FromC(r.Comm[:])
+	ev.Fd, ev.Cmd, ev.Arg = r.Fd, r.Cmd, r.Arg
+	ev.Driver = d.names.FromC(r.Driver[:])
+	if r.CtxTier != uint8(commonCtxTierCTX_TIER_NONE) {
+		ev.TraceID, ev.SpanID, ev.CtxTier = r.TraceId, r.SpanId, r.CtxTier
+	}
+	return nil
+}
+
 // isFenceHook reports whether h is one of the dma_fence hooks (the fence_record's).
 func isFenceHook(h commonHook) bool {
 	switch h {
@@ -150,6 +174,8 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 		return d.decodeFence(b, ev)
 	case ioctlExitRecordSize:
 		return d.decodeIoctlExit(b, ev)
+	case ioctlEnterRecordSize:
+		return d.decodeIoctlEnter(b, ev)
 	case rawRecordSize:
 		return d.decodeRaw(b, ev)
 	}
@@ -185,14 +211,9 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 	switch commonHook(r.Hook) {
 	case commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_SYS_EXIT_IOCTL,
 		commonHookHOOK_DRM_IOCTL_ENTER, commonHookHOOK_DRM_IOCTL_EXIT:
-		ev.Fd, ev.Cmd, ev.Arg = r.Fd, r.Cmd, r.Arg
-		ev.Driver = d.names.FromC(r.Driver[:])
-		if info.kind == event.IoctlExit {
-			ev.Ret = r.Ret
-		}
-		if r.CtxTier != uint8(commonCtxTierCTX_TIER_NONE) {
-			ev.TraceID, ev.SpanID, ev.CtxTier = r.TraceId, r.SpanId, r.CtxTier
-		}
+		// The kernel sends these as ioctl_enter_record / ioctl_exit_record; a full record
+		// of an ioctl hook is not a record any program writes.
+		return unknownHook(ev, r.Hook)
 	case commonHookHOOK_BO_VALIDATE_ENTER, commonHookHOOK_BO_VALIDATE_EXIT:
 		ev.Func = funcName(d.boFuncs, r.Func)
 		ev.Ret = r.Ret

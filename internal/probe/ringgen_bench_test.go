@@ -164,6 +164,7 @@ type jobGen struct {
 	rec      commonRecord
 	fence    commonFenceRecord
 	exit     commonIoctlExitRecord
+	enter    commonIoctlEnterRecord
 	seq      uint64
 	comm     [16]int8
 	rings    [4][16]int8
@@ -256,9 +257,9 @@ func (g *jobGen) job(n uint64, t uint64) {
 		putRec(g, at, &g.rec)
 	}
 	us := uint64(time.Microsecond)
-	g.rec = commonRecord{Ts: t, PidTgid: sub, Fd: 5, Cmd: 0xc0186444, Arg: 0x7ffd00001000, Cpu: cpuSub, Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL),
+	g.enter = commonIoctlEnterRecord{Ts: t, PidTgid: sub, Fd: 5, Cmd: 0xc0186444, Arg: 0x7ffd00001000, Cpu: cpuSub, Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL),
 		Comm: g.comm, Driver: g.driver}
-	putRec(g, t, &g.rec)
+	putRec(g, t, &g.enter)
 	fence(commonHookHOOK_DMA_FENCE_INIT, t+1*us, sub, cpuSub, schedCtx, seqno)
 	fence(commonHookHOOK_DMA_FENCE_INIT, t+2*us, sub, cpuSub, finCtx, seqno)
 	sched(commonHookHOOK_DRM_SCHED_JOB_QUEUE, t+3*us, sub, cpuSub, wide)

@@ -157,10 +157,13 @@ func TestDecodeRecord(t *testing.T) {
 		t.Fatalf("got  %+v\nwant %+v", ev, want)
 	}
 
-	r = commonRecord{Hook: uint16(commonHookHOOK_SYS_EXIT_IOCTL), Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd0000, Ret: -4}
-	if err := d.decode(rawRecord(r), &ev); err != nil || ev.Kind != event.IoctlExit || ev.Fd != 3 ||
-		ev.Cmd != 0xc0186444 || ev.Ret != -4 || ev.Fence != (event.FenceKey{}) {
-		t.Fatalf("ioctl exit: %+v %v", ev, err)
+	// The ioctl hooks have records of their own (ioctl_enter_record, ioctl_exit_record):
+	// a full record of one is nothing a program writes.
+	for _, h := range []commonHook{commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_SYS_EXIT_IOCTL, commonHookHOOK_DRM_IOCTL_ENTER, commonHookHOOK_DRM_IOCTL_EXIT} {
+		r = commonRecord{Hook: uint16(h), Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd0000, Ret: -4}
+		if err := d.decode(rawRecord(r), &ev); !errors.Is(err, errUnknownHook) {
+			t.Errorf("full record of ioctl hook %d: %+v %v, want errUnknownHook", h, ev, err)
+		}
 	}
 	r = commonRecord{Hook: uint16(commonHookHOOK_BO_VALIDATE_EXIT), Func: 0, Ret: -12}
 	if err := d.decode(rawRecord(r), &ev); err != nil || ev.Func != "ttm_bo_validate" || ev.Ret != -12 {
@@ -203,7 +206,7 @@ func TestHookTableCoversEveryProgram(t *testing.T) {
 }
 
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL), Fd: 3}))
+	f.Add(ioctlEnterSample(commonIoctlEnterRecord{Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL), Fd: 3}))
 	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_RUN_JOB_EXIT), Func: 9999}))
 	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_MSM_GPU_SUBMIT), Arg: 2}))
 	f.Add([]byte{1, 2, 3})
@@ -217,7 +220,7 @@ func FuzzDecodeRecord(f *testing.F) {
 			if ev.Kind == event.KindUnknown || ev.Name == "" {
 				t.Fatalf("decoded without a kind: %+v", ev)
 			}
-			if len(b) < recordSize && len(b) != fenceRecordSize && len(b) != ioctlExitRecordSize {
+			if len(b) < recordSize && len(b) != fenceRecordSize && len(b) != ioctlExitRecordSize && len(b) != ioctlEnterRecordSize {
 				t.Fatalf("decoded a short record (%d bytes)", len(b))
 			}
 			// Strings reach OTLP attributes: never invalid UTF-8, whatever a comm holds.
@@ -235,22 +238,18 @@ func ioctlExitSample(r commonIoctlExitRecord) []byte {
 	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&r)), ioctlExitRecordSize)...)
 }
 
-// The syscall ioctl exit's compact record gives the exit event of a full record (without
-// comm), and only for that hook: an exit-sized sample of another hook is unknown.
+// The ioctl exit's record gives the exit event (without comm), and only for the two exit
+// hooks: an exit-sized sample of another hook is unknown.
 func TestDecodeIoctlExitRecord(t *testing.T) {
 	d := decoder{}
-	var full, compact event.Event
-	if err := d.decode(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_SYS_EXIT_IOCTL), Ts: 77, PidTgid: 5<<32 | 6, Cpu: 1,
-		Fd: 3, Cmd: 0xc0186444, Ret: -4}), &full); err != nil {
-		t.Fatal(err)
-	}
+	var compact event.Event
 	if err := d.decode(ioctlExitSample(commonIoctlExitRecord{Hook: uint16(commonHookHOOK_SYS_EXIT_IOCTL), Ts: 77, PidTgid: 5<<32 | 6, Cpu: 1,
 		Fd: 3, Cmd: 0xc0186444, Ret: -4}), &compact); err != nil {
 		t.Fatal(err)
 	}
 	want := event.Event{Kind: event.IoctlExit, Name: "sys_exit_ioctl", Time: 77, CPU: 1, PID: 5, TID: 6, Fd: 3, Cmd: 0xc0186444, Ret: -4}
-	if compact != want || full != want {
-		t.Fatalf("compact %+v\nfull    %+v\nwant    %+v", compact, full, want)
+	if compact != want {
+		t.Fatalf("got  %+v\nwant %+v", compact, want)
 	}
 	if err := d.decode(ioctlExitSample(commonIoctlExitRecord{Hook: uint16(commonHookHOOK_DRM_IOCTL_EXIT), Ts: 78, Fd: -1, Cmd: 0xc0186444, Ret: 0}), &compact); err != nil ||
 		compact.Kind != event.IoctlExit || compact.Name != "drm_ioctl" || compact.Fd != -1 || compact.Cmd != 0xc0186444 || compact.Time != 78 {
@@ -259,6 +258,47 @@ func TestDecodeIoctlExitRecord(t *testing.T) {
 	for _, h := range []commonHook{commonHookHOOK_SYS_ENTER_IOCTL, commonHookHOOK_DRM_IOCTL_ENTER, commonHookHOOK_DMA_FENCE_SIGNALED, 999} {
 		if err := d.decode(ioctlExitSample(commonIoctlExitRecord{Hook: uint16(h)}), &compact); !errors.Is(err, errUnknownHook) {
 			t.Errorf("hook %d in an exit-sized sample: %v, want errUnknownHook", h, err)
+		}
+	}
+}
+
+// ioctlEnterSample is an ioctl_enter_record ring buffer sample.
+func ioctlEnterSample(r commonIoctlEnterRecord) []byte {
+	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&r)), ioctlEnterRecordSize)...)
+}
+
+// The ioctl entry's record gives the entry event: the syscall rungs' with the fd, fentry
+// drm_ioctl's with the DRM driver's name, each with comm and the trace context only when a
+// tier was read; an entry-sized sample of another hook is unknown, not misread.
+func TestDecodeIoctlEnterRecord(t *testing.T) {
+	var d decoder
+	var ev event.Event
+	r := commonIoctlEnterRecord{Ts: 50, PidTgid: 5<<32 | 6, Cpu: 2, Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL),
+		Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd0000, CtxTier: uint8(commonCtxTierCTX_TIER_OTEP4947),
+		TraceId: [16]uint8{1, 2, 3}, SpanId: [8]uint8{4, 5}}
+	setCString(r.Comm[:], "app")
+	if err := d.decode(ioctlEnterSample(r), &ev); err != nil {
+		t.Fatal(err)
+	}
+	want := event.Event{Kind: event.IoctlEnter, Name: "sys_enter_ioctl", Time: 50, CPU: 2, PID: 5, TID: 6, Comm: "app",
+		Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd0000, CtxTier: uint8(commonCtxTierCTX_TIER_OTEP4947),
+		TraceID: [16]byte{1, 2, 3}, SpanID: [8]byte{4, 5}}
+	if ev != want {
+		t.Fatalf("syscall entry:\ngot  %+v\nwant %+v", ev, want)
+	}
+	r = commonIoctlEnterRecord{Ts: 51, PidTgid: 5<<32 | 6, Hook: uint16(commonHookHOOK_DRM_IOCTL_ENTER), Fd: -1, Cmd: 0xc0186444,
+		TraceId: [16]uint8{9}, SpanId: [8]uint8{9}} // no tier: the ids are not read
+	setCString(r.Driver[:], "amdgpu")
+	if err := d.decode(ioctlEnterSample(r), &ev); err != nil {
+		t.Fatal(err)
+	}
+	want = event.Event{Kind: event.IoctlEnter, Name: "drm_ioctl", Time: 51, PID: 5, TID: 6, Fd: -1, Cmd: 0xc0186444, Driver: "amdgpu"}
+	if ev != want {
+		t.Fatalf("fentry entry:\ngot  %+v\nwant %+v", ev, want)
+	}
+	for _, h := range []commonHook{commonHookHOOK_SYS_EXIT_IOCTL, commonHookHOOK_DRM_IOCTL_EXIT, commonHookHOOK_DRM_SCHED_JOB_QUEUE, 999} {
+		if err := d.decode(ioctlEnterSample(commonIoctlEnterRecord{Hook: uint16(h)}), &ev); !errors.Is(err, errUnknownHook) {
+			t.Errorf("hook %d in an entry-sized sample: %v, want errUnknownHook", h, err)
 		}
 	}
 }

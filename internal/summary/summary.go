@@ -173,6 +173,28 @@ func (s *Summary) Write(w io.Writer, src event.SourceStats) {
 	}
 }
 
+// WriteAssembly prints what the assembler met that a job's spans may show only as a
+// fallback rule: events that came after the reorder window had passed their time, job
+// events seen twice, clock jumps, and events of job kinds that matched no job (fence
+// signals are left out: most fences are no job's). Nothing is printed when all are zero.
+func WriteAssembly(w io.Writer, a assemble.Stats) {
+	var orphans []string
+	for k, n := range a.Orphans {
+		if n > 0 && !strings.HasPrefix(k, "fence_") {
+			orphans = append(orphans, fmt.Sprintf("%s=%d", k, n))
+		}
+	}
+	sort.Strings(orphans)
+	if a.Late == 0 && a.Duplicates == 0 && a.ClockJumps == 0 && len(orphans) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "assembly: %d late events, %d duplicate job events, %d clock jumps", a.Late, a.Duplicates, a.ClockJumps)
+	if len(orphans) > 0 {
+		fmt.Fprintf(w, "; job events that matched no job: %s", strings.Join(orphans, " "))
+	}
+	fmt.Fprintln(w)
+}
+
 // Percentile returns the nearest-rank p-th percentile of d (sorted in place).
 func Percentile(d []int64, p float64) int64 {
 	if len(d) == 0 {

@@ -1,0 +1,23 @@
+package summary
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
+)
+
+// The assembly line names what a job may show only as a fallback rule, leaves out the
+// orphan fence signals every run has, and is absent when there is nothing to say.
+func TestWriteAssembly(t *testing.T) {
+	var b bytes.Buffer
+	WriteAssembly(&b, assemble.Stats{Orphans: map[string]uint64{"fence_signaled": 40}})
+	if b.Len() != 0 {
+		t.Fatalf("printed %q for orphan fence signals only", b.String())
+	}
+	WriteAssembly(&b, assemble.Stats{Late: 2, ClockJumps: 1, Orphans: map[string]uint64{"fence_signaled": 40, "job_done": 1, "job_run": 0}})
+	want := "assembly: 2 late events, 0 duplicate job events, 1 clock jumps; job events that matched no job: job_done=1\n"
+	if b.String() != want {
+		t.Fatalf("got  %q\nwant %q", b.String(), want)
+	}
+}

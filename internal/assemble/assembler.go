@@ -64,6 +64,10 @@ type Stats struct {
 	Duplicates uint64
 	// IoctlsWithoutJob counts submit-side ioctls (on the filtered DRM fds) that queued no job.
 	IoctlsWithoutJob uint64
+	// IoctlExitsNotSeen counts finished jobs output without their submit ioctl's exit
+	// after waiting JobTimeout for it (the submitting thread never returned, or its exit
+	// event was lost): such a job has no ioctl stage.
+	IoctlExitsNotSeen uint64
 	// DepsAfterRun counts jobs whose dependency wait, by drm_sched's rules, ended after
 	// the scheduler ran them (td clamped to tr, rule clamped_to_run): a rule no event
 	// shows (a fence error) or clocks that disagree.
@@ -114,6 +118,10 @@ type Assembler struct {
 
 	pending jobList // unfinished jobs, least recently progressed first
 	held    jobList // finished or evicted jobs, in finish order
+	// exitWait: finished jobs past their window whose submit ioctl has not returned yet
+	// (the submitting thread still in it), in release order; each waits for that exit
+	// until JobTimeout after its finish (threads.go ioctlExit, evict.go expire).
+	exitWait jobList
 
 	threads map[uint32]*thread
 	rings   map[ringKey]*ring
@@ -224,7 +232,8 @@ func (a *Assembler) Watermark(t int64) {
 	a.advance(a.hi - a.window)
 }
 
-// Flush ends the input: every buffered event is processed, held jobs are output, and
+// Flush ends the input: every buffered event is processed, held jobs (those waiting for
+// their submit ioctl's exit too) are output, and
 // jobs still pending are output as Incomplete with the reason. The assembler is empty
 // afterwards (counters kept) and can take a new input.
 func (a *Assembler) Flush() {
@@ -238,6 +247,11 @@ func (a *Assembler) Flush() {
 	}
 	for j := a.held.head; j != nil; j = a.held.head {
 		a.held.remove(j)
+		a.emit(j)
+	}
+	for j := a.exitWait.head; j != nil; j = a.exitWait.head {
+		a.exitWait.remove(j)
+		j.exitWait = false
 		a.emit(j)
 	}
 	edge := a.cpuEdge()
@@ -255,7 +269,7 @@ func (a *Assembler) Flush() {
 func (a *Assembler) Stats() Stats {
 	s := a.st
 	s.Pending = a.pending.n
-	s.Held = a.held.n
+	s.Held = a.held.n + a.exitWait.n
 	s.Buffered = a.buf.len() + a.heldN + 2*a.pairs.n
 	if a.suspected {
 		s.Buffered++

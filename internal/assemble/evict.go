@@ -38,6 +38,20 @@ func (a *Assembler) expire() {
 	}
 	for j := a.held.head; j != nil && j.releaseAt <= a.now; j = a.held.head {
 		a.held.remove(j)
+		if a.submitIoctlOpen(j) {
+			// A fast job whose submitting thread has not returned from the ioctl that
+			// queued it (preempted, or a long ioctl): its ioctl stage ends at that exit.
+			j.releaseAt = j.out.Points[PointFinished].Time + a.timeout
+			j.exitWait = true
+			a.exitWait.pushBack(j)
+			continue
+		}
+		a.emit(j)
+	}
+	for j := a.exitWait.head; j != nil && j.releaseAt <= a.now; j = a.exitWait.head {
+		a.exitWait.remove(j)
+		j.exitWait = false
+		a.st.IoctlExitsNotSeen++
 		a.emit(j)
 	}
 	if a.now-a.lastSweep >= sweepEvery {

@@ -93,3 +93,55 @@ func TestIoctlMultipleJobsAndWaits(t *testing.T) {
 		t.Error("the wait belongs to the first job queued after it")
 	}
 }
+
+// A job that finishes long before the ioctl that queued it returns (its thread preempted
+// right after queueing: 53 ms on the arm64 guest) keeps its ioctl stage: the job waits past
+// the reorder window for that exit instead of going out without it. A thread that never
+// returns holds its job at most JobTimeout after the finish, then the job goes out without
+// an ioctl stage and is counted.
+func TestJobWaitsForItsSubmitIoctlExit(t *testing.T) {
+	f1, f2 := fk(0x50, 1), fk(0x52, 1)
+	cfg := testConfig()
+	c := newCollector(cfg)
+	far := (cfg.ReorderWindow.Microseconds()) * 3 // well past the window
+	feed := func(evs ...event.Event) {
+		for i := range evs {
+			c.a.Consume(evs[i : i+1])
+		}
+	}
+	feed(ioctlEnter(10, 100), queue617(20, 100, f1), run617(30, f1), done617(50, f1),
+		// other threads keep the stream moving past the window
+		ioctlEnter(far, 300), ioctlExit(far+1, 300), ioctlEnter(2*far, 300), ioctlExit(2*far+1, 300))
+	if len(c.jobs) != 0 {
+		t.Fatalf("job output at %d µs, before its submit ioctl returned", 2*far)
+	}
+	feed(ioctlExit(3*far, 100), ioctlEnter(4*far, 300), ioctlExit(4*far+1, 300))
+	if len(c.jobs) != 1 {
+		t.Fatalf("%d jobs output after the submit ioctl's exit, want 1", len(c.jobs))
+	}
+	j1 := find(t, c.jobs, f1)
+	wantPoint(t, j1, PointIoctlExit, 3*far, Measured, "sys_exit_ioctl")
+	if s, ok := j1.Stage(StageIoctl); !ok || s.End != T(3*far) {
+		t.Fatalf("ioctl stage %+v %v, want it to end at the exit", s, ok)
+	}
+
+	// The thread never returns: out at finish + JobTimeout, without an ioctl stage.
+	timeout := cfg.JobTimeout.Microseconds()
+	feed(ioctlEnter(5*far, 101), queue617(5*far+10, 101, f2), run617(5*far+20, f2), done617(5*far+30, f2),
+		ioctlEnter(5*far+timeout/2, 300), ioctlExit(5*far+timeout/2+1, 300))
+	if len(c.jobs) != 1 {
+		t.Fatalf("job 2 output before JobTimeout while its thread is still in the ioctl")
+	}
+	feed(ioctlEnter(5*far+30+timeout+far, 300), ioctlExit(5*far+30+timeout+far+1, 300))
+	if len(c.jobs) != 2 {
+		t.Fatalf("job 2 not output JobTimeout after its finish (%d jobs)", len(c.jobs))
+	}
+	j2 := find(t, c.jobs, f2)
+	wantUnknown(t, j2, PointIoctlExit)
+	if _, ok := j2.Stage(StageIoctl); ok {
+		t.Error("job 2 has an ioctl stage without its exit")
+	}
+	if st := c.a.Stats(); st.IoctlExitsNotSeen != 1 || st.Completed != 2 {
+		t.Errorf("stats: IoctlExitsNotSeen %d (want 1), completed %d", st.IoctlExitsNotSeen, st.Completed)
+	}
+}

@@ -56,6 +56,7 @@ type job struct {
 	hasKey      bool
 	hasHW       bool
 	hasPrevDone bool
+	exitWait    bool // in Assembler.exitWait (finished, its submit ioctl not returned yet)
 	prio        [NumPoints]uint8
 }
 

@@ -7,7 +7,10 @@
 // declared as dependencies (the RFC dma_fence_used_as_dependency) inside the ioctl before
 // the queue event become the job's dependencies; a wait there ended before tq, so it
 // shows in the ioctl span, not in fence_dependency (td ≥ tq). An ioctl that queues no
-// job is counted (Stats.IoctlsWithoutJob), not reported.
+// job is counted (Stats.IoctlsWithoutJob), not reported. A job that finishes before the
+// ioctl that queued it returns waits past the reorder window for that exit (at most
+// JobTimeout after its finish, then it is output without and counted in
+// Stats.IoctlExitsNotSeen): its ioctl stage ends where the submitting thread came back.
 //
 // Worker side: the JobRun on a TID opens that job's run window, which closes at the next
 // JobRun, at RunJobEnd (fexit of run_job), or when the job's scheduled fence signals
@@ -18,7 +21,11 @@
 // State of threads idle for JobTimeout is swept (evict.go).
 package assemble
 
-import "github.com/ghostdriver/ghostdriver/internal/event"
+import (
+	"slices"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
 
 type thread struct {
 	last int64
@@ -100,17 +107,40 @@ func (a *Assembler) ioctlExit(e *event.Event) {
 	}
 	th.last = max(th.last, e.Time)
 	hook := hookOf(e)
+	var done [maxQueuedPerIO]*job
+	n := 0
 	for _, j := range th.queued {
 		if j.open() {
 			j.set(PointIoctlExit, e.Time, prioIoctl, Measured, hook)
 			a.touch(j, e.Time)
+			if j.exitWait {
+				done[n] = j
+				n++
+			}
 		}
 	}
 	if len(th.queued) == 0 {
 		a.st.IoctlsWithoutJob++
 	}
 	a.endIoctl(th)
+	// Jobs that finished long before this exit were waiting for it: out now.
+	for _, j := range done[:n] {
+		a.exitWait.remove(j)
+		j.exitWait = false
+		a.emit(j)
+	}
 }
+
+// submitIoctlOpen reports whether finished job j's submit ioctl is still running: the
+// thread that queued j is inside the ioctl it was queued in, whose exit has not come.
+func (a *Assembler) submitIoctlOpen(j *job) bool {
+	if j.state != stateHeld || !j.out.Points[PointIoctlEnter].Known() || j.out.Points[PointIoctlExit].Known() {
+		return false
+	}
+	th := a.threads[j.out.TID]
+	return th != nil && th.inIoctl && th.enter == j.out.Points[PointIoctlEnter].Time && slices.Contains(th.queued, j)
+}
+
 
 func (a *Assembler) endIoctl(th *thread) {
 	th.inIoctl = false

@@ -30,6 +30,8 @@ type AssemblerCounters struct {
 	DroppedSpans uint64
 	// Events the assembler set aside, by anomaly.
 	Late, Duplicates, ClockJumps uint64
+	// IoctlExitsNotSeen: finished jobs output without their submit ioctl's exit.
+	IoctlExitsNotSeen uint64
 	// Unmatched counts the events that matched no job, by kind name (assemble.Stats.Orphans).
 	Unmatched map[string]uint64
 	// Context: the enrich stage's counts, when the pipeline has one (live source).
@@ -167,6 +169,7 @@ func (m *MetricsRecorder) Collect(now time.Time, src event.SourceStats, asm Asse
 			c.sumPoint(dps, asm.Late).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyLate)
 			c.sumPoint(dps, asm.Duplicates).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyDuplicate)
 			c.sumPoint(dps, asm.ClockJumps).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyClockJump)
+			c.sumPoint(dps, asm.IoctlExitsNotSeen).Attributes().PutStr(metadata.AttrAnomaly, metadata.AnomalyIoctlExitNotSeen)
 		case metadata.MetricAssemblerUnmatched:
 			writeUnmatched(c, d, asm.Unmatched)
 		case metadata.MetricContextHeldJobs:

@@ -104,6 +104,9 @@ const (
 	AnomalyLate      = "late"
 	AnomalyDuplicate = "duplicate"
 	AnomalyClockJump = "clock_jump"
+	// AnomalyIoctlExitNotSeen: a finished job's submit ioctl exit did not come within
+	// job_timeout (assemble.Stats.IoctlExitsNotSeen).
+	AnomalyIoctlExitNotSeen = "ioctl_exit_not_seen"
 
 	// EventNameOther collects unknown-event names beyond the per-name series cap.
 	EventNameOther = "_other"

@@ -233,7 +233,8 @@ var Metrics = []MetricDesc{
 	{
 		Name: MetricAssemblerAnomalies,
 		Description: "Events the assembler set aside: late (after the reorder window), duplicate " +
-			"(seen twice for one job), clock_jump (a timestamp far ahead of the stream).",
+			"(seen twice for one job), clock_jump (a timestamp far ahead of the stream), ioctl_exit_not_seen " +
+			"(a finished job's submit ioctl exit that did not come within job_timeout: the job went out without its ioctl stage).",
 		Unit:       "{event}",
 		Instrument: Sum,
 		Value:      Int,

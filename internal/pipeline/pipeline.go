@@ -384,17 +384,18 @@ func (p *Pipeline) assemblerCounters() emit.AssemblerCounters {
 		ctx.Held, ctx.Rediscovery = c.ContextCounts()
 	}
 	return emit.AssemblerCounters{
-		Context:        ctx,
-		Completed:      s.Completed,
-		Incomplete:     s.Incomplete,
-		EvictedTimeout: s.EvictedTimeout,
-		EvictedCap:     s.EvictedCap,
-		Pending:        s.Pending,
-		DroppedSpans:   p.droppedJobs.Load(),
-		Late:           s.Late,
-		Duplicates:     s.Duplicates,
-		ClockJumps:     s.ClockJumps,
-		Unmatched:      s.Orphans,
+		Context:           ctx,
+		Completed:         s.Completed,
+		Incomplete:        s.Incomplete,
+		EvictedTimeout:    s.EvictedTimeout,
+		EvictedCap:        s.EvictedCap,
+		Pending:           s.Pending,
+		DroppedSpans:      p.droppedJobs.Load(),
+		Late:              s.Late,
+		Duplicates:        s.Duplicates,
+		ClockJumps:        s.ClockJumps,
+		IoctlExitsNotSeen: s.IoctlExitsNotSeen,
+		Unmatched:         s.Orphans,
 	}
 }
 

@@ -175,7 +175,7 @@ func (s *Summary) Write(w io.Writer, src event.SourceStats) {
 
 // WriteAssembly prints what the assembler met that a job's spans may show only as a
 // fallback rule: events that came after the reorder window had passed their time, job
-// events seen twice, clock jumps, and events of job kinds that matched no job (fence
+// events seen twice, clock jumps, jobs output without their submit ioctl's exit, and events of job kinds that matched no job (fence
 // signals are left out: most fences are no job's). Nothing is printed when all are zero.
 func WriteAssembly(w io.Writer, a assemble.Stats) {
 	var orphans []string
@@ -185,10 +185,11 @@ func WriteAssembly(w io.Writer, a assemble.Stats) {
 		}
 	}
 	sort.Strings(orphans)
-	if a.Late == 0 && a.Duplicates == 0 && a.ClockJumps == 0 && len(orphans) == 0 {
+	if a.Late == 0 && a.Duplicates == 0 && a.ClockJumps == 0 && a.IoctlExitsNotSeen == 0 && len(orphans) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "assembly: %d late events, %d duplicate job events, %d clock jumps", a.Late, a.Duplicates, a.ClockJumps)
+	fmt.Fprintf(w, "assembly: %d late events, %d duplicate job events, %d clock jumps, %d jobs without their submit ioctl's exit",
+		a.Late, a.Duplicates, a.ClockJumps, a.IoctlExitsNotSeen)
 	if len(orphans) > 0 {
 		fmt.Fprintf(w, "; job events that matched no job: %s", strings.Join(orphans, " "))
 	}

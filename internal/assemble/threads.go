@@ -141,7 +141,6 @@ func (a *Assembler) submitIoctlOpen(j *job) bool {
 	return th != nil && th.inIoctl && th.enter == j.out.Points[PointIoctlEnter].Time && slices.Contains(th.queued, j)
 }
 
-
 func (a *Assembler) endIoctl(th *thread) {
 	th.inIoctl = false
 	th.hasBO = false

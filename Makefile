@@ -133,13 +133,16 @@ build-arm64: dist
 
 # The arm64 rig: Debian's arm64 kernel under qemu-system-aarch64 (TCG) with DRM, gpu-sched
 # and vgem loaded; the arm64 CLI's doctor and the cross-compiled probe tests run there
-# (scripts/test-arm64.sh says what is checked). Then the virtual GPU rig on the same arm64
-# kernel (testdata/vgpu/run.sh 6.1-arm64: vgpu.ko cross-built, the arm64 CLI as the
-# receivers, the host CLI for the replay) with the x86 rig's checks. Needs qemu-system-arm,
-# gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and pahole (dwarves).
+# (scripts/test-arm64.sh says what is checked). Then the virtual GPU rig on arm64 kernels
+# of both scheduler generations (testdata/vgpu/run.sh 6.1-arm64 and 7.3-arm64: vgpu.ko
+# cross-built, the arm64 CLI as the receivers, the host CLI for the replay) with the x86
+# rig's checks; 7.3-arm64 has ftrace direct calls, so fentry/fexit run there too. Needs
+# qemu-system-arm, gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, pahole (dwarves) and
+# debootstrap (7.3-arm64 builds its module in the 7.3 rig's trixie chroot).
+ARM64_VGPU_KERNELS ?= 6.1-arm64 7.3-arm64
 test-arm64: build-arm64 cli
 	ARM64_CLI=$(ARM64_CLI) scripts/test-arm64.sh
-	VGPU_KERNELS=6.1-arm64 GHOSTDRIVER_BIN=$(abspath $(ARM64_CLI)) HOST_GHOSTDRIVER_BIN=$(abspath bin/ghostdriver) \
+	VGPU_KERNELS="$(ARM64_VGPU_KERNELS)" GHOSTDRIVER_BIN=$(abspath $(ARM64_CLI)) HOST_GHOSTDRIVER_BIN=$(abspath bin/ghostdriver) \
 	  testdata/vgpu/test.sh
 
 bench:

@@ -188,10 +188,16 @@ build_module_6_1_arm64() { # SRC OUTDIR
 	[ "$(od -An -tx2 -j18 -N2 "$b/vgpu.ko" | tr -d ' ')" = 00b7 ] || die "$b/vgpu.ko is not an AArch64 module"
 	VGPU_KO=$b/vgpu.ko
 	log_module_api "$b"
-	# Module BTF as on x86 6.1, against the arm64 kernel's own BTF. Its vmlinuz is an Image
-	# (no ELF, no section table), so the base is the raw .BTF blob inside the Image:
-	# the same bytes the guest shows as /sys/kernel/btf/vmlinux (pahole reads raw BTF).
-	local vbtf=$VGPU_CACHE/6.1-arm64/vmlinux-$KVER.btf
+	add_module_btf_from_image "$VGPU_CACHE/6.1-arm64/vmlinux-$KVER.btf" aarch64-linux-gnu-objcopy aarch64-linux-gnu-objdump
+}
+
+# add_module_btf_from_image VMLINUX_BTF OBJCOPY OBJDUMP: module BTF for $VGPU_KO (fentry on
+# vgpu's own functions needs it), as on x86 6.1, against the arm64 kernel's own BTF. An arm64
+# vmlinuz is an Image (no ELF, no section table), so the base is the raw .BTF blob inside the
+# Image (cached at VMLINUX_BTF): the same bytes the guest shows as /sys/kernel/btf/vmlinux
+# (pahole reads raw BTF).
+add_module_btf_from_image() {
+	local vbtf=$1 objcopy=$2 objdump=$3
 	if [ ! -s "$vbtf" ]; then
 		# Debian's arm64 vmlinuz is the plain EFI-stub Image; a gzip'ed one is unpacked first.
 		local img=$VMLINUZ
@@ -201,11 +207,13 @@ build_module_6_1_arm64() { # SRC OUTDIR
 		btf_from_image "$img" >"$vbtf.tmp" && mv "$vbtf.tmp" "$vbtf" || rm -f "$vbtf.tmp"
 		rm -f "$vbtf.image"
 	fi
-	if [ -s "$vbtf" ] && LLVM_OBJCOPY=aarch64-linux-gnu-objcopy pahole -J --btf_gen_floats --btf_base "$vbtf" "$VGPU_KO" >&2 &&
-		aarch64-linux-gnu-objdump -h "$VGPU_KO" | grep -q ' \.BTF '; then
+	if "$objdump" -h "$VGPU_KO" | grep -q ' \.BTF '; then
+		log "vgpu.ko: module BTF from the kernel build"
+	elif [ -s "$vbtf" ] && LLVM_OBJCOPY=$objcopy pahole -J --btf_gen_floats --btf_base "$vbtf" "$VGPU_KO" >&2 &&
+		"$objdump" -h "$VGPU_KO" | grep -q ' \.BTF '; then
 		log "vgpu.ko: module BTF added (pahole against the Image's .BTF)"
 	else
-		log "vgpu.ko: no module BTF (fentry on vgpu functions unavailable on 6.1 arm64)"
+		log "vgpu.ko: no module BTF (fentry on vgpu functions unavailable on $KERNEL_LABEL)"
 	fi
 }
 
@@ -252,7 +260,9 @@ kernel_7_3() {
 	[ -n "$KVER" ] && [ -n "$KPKGVER" ] || die "cannot find the trixie-backports kernel"
 	local c=$VGPU_CACHE/7.3
 	# linux-image-<ver> is an empty metapackage there: the kernel is linux-binary-<ver>.
-	download_deb "$c/debs-$KVER" "linux-binary-$KVER=$KPKGVER" "linux-modules-$KVER=$KPKGVER" ||
+	# linux-base-<ver> holds the build configuration (run.sh reads CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS).
+	download_deb "$c/debs-$KVER" "linux-binary-$KVER=$KPKGVER" "linux-modules-$KVER=$KPKGVER" \
+		"linux-base-$KVER=$KPKGVER" ||
 		die "cannot download the $KVER kernel"
 	extract_debs "$c/debs-$KVER" "$c/root-$KVER"
 	VMLINUZ=$c/root-$KVER/usr/lib/modules/$KVER/vmlinuz
@@ -263,6 +273,7 @@ kernel_7_3() {
 	QEMU_ACCEL=tcg,thread=single
 	OPTIONAL_DRIVERS=${VGPU_OPTIONAL_DRIVERS-amdgpu i915 xe}
 	trixie_chroot
+	trixie_headers
 }
 
 # The bookworm gcc-12 cannot build modules for 7.3 (-fmin-function-alignment): build in a trixie
@@ -277,6 +288,10 @@ trixie_chroot() {
 		touch "$CHROOT/.debootstrap-done"
 	fi
 	echo "deb $DEBIAN_MIRROR trixie-backports main" >"$CHROOT/etc/apt/sources.list.d/trixie-backports.list"
+}
+
+# trixie_headers: the 7.3 (amd64) module's headers in the chroot.
+trixie_headers() {
 	if [ ! -d "$CHROOT/usr/src/linux-headers-$KVER" ]; then
 		log "install linux-headers-$KVER in the chroot"
 		chroot "$CHROOT" sh -c "apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
@@ -295,6 +310,75 @@ build_module_7_3() { # SRC OUTDIR
 		die "module build (7.3) failed"
 	VGPU_KO=$b/vgpu.ko
 	log_module_api "$b"
+}
+
+# ---- kernel 7.3 on arm64 (trixie-backports' arm64 image, module cross-built in the chroot) ----
+#
+# The kernel Debian ships for Grace-class arm64 servers today, and the arm64 kernel of this rig
+# that has ftrace direct calls (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS, which bookworm's arm64
+# 6.1 lacks): fentry/fexit attach here, so the arm64 guest runs every hook the x86 guests run.
+# From the mirror through a private apt state (multi-arch amd64+arm64):
+#   linux-binary-<abi>-arm64, linux-modules-<abi>-arm64  the image and its modules
+#   linux-base-<abi>-arm64                               its build configuration (config)
+#   busybox-static:arm64 (trixie)                        the guest's shell
+# The module is built in the trixie chroot of the 7.3 rig with gcc-14-aarch64-linux-gnu and the
+# arm64 headers (their kbuild tools are the amd64 linux-kbuild of the same version:
+# Multi-Arch: foreign).
+kernel_7_3_arm64() {
+	ensure_pkgs debootstrap xz-utils dwarves
+	local a=$VGPU_CACHE/apt-trixie-bpo-arm64
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
+	printf 'deb %s trixie-backports main\ndeb %s trixie main\n' "$DEBIAN_MIRROR" "$DEBIAN_MIRROR" >"$a/sources.list"
+	APT_OPTS=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
+		-o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o Dir::State::status=/dev/null
+		-o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64
+		-o APT::Get::List-Cleanup=0)
+	apt-get "${APT_OPTS[@]}" -q update >&2 || [ -n "$(ls "$a/lists" 2>/dev/null | grep Packages)" ] ||
+		die "apt-get update (trixie-backports arm64) failed"
+	KVER=$(apt-cache "${APT_OPTS[@]}" show -a linux-image-arm64:arm64 |
+		awk '/^Version:/{v=$2} /^Depends:/ && v ~ /bpo/ {print; exit}' | grep -o 'linux-image-[0-9][^ ,]*' | head -1)
+	KVER=${KVER#linux-image-}
+	KVER=${KVER%:arm64}
+	KPKGVER=$(apt-cache "${APT_OPTS[@]}" policy "linux-binary-$KVER:arm64" | awk '/Candidate:/{print $2; exit}')
+	[ -n "$KVER" ] && [ -n "$KPKGVER" ] && [ "$KPKGVER" != "(none)" ] || die "cannot find trixie-backports' arm64 kernel"
+	local bb
+	bb=$(apt-cache "${APT_OPTS[@]}" policy busybox-static:arm64 | awk '/Candidate:/{print $2; exit}')
+	local c=$VGPU_CACHE/7.3-arm64
+	download_deb "$c/debs-$KVER" "linux-binary-$KVER:arm64=$KPKGVER" "linux-modules-$KVER:arm64=$KPKGVER" \
+		"linux-base-$KVER:arm64=$KPKGVER" "busybox-static:arm64=$bb" || die "cannot download the $KVER kernel"
+	extract_debs "$c/debs-$KVER" "$c/root-$KVER"
+	VMLINUZ=$c/root-$KVER/usr/lib/modules/$KVER/vmlinuz
+	MODDIR=$c/root-$KVER/usr/lib/modules/$KVER
+	BUSYBOX=$c/root-$KVER/usr/bin/busybox
+	[ -e "$BUSYBOX" ] || BUSYBOX=$c/root-$KVER/bin/busybox
+	# Single-threaded TCG, as for 6.1-arm64 (stale translations of patched kernel sites).
+	QEMU_ACCEL=tcg,thread=single
+	QEMU_ARCH=aarch64
+	CC_APP=aarch64-linux-gnu-gcc
+	GOARCH_GUEST=arm64
+	OPTIONAL_DRIVERS=${VGPU_OPTIONAL_DRIVERS-amdgpu}
+	ensure_pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	trixie_chroot
+	if [ ! -d "$CHROOT/usr/src/linux-headers-$KVER" ] || [ ! -x "$CHROOT/usr/bin/aarch64-linux-gnu-gcc-14" ]; then
+		log "install linux-headers-$KVER:arm64 and gcc-14-aarch64-linux-gnu in the chroot"
+		chroot "$CHROOT" sh -c "dpkg --add-architecture arm64 && apt-get -q update && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -q --no-install-recommends linux-headers-$KVER:arm64=$KPKGVER gcc-14-aarch64-linux-gnu make" >&2 ||
+			die "chroot: cannot install linux-headers-$KVER:arm64"
+	fi
+}
+
+build_module_7_3_arm64() { # SRC OUTDIR
+	local b=$2/kmod
+	rm -rf "$b" && mkdir -p "$b" && cp "$1"/vgpu.c "$1"/vgpu_drm.h "$1"/Kbuild "$1"/probe.sh "$b"/
+	mkdir -p "$CHROOT/build"
+	unshare -m sh -c "mount --bind '$b' '$CHROOT/build' && mount -t proc proc '$CHROOT/proc' &&
+		chroot '$CHROOT' make -s -C /usr/src/linux-headers-$KVER ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+		CC=aarch64-linux-gnu-gcc-14 M=/build modules" >&2 ||
+		die "module build (7.3 arm64) failed"
+	[ "$(od -An -tx2 -j18 -N2 "$b/vgpu.ko" | tr -d ' ')" = 00b7 ] || die "$b/vgpu.ko is not an AArch64 module"
+	VGPU_KO=$b/vgpu.ko
+	log_module_api "$b"
+	add_module_btf_from_image "$VGPU_CACHE/7.3-arm64/vmlinux-$KVER.btf" aarch64-linux-gnu-objcopy aarch64-linux-gnu-objdump
 }
 
 # log_module_api BUILDDIR: the kernel APIs probe.sh found in the headers (kmod/probe.sh).

@@ -2,12 +2,13 @@
 # Virtual GPU rig: boot a Debian kernel under QEMU (TCG), load the vgpu DRM driver, run the
 # workload, bring the artifacts back and check them.
 #
-#   testdata/vgpu/run.sh 6.1|7.3|6.1-arm64
+#   testdata/vgpu/run.sh 6.1|7.3|6.1-arm64|7.3-arm64
 #
-# 6.1 and 7.3 boot Debian's amd64 kernels under qemu-system-x86_64; 6.1-arm64 boots Debian
-# bookworm's arm64 kernel under qemu-system-aarch64 (virt machine) with the module, the
-# workload, busybox and ghostdriver built for arm64 (lib.sh: kernel_6_1_arm64). The guest side
-# and the checks are the same; the replay of the guest's tracefs capture runs on the host.
+# 6.1 and 7.3 boot Debian's amd64 kernels under qemu-system-x86_64; 6.1-arm64 and 7.3-arm64
+# boot Debian's arm64 kernels of the same generations (bookworm's, trixie-backports') under
+# qemu-system-aarch64 (virt machine) with the module, the workload, busybox and ghostdriver
+# built for arm64 (lib.sh: kernel_6_1_arm64, kernel_7_3_arm64). The guest side and the checks
+# are the same; the replay of the guest's tracefs capture runs on the host.
 #
 # Environment:
 #   VGPU_OUT         artifact directory (default testdata/vgpu/out/<kernel>)
@@ -31,8 +32,8 @@ set -euo pipefail
 
 KERNEL_LABEL=${1:-}
 case $KERNEL_LABEL in
-6.1 | 7.3 | 6.1-arm64) ;;
-*) echo "usage: $0 6.1|7.3|6.1-arm64" >&2; exit 2 ;;
+6.1 | 7.3 | 6.1-arm64 | 7.3-arm64) ;;
+*) echo "usage: $0 6.1|7.3|6.1-arm64|7.3-arm64" >&2; exit 2 ;;
 esac
 
 VGPU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -56,6 +57,7 @@ case $KERNEL_LABEL in
 6.1) kernel_6_1 ;;
 7.3) kernel_7_3 ;;
 6.1-arm64) kernel_6_1_arm64 ;;
+7.3-arm64) kernel_7_3_arm64 ;;
 esac
 log "kernel $KVER ($KPKGVER)"
 [ -e "$VMLINUZ" ] || die "no kernel image at $VMLINUZ"
@@ -66,6 +68,7 @@ case $KERNEL_LABEL in
 6.1) build_module_6_1 "$VGPU_DIR/kmod" "$BUILD" ;;
 7.3) build_module_7_3 "$VGPU_DIR/kmod" "$BUILD" ;;
 6.1-arm64) build_module_6_1_arm64 "$VGPU_DIR/kmod" "$BUILD" ;;
+7.3-arm64) build_module_7_3_arm64 "$VGPU_DIR/kmod" "$BUILD" ;;
 esac
 APP_BIN=$BUILD/vgpu_app
 "$CC_APP" -static -O2 -Wall -pthread -o "$APP_BIN" "$VGPU_DIR/app/vgpu_app.c" || die "app build failed"
@@ -143,14 +146,15 @@ fi
 
 # Whether the guest kernel can attach fentry/fexit to a traced function: BPF trampolines
 # need ftrace direct calls (kernel/bpf/trampoline.c: register_fentry -> -ENOTSUPP without
-# them). Read from the kernel package's own build configuration; "unknown" where the package
-# ships none (trixie-backports' linux-binary). e2e/vgpu_fentry_test.go holds the receiver's
-# report to it.
-# (Only directories that exist are searched: find exits 1 on a missing one, which
-# pipefail would turn into the end of the run, as it was for 7.3, whose root has no boot/.)
+# them). Read from the kernel's own build configuration: boot/config-<ver> of the image
+# package (bookworm), or the modules directory's config (trixie-backports ships it in
+# linux-base-<ver>); "unknown" where none was found. e2e/vgpu_fentry_test.go holds the
+# receiver's report to it.
+# (Only files that exist are taken: find exits 1 on a missing directory, which pipefail
+# would turn into the end of the run, as it was for 7.3, whose root has no boot/.)
 kconfig=
-for d in "$(dirname "$VMLINUZ")" "$MODDIR/../../../boot"; do
-	if [ -z "$kconfig" ] && [ -f "$d/config-$KVER" ]; then kconfig=$d/config-$KVER; fi
+for f in "$(dirname "$VMLINUZ")/config-$KVER" "$MODDIR/../../../boot/config-$KVER" "$MODDIR/config"; do
+	if [ -z "$kconfig" ] && [ -f "$f" ]; then kconfig=$f; fi
 done
 if [ -z "$kconfig" ]; then
 	direct_calls=unknown
@@ -168,7 +172,7 @@ cache_after=$(du -sb "$VGPU_CACHE" 2>/dev/null | cut -f1) || true
 	echo "accel=$QEMU_ACCEL"
 	echo "qemu=qemu-system-$QEMU_ARCH"
 	echo "optional_drivers=$OPTIONAL_DRIVERS"
-	echo "ftrace_direct_calls=$direct_calls${kconfig:+ (${kconfig##*/})}"
+	echo "ftrace_direct_calls=$direct_calls${kconfig:+ (${kconfig#"$VGPU_CACHE"/})}"
 	echo "prepare_s=$(awk "BEGIN{printf \"%.1f\", $t_prep-$t_start}")"
 	echo "qemu_s=$(awk "BEGIN{printf \"%.1f\", $t_end-$t_prep}")"
 	echo "total_s=$(awk "BEGIN{printf \"%.1f\", $t_end-$t_start}")"

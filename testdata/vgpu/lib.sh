@@ -56,6 +56,25 @@ extract_debs() {
 	done
 }
 
+# private_apt NAME MULTIARCH SOURCE-LINE...: a private apt state in $VGPU_CACHE/apt-NAME (the
+# machine's /etc/apt and dpkg status are never touched) with these sources, updated; sets
+# APT_OPTS for apt-get/apt-cache. MULTIARCH=arm64 adds arm64 beside amd64 (cross packages).
+# An update that fails with lists already there (offline, mirror hiccup) uses those.
+private_apt() {
+	local a=$VGPU_CACHE/apt-$1 multi=$2
+	shift 2
+	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
+	printf '%s\n' "$@" >"$a/sources.list"
+	APT_OPTS=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
+		-o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o Dir::State::status=/dev/null
+		-o APT::Get::List-Cleanup=0)
+	if [ "$multi" = arm64 ]; then
+		APT_OPTS+=(-o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64)
+	fi
+	apt-get "${APT_OPTS[@]}" -q update >&2 || [ -n "$(ls "$a/lists" 2>/dev/null | grep Packages)" ] ||
+		die "apt-get update ($1) failed"
+}
+
 # ---- kernel 6.1 (Debian bookworm, the host's own generation) --------------------------------
 
 kernel_6_1_version() {
@@ -131,16 +150,8 @@ vmlinux_from_bzimage() {
 #   busybox-static:arm64         the guest's shell
 kernel_6_1_arm64() {
 	ensure_pkgs gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu make dwarves xz-utils
-	local a=$VGPU_CACHE/apt-bookworm-arm64
-	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
-	printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb %s-security bookworm-security main\n' \
-		"$DEBIAN_MIRROR" "$DEBIAN_MIRROR" "$DEBIAN_MIRROR" >"$a/sources.list"
-	APT_OPTS=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
-		-o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o Dir::State::status=/dev/null
-		-o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64
-		-o APT::Get::List-Cleanup=0)
-	apt-get "${APT_OPTS[@]}" -q update >&2 || [ -n "$(ls "$a/lists" 2>/dev/null | grep Packages)" ] ||
-		die "apt-get update (bookworm arm64) failed"
+	private_apt bookworm-arm64 arm64 "deb $DEBIAN_MIRROR bookworm main" "deb $DEBIAN_MIRROR bookworm-updates main" \
+		"deb $DEBIAN_MIRROR-security bookworm-security main"
 	KVER=$(apt-cache "${APT_OPTS[@]}" depends linux-image-arm64:arm64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
 	KVER=${KVER#linux-image-}
 	KVER=${KVER%:arm64}
@@ -243,15 +254,7 @@ btf_from_image() {
 
 kernel_7_3() {
 	ensure_pkgs debootstrap xz-utils
-	local a=$VGPU_CACHE/apt-trixie-bpo
-	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
-	echo "deb $DEBIAN_MIRROR trixie-backports main" >"$a/sources.list"
-	APT_OPTS=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
-		-o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o Dir::State::status=/dev/null
-		-o APT::Get::List-Cleanup=0)
-	# Never touches the machine's /etc/apt: a private list of trixie-backports only.
-	apt-get "${APT_OPTS[@]}" -q update >&2 || [ -n "$(ls "$a/lists" 2>/dev/null | grep Packages)" ] ||
-		die "apt-get update (trixie-backports) failed"
+	private_apt trixie-bpo amd64 "deb $DEBIAN_MIRROR trixie-backports main"
 	local dep
 	dep=$(apt-cache "${APT_OPTS[@]}" show linux-image-amd64 | awk '/^Depends:/{print; exit}')
 	KVER=$(grep -o 'linux-image-[^ ,]*' <<<"$dep" | head -1)
@@ -326,15 +329,7 @@ build_module_7_3() { # SRC OUTDIR
 # Multi-Arch: foreign).
 kernel_7_3_arm64() {
 	ensure_pkgs debootstrap xz-utils dwarves
-	local a=$VGPU_CACHE/apt-trixie-bpo-arm64
-	mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
-	printf 'deb %s trixie-backports main\ndeb %s trixie main\n' "$DEBIAN_MIRROR" "$DEBIAN_MIRROR" >"$a/sources.list"
-	APT_OPTS=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
-		-o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o Dir::State::status=/dev/null
-		-o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64
-		-o APT::Get::List-Cleanup=0)
-	apt-get "${APT_OPTS[@]}" -q update >&2 || [ -n "$(ls "$a/lists" 2>/dev/null | grep Packages)" ] ||
-		die "apt-get update (trixie-backports arm64) failed"
+	private_apt trixie-bpo-arm64 arm64 "deb $DEBIAN_MIRROR trixie-backports main" "deb $DEBIAN_MIRROR trixie main"
 	KVER=$(apt-cache "${APT_OPTS[@]}" show -a linux-image-arm64:arm64 |
 		awk '/^Version:/{v=$2} /^Depends:/ && v ~ /bpo/ {print; exit}' | grep -o 'linux-image-[0-9][^ ,]*' | head -1)
 	KVER=${KVER#linux-image-}

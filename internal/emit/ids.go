@@ -14,16 +14,24 @@
 // /proc/sys/kernel/random/boot_id. Jobs without a finished fence (old kernels that print
 // only pointers or job ids) fall back to (device, ring, job id, start time, tid).
 //
+// A job's span ids are one 64-bit value split in two: the job span's id is the digest's
+// span id with its low 4 bits cleared (the job's base, 60 bits of the digest), and its stage
+// spans' ids are that base with the stage's number + 1 in those bits. So the spans of two
+// jobs share an id only if the jobs share a base, and the stage spans of one job never
+// share one: keeping job bases unique keeps every span id unique.
+//
 // Two jobs can still share an identity: a job the assembler could only put together in
 // two pieces, a fence key the kernel reused (a 32-bit seqno wrapped), hostile input. The
-// builder therefore checks every span id it hands out against the ids of the last
-// idMemory spans (idGuard): a job whose ids are taken gets the next derivation of its
-// identity — (identity, occurrence 1, 2, …) — instead, and the renaming is counted. The
-// first job of an identity keeps the plain derivation, so links computed from a
-// dependency's finished fence still reach it. Span ids are thus unique among the last
-// idMemory spans of a builder whatever the input, and across more only as far as the
-// identities differ (a repeat further apart than that is a fence key reused across
-// 2^32 jobs of one context, or across boots without a salt).
+// builder therefore checks every job's base against the bases of the last idMemory jobs
+// (idGuard): a job whose base is taken gets the next derivation of its identity —
+// (identity, occurrence 1, 2, …) — instead, and the renaming is counted. The first job of
+// an identity keeps the plain derivation, so links computed from a dependency's finished
+// fence still reach it. Span ids are thus unique among the spans of the last idMemory
+// jobs of a builder whatever the input, and across more only as far as the identities
+// differ (a repeat further apart than that is a fence key reused across 2^32 jobs of one
+// context, or across boots without a salt). One id a job is claimed, not one a span: the
+// guard's table is read once per job instead of once per span (ten times a job with stage
+// spans), where its cache misses were most of the guard's cost.
 package emit
 
 import (
@@ -53,27 +61,41 @@ func identityOf(salt uint64, j *assemble.Job) ids.Identity {
 	return f.U64(j.JobID).U64(uint64(j.Start)).U64(uint64(j.TID)).Identity()
 }
 
-// derivedIDs are the root trace id and the span id of a job with the given identity.
+// stageBits are the low bits of a job's span id that number its stage spans: the job span
+// has 0 there, stage s has s + 1.
+const stageBits = 0x0f
+
+// Every stage's number + 1 fits in stageBits (a negative array length fails the build).
+var _ [stageBits - assemble.NumStages]struct{}
+
+// derivedIDs are the root trace id and the span id (the job's base) of a job with the
+// given identity.
 func derivedIDs(identity ids.Identity) (pcommon.TraceID, pcommon.SpanID) {
-	return identity.TraceID(), identity.SpanID()
+	span := identity.SpanID()
+	span[7] &^= stageBits
+	if span.IsEmpty() {
+		span[6] = 1 // never all zero: that means "absent" in OTLP
+	}
+	return identity.TraceID(), span
 }
 
-// stageSpanID is the id of the child span of stage s under the job span parent.
+// stageSpanID is the id of the span of stage s of the job whose span id is parent.
 func stageSpanID(parent pcommon.SpanID, s assemble.Stage) pcommon.SpanID {
-	return ids.Child(parent, ids.TagStage, uint64(s))
+	parent[7] = parent[7]&^stageBits | (byte(s) + 1)
+	return parent
 }
 
 // jobIDs are the trace id, span id and parent span id of job j's span: the application's
 // trace when the job carries a valid context (both ids non-zero, as W3C requires), else
-// a trace of its own rooted at the job. The span id and its stage children's ids are
-// claimed in g (nil: not checked); stages is how many stage spans the job gets.
-func jobIDs(salt uint64, j *assemble.Job, g *idGuard, stages []assemble.StageSpan) (trace pcommon.TraceID, span, parent pcommon.SpanID) {
+// a trace of its own rooted at the job. The span id (the base of the job's stage spans'
+// ids) is claimed in g (nil: not checked).
+func jobIDs(salt uint64, j *assemble.Job, g *idGuard) (trace pcommon.TraceID, span, parent pcommon.SpanID) {
 	identity := identityOf(salt, j)
 	trace, span = derivedIDs(identity)
 	if g != nil {
 		// each occurrence is a fresh draw: the loop ends at the first free one (the bound
 		// only keeps hostile input from spinning if the guard were ever full of them)
-		for occ := uint64(1); occ <= maxOccurrence && !g.claim(span, stages); occ++ {
+		for occ := uint64(1); occ <= maxOccurrence && !g.claim(span); occ++ {
 			trace, span = derivedIDs(identity.Occurrence(occ))
 			g.renamed.Add(1)
 		}
@@ -87,10 +109,11 @@ func jobIDs(salt uint64, j *assemble.Job, g *idGuard, stages []assemble.StageSpa
 // maxOccurrence bounds the renaming of one job.
 const maxOccurrence = 1 << 16
 
-// idMemory is how many recent span ids the guard remembers (3 MiB of table and ring).
+// idMemory is how many recent jobs' span ids the guard remembers (3 MiB of table and
+// ring).
 const idMemory = 1 << 17
 
-// idGuard remembers the span ids handed out recently.
+// idGuard remembers the job span ids (bases) handed out recently.
 type idGuard struct {
 	used    *idWindow
 	renamed atomic.Uint64 // jobs whose derived ids were taken and were renamed
@@ -100,26 +123,14 @@ func newIDGuard() *idGuard {
 	return &idGuard{used: newIDWindow(idMemory)}
 }
 
-// claim records the job span id and its stages' ids, or returns false (recording
-// nothing) when any of them was handed out already.
-func (g *idGuard) claim(span pcommon.SpanID, stages []assemble.StageSpan) bool {
-	// Each id derived once: the job span's and one child's a stage (on the stack for a
-	// job's usual stages).
-	var buf [assemble.NumStages + 1]uint64
-	want := append(buf[:0], binary.BigEndian.Uint64(span[:]))
-	for i := range stages {
-		c := stageSpanID(span, stages[i].Stage)
-		want = append(want, binary.BigEndian.Uint64(c[:]))
+// claim records the job span id span (the base of its stage spans' ids), or returns false
+// (recording nothing) when it was handed out already.
+func (g *idGuard) claim(span pcommon.SpanID) bool {
+	id := binary.BigEndian.Uint64(span[:])
+	if g.used.contains(id) {
+		return false
 	}
-	g.used.touch(want)
-	for _, id := range want {
-		if g.used.contains(id) {
-			return false
-		}
-	}
-	for _, id := range want {
-		g.used.insert(id)
-	}
+	g.used.insert(id)
 	return true
 }
 

@@ -51,6 +51,90 @@ func TestSameIdentityTwice(t *testing.T) {
 	}
 }
 
+// allStagesJob is a job with one span of every stage.
+func allStagesJob(fin event.FenceKey, start int64) *assemble.Job {
+	j := &assemble.Job{Driver: "amdgpu", Ring: "gfx", Finished: fin, Start: start, End: start + 10*int64(assemble.NumStages)}
+	for s := range assemble.NumStages {
+		t := start + 10*int64(s)
+		j.Stages = append(j.Stages, assemble.StageSpan{Stage: assemble.Stage(s), Start: t, End: t + 10})
+	}
+	return j
+}
+
+// A job's span id is its base (low 4 bits 0) and each stage span's id is that base with the
+// stage's number + 1 there: the guard then needs only the job's id to keep all of them
+// unique.
+func TestStageSpanIDsTakeTheJobsBase(t *testing.T) {
+	var jobs []*assemble.Job
+	for i := range 64 {
+		jobs = append(jobs, allStagesJob(event.FenceKey{Context: 7, Seqno: uint64(i)}, int64(i)*1000))
+	}
+	spans := build(t, jobs)
+	for _, js := range jobSpans(spans) {
+		base := js.span.SpanID()
+		if base[7]&stageBits != 0 {
+			t.Fatalf("job span id %v: low 4 bits %#x, want 0", base, base[7]&stageBits)
+		}
+		kids := childrenOf(spans, base)
+		if len(kids) != assemble.NumStages {
+			t.Fatalf("job %v: %d stage spans, want %d", base, len(kids), assemble.NumStages)
+		}
+		for _, k := range kids {
+			s := stageNamed(t, k.Name())
+			want := base
+			want[7] |= byte(s) + 1
+			if k.SpanID() != want {
+				t.Errorf("stage span %s of job %v: id %v, want %v", k.Name(), base, k.SpanID(), want)
+			}
+		}
+	}
+}
+
+func stageNamed(t *testing.T, name string) assemble.Stage {
+	t.Helper()
+	for s := range assemble.NumStages {
+		if assemble.Stage(s).String() == name {
+			return assemble.Stage(s)
+		}
+	}
+	t.Fatalf("no stage named %q", name)
+	return 0
+}
+
+// The guard remembers jobs, not spans: a job whose identity comes back after more than
+// idMemory spans but fewer than idMemory jobs (here 20 000 jobs of 9 spans: 180 000 spans)
+// is still renamed, so none of its spans repeats one of the first occurrence's.
+func TestGuardWindowCountsJobs(t *testing.T) {
+	const between = 20_000
+	if between*(assemble.NumStages+1) <= idMemory || between >= idMemory {
+		t.Fatalf("the test needs more than %d spans and fewer than %d jobs in between", idMemory, idMemory)
+	}
+	b := NewSpanBuilder(testClock)
+	first := event.FenceKey{Context: 1, Seqno: 1}
+	seen := map[pcommon.SpanID]bool{}
+	take := func() {
+		for _, e := range flatten(b.Take()) {
+			if id := e.span.SpanID(); seen[id] {
+				t.Fatalf("span id %v repeated within %d jobs", id, between+2)
+			} else {
+				seen[id] = true
+			}
+		}
+	}
+	b.Append(allStagesJob(first, 0))
+	for i := range between {
+		b.Append(allStagesJob(event.FenceKey{Context: 2, Seqno: uint64(i)}, int64(i)))
+		if i%1000 == 999 {
+			take()
+		}
+	}
+	b.Append(allStagesJob(first, 1)) // the first job's fence again
+	take()
+	if b.RenamedIDs() != 1 {
+		t.Errorf("renamed %d jobs, want 1", b.RenamedIDs())
+	}
+}
+
 func FuzzSpanIDsUnique(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0})                                     // one job twice
 	f.Add([]byte{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 0xff, 0, 0, 0})          // repeats and a batch cut
@@ -104,7 +188,7 @@ func BenchmarkJobIDs(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		j := jobs[i%len(jobs)]
 		j.Finished.Seqno = uint64(i) // a fresh identity each time, as in a live stream
-		_, span, _ := jobIDs(0, j, g, j.Stages)
+		_, span, _ := jobIDs(0, j, g)
 		for k := range j.Stages {
 			sink = stageSpanID(span, j.Stages[k].Stage)
 		}

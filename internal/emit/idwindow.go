@@ -1,12 +1,11 @@
-// The collision guard's memory: the span ids handed out by the last idMemory spans.
+// The collision guard's memory: the job span ids handed out by the last idMemory jobs.
 //
-// It replaces a general bounded map (recent.go) on the span builder's hottest path, ten
-// ids a job with stage spans: the table holds the ids themselves (open addressing, linear
+// It replaces a general bounded map (recent.go) on the span builder's hot path, one id a
+// job (its stage spans' ids derive from it, ids.go): the table holds the ids themselves (open addressing, linear
 // probing, half full at most, backward-shift deletion), so a probe compares in the
 // slot without reading an entry elsewhere, an absent id is usually one cache line, and an
 // insertion reuses nothing but the table. The ring keeps the insertion order for eviction.
-// Zero is never a span id (ids.Identity.SpanID and ids.Child avoid it), so it marks a free
-// slot.
+// Zero is never a span id (derivedIDs avoids it), so it marks a free slot.
 package emit
 
 // idWindow holds the last cap(ring) distinct ids inserted.
@@ -15,8 +14,6 @@ type idWindow struct {
 	shift uint8    // 64 - log2(len(table))
 	ring  []uint64 // insertion order; grows to capacity, then wraps
 	next  int      // next ring slot to overwrite once full
-	// touched keeps touch's loads from being optimised away.
-	touched uint64
 }
 
 func newIDWindow(capacity int) *idWindow {
@@ -91,22 +88,6 @@ func (w *idWindow) remove(id uint64) {
 		}
 	}
 	w.table[i] = 0
-}
-
-// touch reads the slots the ids of want and the next len(want) evictions start at,
-// one independent load each, so that their cache misses overlap instead of coming one
-// after the other in contains, insert and remove.
-func (w *idWindow) touch(want []uint64) {
-	var sum uint64
-	for _, id := range want {
-		sum += w.table[w.home(id)]
-	}
-	if len(w.ring) == cap(w.ring) {
-		for i, n := w.next, 0; n < len(want); i, n = (i+1)%len(w.ring), n+1 {
-			sum += w.table[w.home(w.ring[i])]
-		}
-	}
-	w.touched += sum
 }
 
 // len is the number of ids held.

@@ -130,7 +130,7 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 	if e.cfg.noStages {
 		stages = nil
 	}
-	traceID, spanID, parentID := jobIDs(e.cfg.salt, j, e.ids, stages)
+	traceID, spanID, parentID := jobIDs(e.cfg.salt, j, e.ids)
 	t := e.tenantOf(j)
 
 	s := &e.span

@@ -141,7 +141,7 @@ func (b *SpanBuilder) Append(j *assemble.Job) {
 	if b.cfg.noStages {
 		stages = nil
 	}
-	traceID, spanID, parentID := jobIDs(b.cfg.salt, j, b.ids, stages)
+	traceID, spanID, parentID := jobIDs(b.cfg.salt, j, b.ids)
 	spans := b.tenantOf(j).spans // presized from the previous batch, then grows by append
 
 	sp := spans.AppendEmpty()

@@ -13,8 +13,9 @@
 // and platforms, in the standard library, and runs on the CPU's SHA instructions where
 // there are some; internal/emit's BenchmarkJobIDs measures the cost per job.
 //
-// A child span (a job's stage, a submission's call) gets a 64-bit mix of its parent's span
-// id keyed by its tag and index (Child).
+// A submission's child span (a call, its sync) gets a 64-bit mix of its parent's span id
+// keyed by its tag and index (Child). A DRM job's stage spans take their ids from the job's
+// span id instead (internal/emit/ids.go: the low 4 bits number the stages).
 package ids
 
 import (
@@ -33,7 +34,7 @@ const (
 	TagFence      Tag = 'F' // a job known by its finished fence: salt, context, seqno
 	TagJob        Tag = 'J' // a job without one: salt, driver, device, ring, job id, start, tid
 	TagOccurrence Tag = 'o' // the n-th job of one identity (the collision guard's renaming)
-	TagStage      Tag = 'c' // a job's stage span
+	// 'c' was a job's stage span (Child) until stage ids took the job's base: not reused.
 	// internal/emit/cudaspans: CUDA submissions.
 	TagSubmission Tag = 'U' // salt, pid, stream, scope, start, end, tid
 	TagOp         Tag = 'p' // a submission's i-th call span

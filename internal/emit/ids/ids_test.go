@@ -38,12 +38,12 @@ func TestKnownAnswers(t *testing.T) {
 
 	// Children: SplitMix64's mix. Its reference generator seeded with 0 outputs
 	// 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4 first (mix of 1 and 2 times 0x9e3779b97f4a7c15, mod 2^64);
-	// the stage child was computed with Python's integers from the same published constants.
+	// the call child was computed with Python's integers from the same published constants.
 	if mix64(0x9e3779b97f4a7c15) != 0xe220a8397b1dcdaf || mix64(0x3c6ef372fe94f82a) != 0x6e789e6aa1b965f4 {
 		t.Errorf("mix64 is not SplitMix64's output function")
 	}
-	if got, want := Child(id.SpanID(), TagStage, 7), mustHex(t, "33319272e15f879b"); string(got[:]) != string(want) {
-		t.Errorf("stage child %x, want %x", got, want)
+	if got, want := Child(id.SpanID(), TagOp, 7), mustHex(t, "778ecdab4b792e9a"); string(got[:]) != string(want) {
+		t.Errorf("call child %x, want %x", got, want)
 	}
 
 	// printf 'o<the 32 digest bytes above>\x01\x00\x00\x00\x00\x00\x00\x00' | sha256sum
@@ -102,7 +102,7 @@ func TestNoAllocations(t *testing.T) {
 	n := testing.AllocsPerRun(100, func() {
 		var buf [64]byte
 		id := New(buf[:], TagFence).U64(1).U64(2).U64(3).Identity()
-		sink = Child(id.Occurrence(1).SpanID(), TagStage, 3)
+		sink = Child(id.Occurrence(1).SpanID(), TagOp, 3)
 	})
 	_ = sink
 	if n != 0 {

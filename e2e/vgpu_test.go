@@ -30,7 +30,10 @@ import (
 // (seen: 11.7 ms once, host load average 6.6) one bound of one job is off by the stall:
 // up to 5 % of the jobs (at least 2: when the classic phase ran ≈ 23 jobs, 5 % allowed
 // one stall a run, and two were seen on 2026-12-03 in 2 of 13 7.3 runs on an idle host)
-// may exceed hwBoundMaxErrNs, but none hwBoundOutlierNs.
+// may exceed hwBoundMaxErrNs, but none hwBoundOutlierNs. Counted by stamp: a job's execution
+// start inferred from the previous job's end on its ring is the same stamp, and one stall
+// then puts two jobs' bounds off (seen on 2026-12-04 on 6.1 at load ≈ 4: two stalls, four
+// jobs, in the receiver that runs second on the tracepoint).
 const (
 	hwBoundMaxErrNs     = 2_000_000
 	hwBoundOutlierNs    = 50_000_000
@@ -313,7 +316,7 @@ func checkSpansMatchGroundTruth(t *testing.T, dir, spansFile, clockFile, logFile
 	}
 	stages := []string{"ioctl", "bo_validation", "fence_dependency", "scheduler_queue", "ring_emission", "dma_scheduling", "execution", "fence_signal"}
 	var startErrs, endErrs []int64
-	outliers := 0
+	offStamps := map[pcommon.Timestamp]bool{} // hardware bounds off by more than hwBoundMaxErrNs
 	// On the preemptible 7.3 kernel under TCG the kernel occasionally skips a tracing
 	// program (recursion protection when a task is preempted inside it) or a reservation
 	// fails; the receiver counts both. A job whose submit-ioctl entry was among them has
@@ -376,7 +379,15 @@ func checkSpansMatchGroundTruth(t *testing.T, dir, spansFile, clockFile, logFile
 		ds, de := mono(uint64(ex.StartTimestamp()))-g.hwStart, mono(uint64(ex.EndTimestamp()))-g.hwEnd
 		startErrs, endErrs = append(startErrs, abs(ds)), append(endErrs, abs(de))
 		if abs(ds) > hwBoundMaxErrNs || abs(de) > hwBoundMaxErrNs {
-			outliers++
+			// One stall makes one stamp late; where a job's start is inferred from the
+			// previous job's end on its ring (ring_serial), that stamp bounds both jobs: a
+			// stamp is counted once, whichever jobs it bounds.
+			if abs(ds) > hwBoundMaxErrNs {
+				offStamps[ex.StartTimestamp()] = true
+			}
+			if abs(de) > hwBoundMaxErrNs {
+				offStamps[ex.EndTimestamp()] = true
+			}
 			msg := fmt.Sprintf("job %s: execution [%d, %d] vs hardware [%d, %d] (mono ns): off by %d / %d ns",
 				g.fence, mono(uint64(ex.StartTimestamp())), mono(uint64(ex.EndTimestamp())), g.hwStart, g.hwEnd, ds, de)
 			if abs(ds) > hwBoundOutlierNs || abs(de) > hwBoundOutlierNs {
@@ -387,8 +398,8 @@ func checkSpansMatchGroundTruth(t *testing.T, dir, spansFile, clockFile, logFile
 		}
 	}
 	damage.report(t, lost)
-	if outliers > outliersAllowed(len(gt)) {
-		t.Errorf("%d of %d jobs have a hardware bound off by more than %d ns (at most %d may)", outliers, len(gt), hwBoundMaxErrNs, outliersAllowed(len(gt)))
+	if outliers := len(offStamps); outliers > outliersAllowed(len(gt)) {
+		t.Errorf("%d stamps of %d jobs' hardware bounds are off by more than %d ns (at most %d may)", outliers, len(gt), hwBoundMaxErrNs, outliersAllowed(len(gt)))
 	}
 	if m := median(startErrs); m > hwBoundMedianErrNs {
 		t.Errorf("median |execution start − hw_start| = %d ns > %d", m, hwBoundMedianErrNs)

@@ -43,6 +43,11 @@ func (a *Assembler) identify(j *job, e *event.Event) {
 		if j.stream == 0 {
 			j.stream = key32(e.Fence) >> 32
 		}
+		// The live source's join of pointers to keys is bounded (probe/classic.go): a
+		// later event of this job may come back with its pointer only.
+		if e.FencePtr != 0 {
+			a.setPtr(j, e.FencePtr)
+		}
 		// A ≤6.16 event whose pointer the live source joined to a key: its
 		// drm_sched_job_wait_dep names the job only by (ring, id), which the source's
 		// join may not resolve, so the job is findable by that identity too.

@@ -933,9 +933,11 @@ func TestVirtualGPUClassicTracepoints(t *testing.T) {
 	// threaded TCG, where programs run slowly enough to overlap the completion timer):
 	// 3, 5 and 6 of 72 jobs in three runs (2026-12-04), so a tenth was too tight a guard.
 	// A decoded done event that reached no job is counted by the assembler ("job events
-	// that matched no job" in the summary, ghostdriver.assembler.unmatched_events): seen
-	// on the x86 6.1 guest (2026-12-04: 4 jobs without, 71 decoded, 3 unmatched), cause
-	// not found. Such a job is accepted only against that count: none may go uncounted.
+	// that matched no job" in the summary, ghostdriver.assembler.unmatched_events). Seen
+	// on the x86 6.1 guest (2026-12-04: 4 jobs without, 71 decoded, 3 unmatched): the
+	// join of pointers to keys had missed and the job had not registered its pointer
+	// (fixed in assemble, TestSched61JoinedKeyThenPointerOnlyDone). Such a job is
+	// accepted only against that count: none may go uncounted.
 	unmatched := unmatchedIn(t, logPath, "job_done")
 	if doneMissed > len(gt)-decoded["job_done"]+unmatched || doneMissed > max(2, len(gt)/4) {
 		t.Errorf("%d jobs closed without their %s event; %d of those events decoded for %d jobs, %d matched no job",

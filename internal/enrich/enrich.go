@@ -578,7 +578,11 @@ func (e *Enricher) push(pid uint32, tp *tenant.Process) {
 	e.mu.Unlock()
 	if err != nil {
 		e.log.Debug("pushing a process into the kernel table", zap.Uint32("pid", pid), zap.Error(err))
+		return
 	}
+	// From here on the kernel reads the process's thread context at its submits: the virtual
+	// GPU rig waits for this line (`live --verbose`) before the process submits its first job.
+	e.log.Debug("process pushed into the kernel table", zap.Uint32("pid", pid), zap.Bool("thread_context", recipe != nil))
 }
 
 // Enrich implements pipeline.Enricher: tenant attributes and the tier decision for one

@@ -4,8 +4,13 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/attr"
@@ -272,5 +277,42 @@ func BenchmarkFirstSight(b *testing.B) {
 		if _, err := r.Process(pid); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The debug line that says a process's row is in the kernel table comes after the row is
+// there, once per read, with the pid: the virtual GPU rig's workload waits for it instead of
+// sleeping (testdata/vgpu/guest/init).
+func TestPushIsLoggedAfterTheRowIsInTheKernel(t *testing.T) {
+	const msg = "process pushed into the kernel table"
+	k := &fakeKernel{}
+	var pid atomic.Uint32
+	var rowAtLog atomic.Bool
+	core, logs := observer.New(zap.DebugLevel)
+	log := zap.New(core, zap.Hooks(func(en zapcore.Entry) error {
+		if en.Message == msg {
+			_, ok := k.row(pid.Load())
+			rowAtLog.Store(ok)
+		}
+		return nil
+	}))
+	e := New(Config{}, tenant.NewResolver(tenant.DefaultConfig()), k, log)
+	t.Cleanup(e.Close)
+	pid.Store(sleeper(t, "TRACEPARENT="+traceparent))
+	firstSight(e, pid.Load())
+	waitLoaded(t, e, pid.Load())
+	deadline := time.Now().Add(5 * time.Second)
+	for logs.FilterMessage(msg).Len() == 0 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+	got := logs.FilterMessage(msg).All()
+	if len(got) != 1 {
+		t.Fatalf("%d push lines, want 1: %v", len(got), logs.All())
+	}
+	if f := got[0].ContextMap(); f["pid"] != pid.Load() || f["thread_context"] != false {
+		t.Errorf("push line fields %v, want pid %d without thread context", f, pid.Load())
+	}
+	if !rowAtLog.Load() {
+		t.Error("the line was logged before the kernel table had the process's row")
 	}
 }

@@ -462,9 +462,9 @@ build_initramfs() {
 		KVER=$KVER
 		JOBS_PER_THREAD=${VGPU_JOBS:-16}
 		OPTIONAL_DRIVERS="$OPTIONAL_DRIVERS"
-		GHOSTDRIVER_ARGS="${GHOSTDRIVER_ARGS:-live --records events --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
-		GHOSTDRIVER_CLASSIC_ARGS="${GHOSTDRIVER_CLASSIC_ARGS-live --classic-tracepoints --output /out/spans-classic.json --clock-out /out/clock-classic.txt --ready-file /tmp/gd-classic.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
-		GHOSTDRIVER_JOBS_ARGS="${GHOSTDRIVER_JOBS_ARGS-live --records jobs --output /out/spans-jobs.json --clock-out /out/clock-jobs.txt --ready-file /tmp/gd-jobs.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
+		GHOSTDRIVER_ARGS="${GHOSTDRIVER_ARGS:-live --verbose --records events --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
+		GHOSTDRIVER_CLASSIC_ARGS="${GHOSTDRIVER_CLASSIC_ARGS-live --verbose --classic-tracepoints --output /out/spans-classic.json --clock-out /out/clock-classic.txt --ready-file /tmp/gd-classic.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
+		GHOSTDRIVER_JOBS_ARGS="${GHOSTDRIVER_JOBS_ARGS-live --verbose --records jobs --output /out/spans-jobs.json --clock-out /out/clock-jobs.txt --ready-file /tmp/gd-jobs.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job}"
 		CLASSIC_JOBS_PER_THREAD=${VGPU_CLASSIC_JOBS:-16}
 		CREDIT_LIMIT=${VGPU_CREDIT_LIMIT:-2}
 		VGPU_BENCH=${VGPU_BENCH:-}

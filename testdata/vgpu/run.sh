@@ -18,11 +18,11 @@
 #                    the rings fill and jobs wait for credits)
 #   GHOSTDRIVER_BIN  static ghostdriver binary to run in the guest (default: built from ./cmd/ghostdriver
 #                    when that exists and go is installed; VGPU_NO_GHOSTDRIVER=1 disables)
-#   GHOSTDRIVER_ARGS its arguments (default: live --records events --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job; stopped with SIGTERM after the app)
-#   GHOSTDRIVER_JOBS_ARGS  a second receiver beside it in the per-job record mode (default: live --records jobs
+#   GHOSTDRIVER_ARGS its arguments (default: live --verbose --records events --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready --bo-func vgpu_validate_bos --run-job-func vgpu_run_job; stopped with SIGTERM after the app). Keep --verbose in all three: the workload waits for its debug line saying a process is in the kernel table
+#   GHOSTDRIVER_JOBS_ARGS  a second receiver beside it in the per-job record mode (default: live --verbose --records jobs
 #                    --output /out/spans-jobs.json --clock-out /out/clock-jobs.txt ...; "" skips it)
 #   GHOSTDRIVER_CLASSIC_ARGS  a second phase after the first: the receiver forced onto its
-#                    classic-tracepoint rung (default: live --classic-tracepoints --output /out/spans-classic.json
+#                    classic-tracepoint rung (default: live --verbose --classic-tracepoints --output /out/spans-classic.json
 #                    --clock-out /out/clock-classic.txt ...; "" skips the phase); VGPU_CLASSIC_JOBS jobs per
 #                    thread (default 16). Artifacts: spans-classic.json, clock-classic.txt,
 #                    ghostdriver-classic.log, app-classic.txt, groundtruth-classic.txt (that phase's jobs only)

@@ -30,10 +30,10 @@
  *   B   W3C TRACEPARENT in its environment (B is re-executed with it: /proc/<pid>/environ
  *       is the exec-time environment), no thread context
  *   C   nothing: neither thread context nor TRACEPARENT
- * Each process makes a cheap DRM ioctl and sleeps VGPU_WARMUP_MS (default 500) before its
- * first job: the receiver reads a process at its first DRM ioctl and pushes its OTEP 4947
- * recipe into the kernel from a background worker, so a job submitted right away could miss
- * its thread context (documented limit of the enricher).
+ * Each process makes a cheap DRM ioctl and waits for the receivers to have read it (warm_up)
+ * before its first job: the receiver reads a process at its first DRM ioctl and pushes its
+ * OTEP 4947 recipe into the kernel from a background worker, so a job submitted right away
+ * could miss its thread context (documented limit of the enricher).
  * Each thread waits for its last jobs before exiting. One line per job on stdout:
  *   job pid=P tid=T ring=R fence=CTX:SEQ engine_ns=N bos=K dep=KIND:CTX:SEQ|- submit_ns=S return_ns=X
  *       thread=NAME ctx=otep4947|traceparent|none [trace=<32 hex> span=<16 hex>]
@@ -560,17 +560,38 @@ struct drm_version {
 #define DRM_IOCTL_VERSION DRM_IOWR(0x00, struct drm_version)
 #endif
 
-/* A cheap DRM ioctl, then a pause: the receiver reads the process meanwhile (see the top). */
+/*
+ * A cheap DRM ioctl, then wait until the receiver has read the process (see the top). With
+ * VGPU_READY_DIR set (the rig's guest does it while a receiver runs), the wait ends when
+ * VGPU_READY_DIR/<pid> exists: the guest creates it once every receiver has logged that the
+ * process's row is in its kernel table. It gives up after VGPU_READY_TIMEOUT_MS (default 60000)
+ * and says so, and the checks of the jobs' contexts then fail. Without VGPU_READY_DIR it sleeps
+ * VGPU_WARMUP_MS (default 500).
+ */
 static void warm_up(int fd)
 {
 	struct drm_version v = { 0 };
-	const char *e = getenv("VGPU_WARMUP_MS");
-	long ms = e ? atol(e) : 500;
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	const char *dir = getenv("VGPU_READY_DIR");
+	const char *e = getenv(dir ? "VGPU_READY_TIMEOUT_MS" : "VGPU_WARMUP_MS");
+	long ms = e ? atol(e) : dir ? 60000 : 500, waited = 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 }, tick = { 0, 5000000 };
+	char path[4096];
 
 	if (xioctl(fd, DRM_IOCTL_VERSION, &v))
 		die("DRM_IOCTL_VERSION");
-	nanosleep(&ts, NULL);
+	if (!dir) {
+		nanosleep(&ts, NULL);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%d", dir, (int)getpid());
+	while (access(path, F_OK) && waited < ms) {
+		nanosleep(&tick, NULL);
+		waited += 5;
+	}
+	if (access(path, F_OK))
+		fprintf(stderr, "vgpu_app: pid %d: no receiver reported reading it within %ld ms; going on\n", (int)getpid(), ms);
+	else
+		fprintf(stderr, "vgpu_app: pid %d: read by the receivers after ~%ld ms\n", (int)getpid(), waited);
 }
 
 static void run_process(const char *who, int sock)

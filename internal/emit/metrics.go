@@ -28,7 +28,7 @@ type AssemblerCounters struct {
 	Pending                    int
 	// DroppedSpans counts jobs whose spans the pipeline did not export (buffer full).
 	DroppedSpans uint64
-	// Events the assembler set aside, by anomaly.
+	// Events the assembler could not take as they came, by anomaly.
 	Late, Duplicates, ClockJumps uint64
 	// IoctlExitsNotSeen: finished jobs output without their submit ioctl's exit.
 	IoctlExitsNotSeen uint64

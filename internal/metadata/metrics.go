@@ -232,9 +232,11 @@ var Metrics = []MetricDesc{
 	},
 	{
 		Name: MetricAssemblerAnomalies,
-		Description: "Events the assembler set aside: late (after the reorder window), duplicate " +
-			"(seen twice for one job), clock_jump (a timestamp far ahead of the stream), ioctl_exit_not_seen " +
-			"(a finished job's submit ioctl exit that did not come within job_timeout: the job went out without its ioctl stage).",
+		Description: "Events the assembler could not take as they came: late (arrived after the reorder window had " +
+			"passed their time; processed, but a rule that depends on their order may have missed them), duplicate " +
+			"(a job event seen twice; the second is ignored), clock_jump (a timestamp far ahead of the stream that " +
+			"the stream did not follow; processed at the stream's time), ioctl_exit_not_seen (a finished job's " +
+			"submit ioctl exit that did not come within job_timeout: the job went out without its ioctl stage).",
 		Unit:       "{event}",
 		Instrument: Sum,
 		Value:      Int,

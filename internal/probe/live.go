@@ -50,6 +50,8 @@ type Live struct {
 	procsFull atomic.Uint64 // SetProcess refused: the procs table is full
 	evicted   atomic.Uint64 // highest inflight eviction count read
 	irqsLate  atomic.Uint64 // GPU interrupt lines found after Start (irqrefresh.go)
+	// watermark: polls that held the watermark for a record still being written (Run).
+	watermark watermarkStats
 	// fences feeds the fence filter's contexts (nil: filter off).
 	fences *fenceContexts
 	// ld is the loader, kept to attach the irq hooks when a GPU interrupt line appears later.
@@ -246,7 +248,9 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		batch    = make([]event.Event, 0, maxBatch)
 		lastSync = time.Now()
 		lastIRQ  = time.Now()
+		hold     watermarkHold
 	)
+	blocking, _ := l.rd.(blockingReader)
 	flush := func() {
 		if len(batch) == 0 {
 			return
@@ -312,6 +316,15 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 			return fmt.Errorf("reading the ring buffer: %w", err)
 		}
 		flush()
+		if blocking != nil {
+			held, forced := hold.holds(blocking, l.cfg.PollInterval, &l.watermark)
+			if forced {
+				l.log.Warn("a ring buffer record stayed reserved and uncommitted for a second; the watermark moved past it, so events stamped before it may be counted late")
+			}
+			if held {
+				continue
+			}
+		}
 		sink.Watermark(mark)
 	}
 }

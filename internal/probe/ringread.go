@@ -192,6 +192,24 @@ func (r *mmapRing) ReadInto(rec *ringbuf.Record) error {
 	}
 }
 
+// BlockedAt says whether reading stopped at a record the kernel has reserved and not yet
+// committed, and where: its producer is still writing it, or was stalled while writing it
+// (a VM's vCPU preempted by the host in the middle of a program). That record and every
+// one behind it are unreadable until it is committed. The reader's goroutine only.
+func (r *mmapRing) BlockedAt() (uint64, bool) {
+	r.users.Add(1)
+	defer r.leave()
+	if r.closed.Load() {
+		return 0, false
+	}
+	prod := atomic.LoadUintptr(r.prodPos)
+	if r.pos == prod || prod-r.pos < 8 {
+		return 0, false
+	}
+	hdr := atomic.LoadUint32((*uint32)(unsafe.Pointer(&r.data[r.pos&r.mask])))
+	return uint64(r.pos), hdr&ringBusyBit != 0
+}
+
 // release says the caller is done with the last record (ReadInto does it on its errors).
 func (r *mmapRing) release() {
 	if r.held {

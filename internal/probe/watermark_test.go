@@ -1,0 +1,141 @@
+// The live reader's watermark against a producer stalled between its reserve and its commit
+// (live.go: watermarkHold; ringread.go: BlockedAt).
+package probe
+
+import (
+	"context"
+	"os"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf/ringbuf"
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+// A ring laid out as the kernel lays it out (8-byte headers, length word with BUSY and
+// DISCARD bits) in ordinary memory: BlockedAt must see an uncommitted record where reading
+// stopped, and nothing once it is committed or when the ring is empty.
+func TestBlockedAtSeesAnUncommittedRecord(t *testing.T) {
+	data := make([]byte, 2*4096) // the data pages, mapped twice in a row by the kernel
+	var prod uintptr
+	r := &mmapRing{data: data, mask: 4096 - 1, prodPos: &prod, epfd: -1, evfd: -1}
+	if _, blocked := r.BlockedAt(); blocked {
+		t.Fatal("an empty ring is not blocked")
+	}
+	hdr := (*uint32)(unsafe.Pointer(&data[0]))
+	atomic.StoreUint32(hdr, ringBusyBit|16) // reserved, 16 bytes, being written
+	atomic.StoreUintptr(&prod, 8+16)
+	pos, blocked := r.BlockedAt()
+	if !blocked || pos != 0 {
+		t.Fatalf("BlockedAt = %d, %v with a reserved record at 0", pos, blocked)
+	}
+	atomic.StoreUint32(hdr, 16) // committed
+	if _, blocked := r.BlockedAt(); blocked {
+		t.Fatal("a committed record does not block")
+	}
+	var rec ringbuf.Record
+	r.SetDeadline(time.Now().Add(time.Second))
+	if err := r.ReadInto(&rec); err != nil || len(rec.RawSample) != 16 {
+		t.Fatalf("ReadInto: %v, %d bytes", err, len(rec.RawSample))
+	}
+	// The next record, reserved after the first, at position 24.
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&data[24])), ringBusyBit|8)
+	atomic.StoreUintptr(&prod, 24+8+8)
+	if pos, blocked := r.BlockedAt(); !blocked || pos != 24 {
+		t.Fatalf("BlockedAt = %d, %v with a reserved record at 24", pos, blocked)
+	}
+	r.closed.Store(true)
+	if _, blocked := r.BlockedAt(); blocked {
+		t.Fatal("a closed ring reports nothing")
+	}
+}
+
+// scriptedRing is a recordReader with no records whose BlockedAt follows a script by poll.
+type scriptedRing struct {
+	polls   int
+	last    int // stop after this many polls
+	cancel  context.CancelFunc
+	blocked func(poll int) (uint64, bool)
+}
+
+func (s *scriptedRing) SetDeadline(time.Time) {
+	s.polls++
+	if s.polls > s.last {
+		s.cancel()
+	}
+}
+func (s *scriptedRing) ReadInto(*ringbuf.Record) error { return os.ErrDeadlineExceeded }
+func (s *scriptedRing) AvailableBytes() int            { return 0 }
+func (s *scriptedRing) Close() error                   { return nil }
+func (s *scriptedRing) BlockedAt() (uint64, bool)      { return s.blocked(s.polls) }
+
+// watermarkSink records at which poll each watermark came.
+type watermarkSink struct {
+	ring  *scriptedRing
+	polls []int
+}
+
+func (w *watermarkSink) Consume([]event.Event) {}
+func (w *watermarkSink) Watermark(int64)       { w.polls = append(w.polls, w.ring.polls) }
+
+func runScripted(t *testing.T, polls int, blocked func(poll int) (uint64, bool)) (*Live, []int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ring := &scriptedRing{last: polls, cancel: cancel, blocked: blocked}
+	cfg, err := DefaultConfig().withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.IRQRefreshInterval = 0
+	l := &Live{cfg: cfg, log: zap.NewNop(), rd: ring}
+	sink := &watermarkSink{ring: ring}
+	if err := l.Run(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	return l, sink.polls
+}
+
+// A record found uncommitted at the same place at the end of polls 3 to 6 (a producer
+// stalled for four poll intervals): the watermark moves at poll 3 (first sight: most writes
+// are seen in progress once) and waits at polls 4, 5 and 6; a record in progress at one
+// poll's end only (poll 9, then another at poll 10) holds nothing.
+func TestWatermarkWaitsForAStalledRecord(t *testing.T) {
+	l, got := runScripted(t, 12, func(poll int) (uint64, bool) {
+		switch {
+		case poll >= 3 && poll <= 6:
+			return 4096, true
+		case poll == 9:
+			return 8192, true
+		case poll == 10:
+			return 8200, true
+		}
+		return 0, false
+	})
+	want := []int{1, 2, 3, 7, 8, 9, 10, 11, 12, 13} // 13: the poll during which Run was cancelled
+	if !slices.Equal(got, want) {
+		t.Errorf("watermarks at polls %v, want %v", got, want)
+	}
+	if h, f := l.watermark.held.Load(), l.watermark.forced.Load(); h != 3 || f != 0 {
+		t.Errorf("held %d, forced %d; want 3, 0", h, f)
+	}
+}
+
+// A record that stays uncommitted holds the watermark for maxWatermarkHold, then it moves
+// on anyway (counted), and waits again.
+func TestWatermarkHoldIsBounded(t *testing.T) {
+	per := int(maxWatermarkHold / DefaultConfig().PollInterval) // polls held before moving on
+	l, got := runScripted(t, 2*per+10, func(int) (uint64, bool) { return 64, true })
+	want := []int{1, per + 2, 2*per + 3}
+	if !slices.Equal(got, want) {
+		t.Errorf("watermarks at polls %v, want %v", got, want)
+	}
+	if f := l.watermark.forced.Load(); f != 2 {
+		t.Errorf("forced %d times, want 2", f)
+	}
+}

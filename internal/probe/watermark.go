@@ -20,13 +20,15 @@ const maxWatermarkHold = time.Second
 
 // watermarkHold decides, at the end of each poll, whether the watermark may move. The
 // poll's mark says that everything stamped before it has been committed, which holds unless
-// a producer was stalled between its reserve and its commit: a record stamped before the
-// mark then comes after it, and behind the reorder window it is late, so rules that depend
-// on order may miss it. A record found still uncommitted at the same place at the end of
-// two polls in a row (a poll interval apart, where writing one takes microseconds) is such
-// a stall: the watermark waits for it, up to maxWatermarkHold, then moves anyway (counted).
-// A record caught in the middle of a normal write is seen at one poll's end only and holds
-// nothing.
+// a producer was stalled between its reserve and its commit: its record, and every record
+// reserved after it, cannot be read until it is committed, and whatever of them was stamped
+// before the mark comes after the watermark; behind the reorder window it is late, so rules
+// that depend on order may miss it. So a poll that ends at an uncommitted record does not
+// move the watermark. Even the first time: the reader may reach that record long after it
+// was reserved (the reader's goroutine or CPU held up, a vCPU of a loaded guest), with
+// records stamped before the mark behind it. A record caught in the middle of a normal
+// write (microseconds) costs one poll's watermark. One record holds it for at most
+// maxWatermarkHold; then it moves anyway (counted, and the caller warns).
 type watermarkHold struct {
 	pos   uint64 // where reading stopped at an uncommitted record at the last poll's end
 	valid bool   // pos is set
@@ -49,7 +51,6 @@ func (h *watermarkHold) holds(r blockingReader, poll time.Duration, st *watermar
 	}
 	if !h.valid || h.pos != pos {
 		h.pos, h.valid, h.polls = pos, true, 0
-		return false, false // first sight: most likely a write in progress
 	}
 	if poll <= 0 {
 		poll = time.Millisecond

@@ -51,6 +51,8 @@ type Stats struct {
 	// Late counts events that arrived after the reorder window had already passed their
 	// time; they are processed, but order-dependent rules may have missed them.
 	Late uint64
+	// LateByKind is Late by event kind name (which events come late says why).
+	LateByKind map[string]uint64
 	// ClockJumps counts events whose timestamp was more than JobTimeout ahead of the
 	// stream and that the next event did not follow (a corrupt or far-future timestamp,
 	// then back): each was processed at the stream's time instead (clock.go).
@@ -143,6 +145,7 @@ type Assembler struct {
 
 	st        Stats
 	orphans   [256]uint64
+	late      [256]uint64 // Stats.LateByKind
 	ringStats map[string]*RingStats
 
 	gpu gpuStamps // native.go: flush anchors of GPU stamps, and their counts
@@ -214,6 +217,7 @@ func (a *Assembler) accept(e *event.Event) {
 	}
 	if e.Time < a.now {
 		a.st.Late++
+		a.late[e.Kind]++
 	}
 	if a.hold(e) {
 		return
@@ -278,6 +282,12 @@ func (a *Assembler) Stats() Stats {
 	for k, n := range a.orphans {
 		if n > 0 {
 			s.Orphans[event.Kind(k).String()] = n
+		}
+	}
+	s.LateByKind = map[string]uint64{}
+	for k, n := range a.late {
+		if n > 0 {
+			s.LateByKind[event.Kind(k).String()] = n
 		}
 	}
 	s.Rings = make(map[string]RingStats, len(a.ringStats))

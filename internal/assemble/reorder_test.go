@@ -130,7 +130,7 @@ func TestLateEvent(t *testing.T) {
 	if j.Outcome != Completed {
 		t.Errorf("late run/done not applied: %s %q", j.Outcome, j.Reason)
 	}
-	if st := c.a.Stats(); st.Late != 2 {
-		t.Errorf("late %d, want 2", st.Late)
+	if st := c.a.Stats(); st.Late != 2 || st.LateByKind["job_run"] != 1 || st.LateByKind["job_done"] != 1 || len(st.LateByKind) != 2 {
+		t.Errorf("late %d by kind %v, want 2: job_run=1 job_done=1", st.Late, st.LateByKind)
 	}
 }

@@ -188,12 +188,28 @@ func WriteAssembly(w io.Writer, a assemble.Stats) {
 	if a.Late == 0 && a.Duplicates == 0 && a.ClockJumps == 0 && a.IoctlExitsNotSeen == 0 && len(orphans) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "assembly: %d late events, %d duplicate job events, %d clock jumps, %d jobs without their submit ioctl's exit",
-		a.Late, a.Duplicates, a.ClockJumps, a.IoctlExitsNotSeen)
+	fmt.Fprintf(w, "assembly: %d late events", a.Late)
+	if late := kindCounts(a.LateByKind); len(late) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(late, " "))
+	}
+	fmt.Fprintf(w, ", %d duplicate job events, %d clock jumps, %d jobs without their submit ioctl's exit",
+		a.Duplicates, a.ClockJumps, a.IoctlExitsNotSeen)
 	if len(orphans) > 0 {
 		fmt.Fprintf(w, "; job events that matched no job: %s", strings.Join(orphans, " "))
 	}
 	fmt.Fprintln(w)
+}
+
+// kindCounts is "kind=n" for each kind counted, sorted by kind.
+func kindCounts(m map[string]uint64) []string {
+	var out []string
+	for k, n := range m {
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s=%d", k, n))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Percentile returns the nearest-rank p-th percentile of d (sorted in place).

@@ -278,23 +278,24 @@ func (a *Assembler) Stats() Stats {
 	if a.suspected {
 		s.Buffered++
 	}
-	s.Orphans = map[string]uint64{}
-	for k, n := range a.orphans {
-		if n > 0 {
-			s.Orphans[event.Kind(k).String()] = n
-		}
-	}
-	s.LateByKind = map[string]uint64{}
-	for k, n := range a.late {
-		if n > 0 {
-			s.LateByKind[event.Kind(k).String()] = n
-		}
-	}
+	s.Orphans = byKindName(&a.orphans)
+	s.LateByKind = byKindName(&a.late)
 	s.Rings = make(map[string]RingStats, len(a.ringStats))
 	for name, r := range a.ringStats {
 		s.Rings[name] = *r
 	}
 	return s
+}
+
+// byKindName is counts indexed by event kind, keyed by the kinds' names (zeros left out).
+func byKindName(counts *[256]uint64) map[string]uint64 {
+	m := map[string]uint64{}
+	for k, n := range counts {
+		if n > 0 {
+			m[event.Kind(k).String()] = n
+		}
+	}
+	return m
 }
 
 // advance processes buffered events up to bound, then releases held jobs and evicts

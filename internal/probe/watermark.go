@@ -42,7 +42,8 @@ type watermarkStats struct {
 }
 
 // holds says whether this poll's watermark is to wait, and whether the hold just ran out.
-// Holds are counted in polls of the configured interval (a slow poll holds longer).
+// Holds are counted in polls of the configured interval (positive: Config.withDefaults), so
+// a slow poll holds longer.
 func (h *watermarkHold) holds(r blockingReader, poll time.Duration, st *watermarkStats) (held, forced bool) {
 	pos, blocked := r.BlockedAt()
 	if !blocked {
@@ -51,9 +52,6 @@ func (h *watermarkHold) holds(r blockingReader, poll time.Duration, st *watermar
 	}
 	if !h.valid || h.pos != pos {
 		h.pos, h.valid, h.polls = pos, true, 0
-	}
-	if poll <= 0 {
-		poll = time.Millisecond
 	}
 	if time.Duration(h.polls+1)*poll > maxWatermarkHold {
 		st.forced.Add(1)

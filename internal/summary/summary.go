@@ -178,18 +178,12 @@ func (s *Summary) Write(w io.Writer, src event.SourceStats) {
 // events seen twice, clock jumps, jobs output without their submit ioctl's exit, and events of job kinds that matched no job (fence
 // signals are left out: most fences are no job's). Nothing is printed when all are zero.
 func WriteAssembly(w io.Writer, a assemble.Stats) {
-	var orphans []string
-	for k, n := range a.Orphans {
-		if n > 0 && !strings.HasPrefix(k, "fence_") {
-			orphans = append(orphans, fmt.Sprintf("%s=%d", k, n))
-		}
-	}
-	sort.Strings(orphans)
+	orphans := kindCounts(a.Orphans, "fence_")
 	if a.Late == 0 && a.Duplicates == 0 && a.ClockJumps == 0 && a.IoctlExitsNotSeen == 0 && len(orphans) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "assembly: %d late events", a.Late)
-	if late := kindCounts(a.LateByKind); len(late) > 0 {
+	if late := kindCounts(a.LateByKind, ""); len(late) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(late, " "))
 	}
 	fmt.Fprintf(w, ", %d duplicate job events, %d clock jumps, %d jobs without their submit ioctl's exit",
@@ -200,11 +194,12 @@ func WriteAssembly(w io.Writer, a assemble.Stats) {
 	fmt.Fprintln(w)
 }
 
-// kindCounts is "kind=n" for each kind counted, sorted by kind.
-func kindCounts(m map[string]uint64) []string {
+// kindCounts is "kind=n" for each kind counted, sorted by kind, leaving out the kinds that
+// start with skip (when not "").
+func kindCounts(m map[string]uint64, skip string) []string {
 	var out []string
 	for k, n := range m {
-		if n > 0 {
+		if n > 0 && (skip == "" || !strings.HasPrefix(k, skip)) {
 			out = append(out, fmt.Sprintf("%s=%d", k, n))
 		}
 	}

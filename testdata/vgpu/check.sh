@@ -23,12 +23,16 @@ for f in app.txt groundtruth.txt; do
 done
 
 # ---- app vs ground truth, engine model, dependencies (one awk pass over both files) ----
-# kv() keeps the values as strings (mawk would print a number of 11 digits as 1.02e+10), so every
-# comparison of times adds 0: compared as strings, 10 s of uptime sorted before 9.9 s.
-awk_out=$(awk '
-function kv(line, arr,   i, n, f, p) {
+# kv() turns integer values into numbers, so that times compare as numbers (compared as
+# strings, 10 s of uptime sorted before 9.9 s); CONVFMT=%.0f prints them whole (mawk would
+# write an 11-digit number as 1.02e+10).
+awk_out=$(awk -v CONVFMT=%.0f '
+function kv(line, arr,   i, n, f, p, v) {
 	n = split(line, f, " ")
-	for (i = 1; i <= n; i++) { p = index(f[i], "="); if (p) arr[substr(f[i], 1, p - 1)] = substr(f[i], p + 1) }
+	for (i = 1; i <= n; i++) {
+		p = index(f[i], "="); if (!p) continue
+		v = substr(f[i], p + 1); arr[substr(f[i], 1, p - 1)] = v ~ /^-?[0-9]+$/ ? v + 0 : v
+	}
 }
 FNR == 1 { file++ }
 file == 1 && /^job / {
@@ -73,8 +77,8 @@ END {
 		# The engine must not start a job before its dependency ended. (run_job may come earlier: for
 		# a dependency on the same scheduler drm_sched only waits for it to be *scheduled*, the ring
 		# being FIFO.)
-		if ((want in end) && start[k] + 0 < end[want] + 0) { late++; printf "bad job %s started (%s) before its dependency %s ended (%s)\n", k, start[k], want, end[want] }
-		if ((want in end) && hand[k] + 0 < end[want] + 0) early++
+		if ((want in end) && start[k] < end[want]) { late++; printf "bad job %s started (%s) before its dependency %s ended (%s)\n", k, start[k], want, end[want] }
+		if ((want in end) && hand[k] < end[want]) early++
 	}
 	if (!dbad) printf "ok dependencies: %d jobs with an explicit in-fence, all in the ground truth\n", ndep
 	if (!late && ndep) printf "ok no job started on the engine before its dependency ended\n"
@@ -84,12 +88,12 @@ END {
 	ebad = 0
 	for (i = 1; i <= n_gt; i++) {
 		k = order[i]; r = gt_ring[k]
-		if (start[k] + 0 < hand[k] + 0) { ebad++; printf "bad job %s started before handover\n", k }
-		if (end[k] + 0 < start[k] + eng[k]) { ebad++; printf "bad job %s ended early\n", k }
-		if (hand[k] + 0 < sub_ns[k] + 0) { ebad++; printf "bad job %s handed over before submit\n", k }
+		if (start[k] < hand[k]) { ebad++; printf "bad job %s started before handover\n", k }
+		if (end[k] < start[k] + eng[k]) { ebad++; printf "bad job %s ended early\n", k }
+		if (hand[k] < sub_ns[k]) { ebad++; printf "bad job %s handed over before submit\n", k }
 		if (r in last_end) {
-			exp_start = hand[k] + 0 > last_end[r] + 0 ? hand[k] : last_end[r]
-			if (start[k] + 0 != exp_start + 0) { ebad++; if (ebad <= 3) printf "bad job %s start %s, model says %s\n", k, start[k], exp_start }
+			exp_start = hand[k] > last_end[r] ? hand[k] : last_end[r]
+			if (start[k] != exp_start) { ebad++; if (ebad <= 3) printf "bad job %s start %s, model says %s\n", k, start[k], exp_start }
 		}
 		last_end[r] = end[k]
 	}
@@ -113,10 +117,13 @@ N=$(grep -c '^ring=' "$DIR/groundtruth.txt")
 # ring held credits). e2e/vgpu_deps_test.go checks the spans against the same rules.
 if grep -q ' push_ns=' "$DIR/groundtruth.txt"; then
 	limit=$(sed -n 's/^vgpu credit_limit=//p' "$DIR/modules.txt" 2>/dev/null)
-	dep_out=$(awk -v limit="${limit:-0}" '
-	function kv(line, arr,   i, n, f, p) {
+	dep_out=$(awk -v CONVFMT=%.0f -v limit="${limit:-0}" '
+	function kv(line, arr,   i, n, f, p, v) {
 		n = split(line, f, " ")
-		for (i = 1; i <= n; i++) { p = index(f[i], "="); if (p) arr[substr(f[i], 1, p - 1)] = substr(f[i], p + 1) }
+		for (i = 1; i <= n; i++) {
+			p = index(f[i], "="); if (!p) continue
+			v = substr(f[i], p + 1); arr[substr(f[i], 1, p - 1)] = v ~ /^-?[0-9]+$/ ? v + 0 : v
+		}
 	}
 	/^ring=/ {
 		delete g; kv($0, g); n++
@@ -128,7 +135,7 @@ if grep -q ' push_ns=' "$DIR/groundtruth.txt"; then
 				split(d[i], c, ":")
 				if (c[1] == g["entity_ctx"] || c[1] == g["entity_ctx"] + 1) { own++; continue }
 				if (sc[i] == g["sched"] && er[i] == 0 && dp[i] == 0) { same++; end = sch[i] } else { other++; end = sig[i] }
-				if (end + 0 < 0) { printf "bad job %s: dependency %s has no signal time in the log\n", g["fence"], d[i]; continue }
+				if (end < 0) { printf "bad job %s: dependency %s has no signal time in the log\n", g["fence"], d[i]; continue }
 				if (end + 0 > td + 0) td = end
 			}
 		}
@@ -139,8 +146,8 @@ if grep -q ' push_ns=' "$DIR/groundtruth.txt"; then
 	END {
 		for (j = 1; j <= n; j++) {
 			busy = 0
-			for (k = 1; k <= n; k++) if (k != j && ring[k] == ring[j] && run[k] + 0 <= tdj[j] + 0 && fin[k] + 0 > tdj[j] + 0) busy++
-			if (limit > 0 && busy >= limit && run[j] + 0 > tdj[j] + 0) full++
+			for (k = 1; k <= n; k++) if (k != j && ring[k] == ring[j] && run[k] <= tdj[j] && fin[k] > tdj[j]) busy++
+			if (limit > 0 && busy >= limit && run[j] > tdj[j]) full++
 		}
 		printf "info  dependencies by rule: own entity %d, same scheduler %d, other scheduler %d; %d runnable jobs found the ring full (credit_limit %d)\n", own, same, other, full, limit
 		if (!own) print "bad no dependency on the job'"'"'s own entity"

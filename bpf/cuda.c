@@ -31,6 +31,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
+/* CUDA's probes run in user space, never inside a followed ioctl (ioctl_slot.h). */
+#define GD_NO_IOCTL_FLUSH
 #include "ghostdriver.h"
 #include "arch.h"
 #include "appctx.h"

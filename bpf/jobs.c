@@ -338,6 +338,12 @@ static __always_inline int on_job(__u16 hook, __u32 slot, struct drm_sched_job__
 {
 	if (!job)
 		return 0;
+	/*
+	 * The queue is stamped into the job's state, not sent, but it is what joins the job to
+	 * the submitting thread's ioctl: that ioctl's deferred entry goes out now (ioctl_slot.h).
+	 */
+	if (slot == JS_QUEUE)
+		ioctl_flush();
 	struct drm_sched_fence___gd *sf = BPF_CORE_READ(job, s_fence);
 	struct fence_key k = {};
 	struct job_record *j = 0;

@@ -75,12 +75,6 @@ static __always_inline bool cmd_type_followed(__u32 cmd)
 	return (cmd_types[(t >> 6) & 3] >> (t & 63)) & 1;
 }
 
-struct ioctl_args {
-	__s32 fd;
-	__u32 cmd;
-	__u64 arg;
-};
-
 /*
  * Where a followed ioctl's arguments wait for its exit. With task storage (the loader
  * sets use_task_storage when the kernel has it) the hash is shrunk to one entry and never
@@ -96,21 +90,10 @@ struct {
 	__type(value, struct ioctl_args);
 } inflight SEC(".maps");
 
-struct ioctl_slot {
-	struct ioctl_args a;
-	__u32 active; /* an entry is waiting for its exit */
-	__u32 _pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct ioctl_slot);
-} inflight_ts SEC(".maps");
+/* inflight_ts, the task-storage slots, is shared by every family: ioctl_slot.h. */
 
 /*
- * An upper bound of the followed ioctls in flight (active slots, or entries in
+ * An upper bound of the followed ioctls in flight (slots not idle, or entries in
  * `inflight`): incremented before one is recorded, decremented when one ends. It can only
  * drift upwards (a thread that dies inside a followed ioctl never reaches its exit),
  * which costs exits their fast path, never an exit record.
@@ -179,9 +162,11 @@ static __always_inline void thread_gone(void)
 		return;
 	if (use_task_storage) {
 		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
-		if (!sl || !sl->active)
+		if (!sl || sl->state == SLOT_IDLE)
 			return;
-		sl->active = 0;
+		if (sl->state == SLOT_DEFERRED)
+			ioctl_undefer();
+		sl->state = SLOT_IDLE;
 	} else {
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();
 		if (bpf_map_delete_elem(&inflight, &tid))
@@ -225,25 +210,84 @@ int BPF_PROG(rawtp_sched_process_exit)
 
 /* --- submit ioctls ------------------------------------------------------------- */
 
-/* Keeps a followed ioctl's arguments for its exit; false when no slot could be had. */
-static __always_inline bool keep_ioctl_args(int fd, __u32 cmd, __u64 arg)
+/*
+ * The entry of a followed ioctl where the thread's task storage keeps it (both rungs):
+ * a process user space knows defers its entry record (ioctl_slot.h), any other sends it
+ * now, since that record is how user space learns of the process. filp: fentry
+ * drm_ioctl's file (NULL from the syscall hooks).
+ */
+static __always_inline void ioctl_enter_slot(__u16 hook, int fd, __u32 cmd, __u64 arg, struct file *filp)
 {
-	if (use_task_storage) {
-		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0,
-							     BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!sl)
-			return false;
+	struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0,
+						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct tls_recipe *rc = bpf_map_lookup_elem(&procs, &tgid);
+	if (sl) {
+		if (sl->state == SLOT_IDLE) {
+			__sync_fetch_and_add(&inflight_n, 1);
+		} else {
+			kcount(KC_IOCTL_EXIT_MISSED); /* the previous one's exit never came */
+			if (sl->state == SLOT_DEFERRED)
+				ioctl_undefer();
+		}
 		sl->a.fd = fd;
 		sl->a.cmd = cmd;
 		sl->a.arg = arg;
-		if (sl->active) {
-			kcount(KC_IOCTL_EXIT_MISSED);
-		} else {
-			sl->active = 1;
-			__sync_fetch_and_add(&inflight_n, 1);
+		sl->filp = (__u64)filp;
+		sl->hook = hook;
+		if (ioctl_defer && rc) {
+			sl->ts = bpf_ktime_get_ns();
+			sl->cpu = bpf_get_smp_processor_id();
+			sl->ctx_tier = read_app_ctx_row(rc, sl->trace_id, sl->span_id);
+			sl->state = SLOT_DEFERRED;
+			__u64 *n = deferred_count();
+			if (n)
+				__sync_fetch_and_add(n, 1);
+			return;
 		}
-		return true;
+	} else {
+		kcount(KC_IOCTL_SLOT_UNAVAILABLE);
 	}
+	struct ioctl_enter_record *r = ioctl_enter_reserve(hook);
+	if (!r) {
+		if (sl)
+			sl->state = SLOT_LOST; /* counted in `lost`: no exit record either */
+		return;
+	}
+	r->fd = fd;
+	r->cmd = cmd;
+	r->arg = arg;
+	if (filp)
+		read_drm_driver(r, filp);
+	r->ctx_tier = read_app_ctx_row(rc, r->trace_id, r->span_id);
+	if (sl)
+		sl->state = SLOT_SENT;
+	ring_submit(r);
+}
+
+/*
+ * The exit's part of the slot: true when the exit sends its record (the entry's was
+ * sent). An entry still deferred had nothing of the thread recorded inside it: counted
+ * as an ioctl without a job, nothing sent.
+ */
+static __always_inline bool ioctl_exit_slot(struct ioctl_slot *sl)
+{
+	__u32 st = sl->state;
+	if (st == SLOT_IDLE)
+		return false;
+	sl->state = SLOT_IDLE;
+	__sync_fetch_and_add(&inflight_n, -1);
+	if (st == SLOT_DEFERRED) {
+		ioctl_undefer();
+		kcount(KC_IOCTL_WITHOUT_JOB);
+		return false;
+	}
+	return st == SLOT_SENT;
+}
+
+/* Pre-5.11 path: keeps a followed ioctl's arguments in `inflight` for its exit; false when no entry could be had. */
+static __always_inline bool keep_ioctl_args(int fd, __u32 cmd, __u64 arg)
+{
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ioctl_args a = {.fd = fd, .cmd = cmd, .arg = arg};
 	__sync_fetch_and_add(&inflight_n, 1);
@@ -266,6 +310,10 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 		return;
 	if (!fd_is_drm(fd))
 		return;
+	if (use_task_storage) {
+		ioctl_enter_slot(HOOK_SYS_ENTER_IOCTL, fd, cmd, arg, 0);
+		return;
+	}
 	/*
 	 * The record first: when the ring is full (counted in `lost`) nothing is marked in
 	 * flight, so the exit sends nothing either (an exit without its entry).
@@ -284,7 +332,7 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 
 static __always_inline void emit_ioctl_exit(__u16 hook, __s32 fd, __u32 cmd, long ret)
 {
-	struct ioctl_exit_record *r = ring_reserve(sizeof(*r));
+	struct ioctl_exit_record *r = ring_reserve_raw(sizeof(*r));
 	if (!r)
 		return;
 	RECORD_STAMP(r, hook);
@@ -301,11 +349,8 @@ static __always_inline void ioctl_exit(long ret)
 		return; /* nothing followed is in flight: not this one either */
 	if (use_task_storage) {
 		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
-		if (!sl || !sl->active)
-			return;
-		sl->active = 0;
-		__sync_fetch_and_add(&inflight_n, -1);
-		emit_ioctl_exit(HOOK_SYS_EXIT_IOCTL, sl->a.fd, sl->a.cmd, ret);
+		if (sl && ioctl_exit_slot(sl))
+			emit_ioctl_exit(HOOK_SYS_EXIT_IOCTL, sl->a.fd, sl->a.cmd, ret);
 		return;
 	}
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
@@ -376,21 +421,14 @@ int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
-/* The DRM driver's name, read through the file drm_ioctl was given. */
-static __always_inline void read_drm_driver(struct ioctl_enter_record *r, struct file *filp)
-{
-	struct drm_file___gd *df = BPF_CORE_READ(filp, private_data);
-	if (!df)
-		return;
-	const char *name = BPF_CORE_READ(df, minor, dev, driver, name);
-	if (name)
-		bpf_probe_read_kernel_str(r->driver, sizeof(r->driver), name);
-}
-
 /* fentry drm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg) */
 SEC("fentry/drm_ioctl")
 int BPF_PROG(fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg)
 {
+	if (ioctl_defer) {
+		ioctl_enter_slot(HOOK_DRM_IOCTL_ENTER, -1, cmd, arg, filp);
+		return 0;
+	}
 	struct ioctl_enter_record *r = ioctl_enter_reserve(HOOK_DRM_IOCTL_ENTER);
 	if (!r)
 		return 0;
@@ -403,9 +441,23 @@ int BPF_PROG(fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned lon
 	return 0;
 }
 
+/*
+ * Without deferral every exit is sent (the entry always was). With it, the slot says: an
+ * entry still deferred is counted, not sent; one whose record was lost is still followed
+ * by its exit, as before.
+ */
 SEC("fexit/drm_ioctl")
 int BPF_PROG(fexit_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg, long ret)
 {
+	if (ioctl_defer) {
+		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
+		if (sl) {
+			bool deferred = sl->state == SLOT_DEFERRED;
+			ioctl_exit_slot(sl);
+			if (deferred)
+				return 0;
+		}
+	}
 	emit_ioctl_exit(HOOK_DRM_IOCTL_EXIT, -1, cmd, ret);
 	return 0;
 }

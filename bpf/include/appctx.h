@@ -86,9 +86,8 @@ static __always_inline bool ids_zero(const __u8 *trace, const __u8 *span)
 	return (t0 | t1) == 0 || s == 0;
 }
 
-static __always_inline bool read_otep4947(__u8 trace_id[16], __u8 span_id[8], __u32 tgid)
+static __always_inline bool read_otep4947(__u8 trace_id[16], __u8 span_id[8], struct tls_recipe *rc)
 {
-	struct tls_recipe *rc = bpf_map_lookup_elem(&procs, &tgid);
 	if (!rc || rc->kind == TLS_NONE)
 		return false;
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -137,17 +136,26 @@ static __always_inline bool read_obi(__u8 trace_id[16], __u8 span_id[8])
 	return true;
 }
 
-/* Fills trace_id/span_id from the first in-kernel tier that has a context and returns
- * that tier (CTX_TIER_NONE: none had one; the ids are left alone). */
-static __always_inline __u8 read_app_ctx(__u8 trace_id[16], __u8 span_id[8])
+/*
+ * Fills trace_id/span_id from the first in-kernel tier that has a context and returns
+ * that tier (CTX_TIER_NONE: none had one; the ids are left alone). rc is the process's
+ * `procs` row (NULL: none), which the caller has looked up.
+ */
+static __always_inline __u8 read_app_ctx_row(struct tls_recipe *rc, __u8 trace_id[16], __u8 span_id[8])
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	for (int i = 0; i < MAX_CTX_TIERS; i++) {
 		__u8 tier = ctx_order[i];
-		if (tier == CTX_TIER_OTEP4947 && read_otep4947(trace_id, span_id, tgid))
+		if (tier == CTX_TIER_OTEP4947 && read_otep4947(trace_id, span_id, rc))
 			return tier;
 		if (tier == CTX_TIER_OBI && read_obi(trace_id, span_id))
 			return tier;
 	}
 	return CTX_TIER_NONE;
+}
+
+/* read_app_ctx_row for the current process. */
+static __always_inline __u8 read_app_ctx(__u8 trace_id[16], __u8 span_id[8])
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	return read_app_ctx_row(bpf_map_lookup_elem(&procs, &tgid), trace_id, span_id);
 }

@@ -152,8 +152,12 @@ struct {
  */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
-/* Reserves size bytes of the ring buffer, counting a failure in `lost` (per CPU). */
-static __always_inline void *ring_reserve(__u64 size)
+/*
+ * Reserves size bytes of the ring buffer, counting a failure in `lost` (per CPU). Raw: a
+ * deferred ioctl entry of the current thread is not sent first (ioctl_slot.h); the ioctl
+ * hooks and the flush itself use it.
+ */
+static __always_inline void *ring_reserve_raw(__u64 size)
 {
 	void *r = bpf_ringbuf_reserve(&events, size, 0);
 	if (!r) {
@@ -165,6 +169,17 @@ static __always_inline void *ring_reserve(__u64 size)
 	return r;
 }
 
+/* ioctl_slot.h, included at the end of this file. */
+static __always_inline void ioctl_flush(void);
+/*
+ * Reserves a record of a hook: the current thread's deferred ioctl entry, if it is inside
+ * one, goes into the ring first (ioctl_slot.h), so that its entry precedes it.
+ */
+static __always_inline void *ring_reserve(__u64 size)
+{
+	ioctl_flush();
+	return ring_reserve_raw(size);
+}
 /* Commits a reservation under the wakeup policy above (every record kind). */
 static __always_inline void ring_submit(void *r)
 {
@@ -311,7 +326,7 @@ struct ioctl_enter_record {
 /* A zeroed ioctl_enter_record with its header and comm written (NULL: ring full, counted). */
 static __always_inline struct ioctl_enter_record *ioctl_enter_reserve(__u16 hook)
 {
-	struct ioctl_enter_record *r = ring_reserve(sizeof(*r));
+	struct ioctl_enter_record *r = ring_reserve_raw(sizeof(*r));
 	if (!r)
 		return 0;
 	__builtin_memset(r, 0, sizeof(*r));
@@ -344,3 +359,4 @@ static __always_inline void read_fence(struct dma_fence *f, __u64 *ctx, __u64 *s
 }
 
 #define __pai __attribute__((preserve_access_index))
+#include "ioctl_slot.h"

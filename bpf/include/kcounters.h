@@ -27,6 +27,13 @@ enum kcounter {
 	 * by the kernel's recursion guard, or ran before it was attached).
 	 */
 	KC_IOCTL_EXIT_MISSED = 3,
+	/*
+	 * Not a loss: a followed ioctl of a process user space knows in which nothing of the
+	 * thread was recorded (no job queued, no BO validated, no fence waited on): its entry
+	 * was deferred (ioctl_slot.h) and neither record was sent. User space would only
+	 * have counted it.
+	 */
+	KC_IOCTL_WITHOUT_JOB = 4,
 	KC_MAX = 8,
 };
 

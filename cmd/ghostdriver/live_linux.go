@@ -61,6 +61,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	classic := fs.Bool("classic-tracepoints", false, "hook the gpu_scheduler and driver events with classic tracepoints decoded from their tracefs formats, even where tp_btf/raw_tp would attach")
 	records := fs.String("records", "", "how the scheduler and dma_fence hooks report: events (one record per hook run) or jobs (one record per completed job, aggregated in the kernel; not with --classic-tracepoints or --fence-filter); default "+probe.DefaultRecords)
 	noMount := fs.Bool("no-tracefs-mount", false, "do not mount tracefs where it is not mounted: the submit ioctls then fall back to raw_tp sys_enter/sys_exit, which run for every syscall of the host")
+	sendJobless := fs.Bool("send-jobless-ioctls", false, "send the records of every followed ioctl; by default an ioctl of a known process with nothing of its thread recorded inside (no job queued) is counted in the kernel (ghostdriver.source.kernel_drops{reason=ioctl_without_job}) instead")
 	fenceFilter := fs.Bool("fence-filter", false, "send dma_fence events only for fence contexts seen in GPU jobs (the others are counted in ghostdriver.source.kernel_drops)")
 	pf := addPipelineFlags(fs)
 	if code, done := parseArgs(fs, args, stdout, stderr); done {
@@ -88,6 +89,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 			ClassicTracepoints: *classic,
 			NoTracefsMount:     *noMount,
 			FenceFilter:        *fenceFilter,
+			SendJoblessIoctls:  *sendJobless,
 			Records:            *records,
 		},
 		Enrich:   !*noTenant,

@@ -32,7 +32,7 @@ var synopses = []struct{ cmd, text string }{
 	{"live", `ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--ready-file FILE]
                    [--quiet] [--verbose] [--drm-major N]... [--bo-func F]... [--run-job-func F]...
                    [--context-tiers otep4947,obi,traceparent] [--obi-map-path PATH] [--no-tenant] [--proc-root DIR]
-                   [--sys-root DIR] [--classic-tracepoints] [--records events|jobs] [--no-tracefs-mount] [--fence-filter]
+                   [--sys-root DIR] [--classic-tracepoints] [--records events|jobs] [--no-tracefs-mount] [--fence-filter] [--send-jobless-ioctls]
                    [--job-timeout D] [--max-pending-jobs N] [--reorder-window D] [--flush-interval D]
                    [--collection-interval D] [--no-stage-spans]`},
 	{"record", `ghostdriver record [--duration D] [--output FILE] [--buffer-kb N] [--list] [--ready-file FILE] [--quiet]`},

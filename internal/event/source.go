@@ -87,13 +87,18 @@ const (
 	// events back (5 s), taken out of the map and decoded with what it had; a later stamp
 	// of it comes as a second record, joined by its fence key. Counts jobs.
 	KernelDropJobStateEvicted = "job_state_evicted"
+	// Not a loss: a followed ioctl of a process user space knows in which nothing of the
+	// thread was recorded (no job queued, no BO validated, no fence waited on). Its
+	// records were not sent (probe.Config.SendJoblessIoctls); user space would only have
+	// counted it. Counts ioctls.
+	KernelDropIoctlWithoutJob = "ioctl_without_job"
 )
 
 // KernelDropReasons lists the reasons in export order.
 var KernelDropReasons = []string{
 	KernelDropIoctlSlotUnavailable, KernelDropIoctlSlotEvicted, KernelDropIoctlThreadExited,
 	KernelDropIoctlExitMissed, KernelDropFencePassedOver, KernelDropProcessTableFull, KernelDropIRQFoundLate,
-	KernelDropJobStateFull, KernelDropJobStateEvicted,
+	KernelDropJobStateFull, KernelDropJobStateEvicted, KernelDropIoctlWithoutJob,
 }
 
 // HookStatus is one line of a capability report.

@@ -65,6 +65,9 @@ type LiveSpec struct {
 	NoTracefsMount bool
 	// FenceFilter: dma_fence events only of contexts seen in GPU jobs (probe.Config.FenceFilter).
 	FenceFilter bool
+	// SendJoblessIoctls: every followed ioctl's records, also those of known processes that
+	// queue nothing (probe.Config.SendJoblessIoctls).
+	SendJoblessIoctls bool
 	// Records: probe.RecordsJobs or probe.RecordsEvents ("": the default).
 	Records string
 }

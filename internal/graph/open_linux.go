@@ -125,6 +125,7 @@ func (g *Graph) probeConfig() probe.Config {
 	c.ClassicTracepoints = l.ClassicTracepoints
 	c.NoTracefsMount = l.NoTracefsMount
 	c.FenceFilter = l.FenceFilter
+	c.SendJoblessIoctls = l.SendJoblessIoctls
 	c.Records = l.Records
 	if g.spec.CUDA != nil {
 		c.DRMMajors, c.IoctlTypes = withNvidiaMajors(c.DRMMajors, g.procRoot())

@@ -188,7 +188,8 @@ var Metrics = []MetricDesc{
 			"job, fence filter on), process_table_full (a process left out of the kernel's table), " +
 			"gpu_irq_found_late (GPU interrupt lines found after start: counts lines, not events), job_state_full, " +
 			"job_state_evicted (records: jobs: jobs whose kernel state did not fit or was taken out after 5 s; " +
-			"their stamps are decoded, not lost; counts jobs).",
+			"their stamps are decoded, not lost; counts jobs), ioctl_without_job (not a loss: ioctls of known " +
+			"processes with nothing recorded inside, counted instead of sent).",
 		Unit:       "{event}",
 		Instrument: Sum,
 		Value:      Int,

@@ -116,6 +116,25 @@ type commonIoctlExitRecord struct {
 	Pad     uint16
 }
 
+type commonIoctlSlot struct {
+	_ structs.HostLayout
+	A struct {
+		_   structs.HostLayout
+		Fd  int32
+		Cmd uint32
+		Arg uint64
+	}
+	State   uint32
+	Cpu     uint32
+	Ts      uint64
+	Filp    uint64
+	Hook    uint16
+	CtxTier uint8
+	Pad     [5]uint8
+	TraceId [16]uint8
+	SpanId  [8]uint8
+}
+
 type commonRawRecord struct {
 	_       structs.HostLayout
 	Ts      uint64
@@ -175,7 +194,10 @@ const (
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	commonMapEvents                 = "events"
+	commonMapInflightTs             = "inflight_ts"
+	commonMapIoctlDeferred          = "ioctl_deferred"
 	commonMapLost                   = "lost"
+	commonVarIoctlDefer             = "ioctl_defer"
 	commonVarUnusedFenceRecord      = "unused_fence_record"
 	commonVarUnusedFlag             = "unused_flag"
 	commonVarUnusedHook             = "unused_hook"
@@ -235,14 +257,17 @@ type commonProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type commonMapSpecs struct {
-	Events *ebpf.MapSpec `ebpf:"events"`
-	Lost   *ebpf.MapSpec `ebpf:"lost"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	InflightTs    *ebpf.MapSpec `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.MapSpec `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.MapSpec `ebpf:"lost"`
 }
 
 // commonVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type commonVariableSpecs struct {
+	IoctlDefer             *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	UnusedFenceRecord      *ebpf.VariableSpec `ebpf:"unused_fence_record"`
 	UnusedFlag             *ebpf.VariableSpec `ebpf:"unused_flag"`
 	UnusedHook             *ebpf.VariableSpec `ebpf:"unused_hook"`
@@ -274,13 +299,17 @@ func (o *commonObjects) Close() error {
 //
 // It can be passed to loadCommonObjects or ebpf.CollectionSpec.LoadAndAssign.
 type commonMaps struct {
-	Events *ebpf.Map `ebpf:"events"`
-	Lost   *ebpf.Map `ebpf:"lost"`
+	Events        *ebpf.Map `ebpf:"events"`
+	InflightTs    *ebpf.Map `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.Map `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.Map `ebpf:"lost"`
 }
 
 func (m *commonMaps) Close() error {
 	return _CommonClose(
 		m.Events,
+		m.InflightTs,
+		m.IoctlDeferred,
 		m.Lost,
 	)
 }
@@ -289,6 +318,7 @@ func (m *commonMaps) Close() error {
 //
 // It can be passed to loadCommonObjects or ebpf.CollectionSpec.LoadAndAssign.
 type commonVariables struct {
+	IoctlDefer             *ebpf.Variable `ebpf:"ioctl_defer"`
 	UnusedFenceRecord      *ebpf.Variable `ebpf:"unused_fence_record"`
 	UnusedFlag             *ebpf.Variable `ebpf:"unused_flag"`
 	UnusedHook             *ebpf.Variable `ebpf:"unused_hook"`

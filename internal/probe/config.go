@@ -66,6 +66,14 @@ type Config struct {
 	// A context is followed once its first job has been read, so that job's earlier
 	// fence events are passed over.
 	FenceFilter bool
+	// SendJoblessIoctls sends the records of every followed ioctl. By default (false), a
+	// process the enricher has resolved sends its ioctl's entry only once something of the
+	// thread is recorded inside the ioctl (a job queued, a BO validated, a fence waited
+	// on), and an ioctl with nothing inside is counted in the kernel
+	// (ghostdriver.source.kernel_drops{reason=ioctl_without_job}) instead of sent
+	// (bpf/include/ioctl_slot.h). It needs task storage (5.11+); without it every ioctl
+	// is sent anyway.
+	SendJoblessIoctls bool
 	// IRQRefreshInterval is how often /proc/interrupts is read again for GPU interrupt
 	// lines registered after Start (default 30s; negative: never).
 	IRQRefreshInterval time.Duration

@@ -8,15 +8,37 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"structs"
 
 	"github.com/cilium/ebpf"
 )
+
+type driversIoctlSlot struct {
+	_ structs.HostLayout
+	A struct {
+		_   structs.HostLayout
+		Fd  int32
+		Cmd uint32
+		Arg uint64
+	}
+	State   uint32
+	Cpu     uint32
+	Ts      uint64
+	Filp    uint64
+	Hook    uint16
+	CtxTier uint8
+	Pad     [5]uint8
+	TraceId [16]uint8
+	SpanId  [8]uint8
+}
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	driversMapEvents                     = "events"
+	driversMapInflightTs                 = "inflight_ts"
+	driversMapIoctlDeferred              = "ioctl_deferred"
 	driversMapLost                       = "lost"
 	driversProgTpAmdgpuCsIoctl           = "tp_amdgpu_cs_ioctl"
 	driversProgTpAmdgpuSchedRunJob       = "tp_amdgpu_sched_run_job"
@@ -58,6 +80,7 @@ const (
 	driversProgTpbtfXeSchedJobExec       = "tpbtf_xe_sched_job_exec"
 	driversProgTpbtfXeSchedJobFree       = "tpbtf_xe_sched_job_free"
 	driversProgTpbtfXeSchedJobRun        = "tpbtf_xe_sched_job_run"
+	driversVarIoctlDefer                 = "ioctl_defer"
 	driversVarWakeupBytes                = "wakeup_bytes"
 )
 
@@ -149,14 +172,17 @@ type driversProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type driversMapSpecs struct {
-	Events *ebpf.MapSpec `ebpf:"events"`
-	Lost   *ebpf.MapSpec `ebpf:"lost"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	InflightTs    *ebpf.MapSpec `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.MapSpec `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.MapSpec `ebpf:"lost"`
 }
 
 // driversVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type driversVariableSpecs struct {
+	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -180,13 +206,17 @@ func (o *driversObjects) Close() error {
 //
 // It can be passed to loadDriversObjects or ebpf.CollectionSpec.LoadAndAssign.
 type driversMaps struct {
-	Events *ebpf.Map `ebpf:"events"`
-	Lost   *ebpf.Map `ebpf:"lost"`
+	Events        *ebpf.Map `ebpf:"events"`
+	InflightTs    *ebpf.Map `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.Map `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.Map `ebpf:"lost"`
 }
 
 func (m *driversMaps) Close() error {
 	return _DriversClose(
 		m.Events,
+		m.InflightTs,
+		m.IoctlDeferred,
 		m.Lost,
 	)
 }
@@ -195,6 +225,7 @@ func (m *driversMaps) Close() error {
 //
 // It can be passed to loadDriversObjects or ebpf.CollectionSpec.LoadAndAssign.
 type driversVariables struct {
+	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

@@ -8,9 +8,29 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"structs"
 
 	"github.com/cilium/ebpf"
 )
+
+type fenceIoctlSlot struct {
+	_ structs.HostLayout
+	A struct {
+		_   structs.HostLayout
+		Fd  int32
+		Cmd uint32
+		Arg uint64
+	}
+	State   uint32
+	Cpu     uint32
+	Ts      uint64
+	Filp    uint64
+	Hook    uint16
+	CtxTier uint8
+	Pad     [5]uint8
+	TraceId [16]uint8
+	SpanId  [8]uint8
+}
 
 // Names of all BPF objects in the ELF.
 //
@@ -18,6 +38,8 @@ import (
 const (
 	fenceMapEvents                     = "events"
 	fenceMapFenceCtxs                  = "fence_ctxs"
+	fenceMapInflightTs                 = "inflight_ts"
+	fenceMapIoctlDeferred              = "ioctl_deferred"
 	fenceMapKcounters                  = "kcounters"
 	fenceMapLost                       = "lost"
 	fenceProgRawtpDmaFenceDestroy      = "rawtp_dma_fence_destroy"
@@ -42,6 +64,7 @@ const (
 	fenceProgTpbtfDmaFenceWaitEnd      = "tpbtf_dma_fence_wait_end"
 	fenceProgTpbtfDmaFenceWaitStart    = "tpbtf_dma_fence_wait_start"
 	fenceVarFenceFilter                = "fence_filter"
+	fenceVarIoctlDefer                 = "ioctl_defer"
 	fenceVarWakeupBytes                = "wakeup_bytes"
 )
 
@@ -114,10 +137,12 @@ type fenceProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fenceMapSpecs struct {
-	Events    *ebpf.MapSpec `ebpf:"events"`
-	FenceCtxs *ebpf.MapSpec `ebpf:"fence_ctxs"`
-	Kcounters *ebpf.MapSpec `ebpf:"kcounters"`
-	Lost      *ebpf.MapSpec `ebpf:"lost"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	FenceCtxs     *ebpf.MapSpec `ebpf:"fence_ctxs"`
+	InflightTs    *ebpf.MapSpec `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.MapSpec `ebpf:"ioctl_deferred"`
+	Kcounters     *ebpf.MapSpec `ebpf:"kcounters"`
+	Lost          *ebpf.MapSpec `ebpf:"lost"`
 }
 
 // fenceVariableSpecs contains global variables before they are loaded into the kernel.
@@ -125,6 +150,7 @@ type fenceMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type fenceVariableSpecs struct {
 	FenceFilter *ebpf.VariableSpec `ebpf:"fence_filter"`
+	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -148,16 +174,20 @@ func (o *fenceObjects) Close() error {
 //
 // It can be passed to loadFenceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fenceMaps struct {
-	Events    *ebpf.Map `ebpf:"events"`
-	FenceCtxs *ebpf.Map `ebpf:"fence_ctxs"`
-	Kcounters *ebpf.Map `ebpf:"kcounters"`
-	Lost      *ebpf.Map `ebpf:"lost"`
+	Events        *ebpf.Map `ebpf:"events"`
+	FenceCtxs     *ebpf.Map `ebpf:"fence_ctxs"`
+	InflightTs    *ebpf.Map `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.Map `ebpf:"ioctl_deferred"`
+	Kcounters     *ebpf.Map `ebpf:"kcounters"`
+	Lost          *ebpf.Map `ebpf:"lost"`
 }
 
 func (m *fenceMaps) Close() error {
 	return _FenceClose(
 		m.Events,
 		m.FenceCtxs,
+		m.InflightTs,
+		m.IoctlDeferred,
 		m.Kcounters,
 		m.Lost,
 	)
@@ -168,6 +198,7 @@ func (m *fenceMaps) Close() error {
 // It can be passed to loadFenceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fenceVariables struct {
 	FenceFilter *ebpf.Variable `ebpf:"fence_filter"`
+	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

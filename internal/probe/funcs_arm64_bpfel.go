@@ -8,20 +8,43 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"structs"
 
 	"github.com/cilium/ebpf"
 )
+
+type funcsIoctlSlot struct {
+	_ structs.HostLayout
+	A struct {
+		_   structs.HostLayout
+		Fd  int32
+		Cmd uint32
+		Arg uint64
+	}
+	State   uint32
+	Cpu     uint32
+	Ts      uint64
+	Filp    uint64
+	Hook    uint16
+	CtxTier uint8
+	Pad     [5]uint8
+	TraceId [16]uint8
+	SpanId  [8]uint8
+}
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	funcsMapEvents            = "events"
+	funcsMapInflightTs        = "inflight_ts"
+	funcsMapIoctlDeferred     = "ioctl_deferred"
 	funcsMapLost              = "lost"
 	funcsProgFentryBoValidate = "fentry_bo_validate"
 	funcsProgFexitBoValidate  = "fexit_bo_validate"
 	funcsProgFexitRunJob      = "fexit_run_job"
 	funcsVarFuncId            = "func_id"
+	funcsVarIoctlDefer        = "ioctl_defer"
 	funcsVarWakeupBytes       = "wakeup_bytes"
 )
 
@@ -76,8 +99,10 @@ type funcsProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type funcsMapSpecs struct {
-	Events *ebpf.MapSpec `ebpf:"events"`
-	Lost   *ebpf.MapSpec `ebpf:"lost"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	InflightTs    *ebpf.MapSpec `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.MapSpec `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.MapSpec `ebpf:"lost"`
 }
 
 // funcsVariableSpecs contains global variables before they are loaded into the kernel.
@@ -85,6 +110,7 @@ type funcsMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type funcsVariableSpecs struct {
 	FuncId      *ebpf.VariableSpec `ebpf:"func_id"`
+	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -108,13 +134,17 @@ func (o *funcsObjects) Close() error {
 //
 // It can be passed to loadFuncsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type funcsMaps struct {
-	Events *ebpf.Map `ebpf:"events"`
-	Lost   *ebpf.Map `ebpf:"lost"`
+	Events        *ebpf.Map `ebpf:"events"`
+	InflightTs    *ebpf.Map `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.Map `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.Map `ebpf:"lost"`
 }
 
 func (m *funcsMaps) Close() error {
 	return _FuncsClose(
 		m.Events,
+		m.InflightTs,
+		m.IoctlDeferred,
 		m.Lost,
 	)
 }
@@ -124,6 +154,7 @@ func (m *funcsMaps) Close() error {
 // It can be passed to loadFuncsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type funcsVariables struct {
 	FuncId      *ebpf.Variable `ebpf:"func_id"`
+	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

@@ -8,9 +8,29 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"structs"
 
 	"github.com/cilium/ebpf"
 )
+
+type irqIoctlSlot struct {
+	_ structs.HostLayout
+	A struct {
+		_   structs.HostLayout
+		Fd  int32
+		Cmd uint32
+		Arg uint64
+	}
+	State   uint32
+	Cpu     uint32
+	Ts      uint64
+	Filp    uint64
+	Hook    uint16
+	CtxTier uint8
+	Pad     [5]uint8
+	TraceId [16]uint8
+	SpanId  [8]uint8
+}
 
 // Names of all BPF objects in the ELF.
 //
@@ -18,6 +38,8 @@ import (
 const (
 	irqMapEvents                = "events"
 	irqMapGpuIrqs               = "gpu_irqs"
+	irqMapInflightTs            = "inflight_ts"
+	irqMapIoctlDeferred         = "ioctl_deferred"
 	irqMapLost                  = "lost"
 	irqProgRawtpIrqHandlerEntry = "rawtp_irq_handler_entry"
 	irqProgRawtpIrqHandlerExit  = "rawtp_irq_handler_exit"
@@ -25,6 +47,7 @@ const (
 	irqProgTpIrqHandlerExit     = "tp_irq_handler_exit"
 	irqProgTpbtfIrqHandlerEntry = "tpbtf_irq_handler_entry"
 	irqProgTpbtfIrqHandlerExit  = "tpbtf_irq_handler_exit"
+	irqVarIoctlDefer            = "ioctl_defer"
 	irqVarWakeupBytes           = "wakeup_bytes"
 )
 
@@ -82,15 +105,18 @@ type irqProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type irqMapSpecs struct {
-	Events  *ebpf.MapSpec `ebpf:"events"`
-	GpuIrqs *ebpf.MapSpec `ebpf:"gpu_irqs"`
-	Lost    *ebpf.MapSpec `ebpf:"lost"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	GpuIrqs       *ebpf.MapSpec `ebpf:"gpu_irqs"`
+	InflightTs    *ebpf.MapSpec `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.MapSpec `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.MapSpec `ebpf:"lost"`
 }
 
 // irqVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type irqVariableSpecs struct {
+	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -114,15 +140,19 @@ func (o *irqObjects) Close() error {
 //
 // It can be passed to loadIrqObjects or ebpf.CollectionSpec.LoadAndAssign.
 type irqMaps struct {
-	Events  *ebpf.Map `ebpf:"events"`
-	GpuIrqs *ebpf.Map `ebpf:"gpu_irqs"`
-	Lost    *ebpf.Map `ebpf:"lost"`
+	Events        *ebpf.Map `ebpf:"events"`
+	GpuIrqs       *ebpf.Map `ebpf:"gpu_irqs"`
+	InflightTs    *ebpf.Map `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.Map `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.Map `ebpf:"lost"`
 }
 
 func (m *irqMaps) Close() error {
 	return _IrqClose(
 		m.Events,
 		m.GpuIrqs,
+		m.InflightTs,
+		m.IoctlDeferred,
 		m.Lost,
 	)
 }
@@ -131,6 +161,7 @@ func (m *irqMaps) Close() error {
 //
 // It can be passed to loadIrqObjects or ebpf.CollectionSpec.LoadAndAssign.
 type irqVariables struct {
+	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

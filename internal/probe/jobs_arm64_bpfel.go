@@ -26,6 +26,25 @@ type jobsFenceRole struct {
 	Pad  uint32
 }
 
+type jobsIoctlSlot struct {
+	_ structs.HostLayout
+	A struct {
+		_   structs.HostLayout
+		Fd  int32
+		Cmd uint32
+		Arg uint64
+	}
+	State   uint32
+	Cpu     uint32
+	Ts      uint64
+	Filp    uint64
+	Hook    uint16
+	CtxTier uint8
+	Pad     [5]uint8
+	TraceId [16]uint8
+	SpanId  [8]uint8
+}
+
 type jobsJobCounter uint32
 
 const (
@@ -118,6 +137,8 @@ const (
 const (
 	jobsMapEvents                             = "events"
 	jobsMapFenceRoles                         = "fence_roles"
+	jobsMapInflightTs                         = "inflight_ts"
+	jobsMapIoctlDeferred                      = "ioctl_deferred"
 	jobsMapJobs                               = "jobs"
 	jobsMapJobsCfg                            = "jobs_cfg"
 	jobsMapJobsPending                        = "jobs_pending"
@@ -150,6 +171,7 @@ const (
 	jobsProgJobsTpbtfDrmSchedJobUnschedulable = "jobs_tpbtf_drm_sched_job_unschedulable"
 	jobsProgJobsTpbtfDrmSchedJobWaitDep       = "jobs_tpbtf_drm_sched_job_wait_dep"
 	jobsProgJobsTpbtfDrmSchedProcessJob       = "jobs_tpbtf_drm_sched_process_job"
+	jobsVarIoctlDefer                         = "ioctl_defer"
 	jobsVarNamesLast                          = "names_last"
 	jobsVarRunWindows                         = "run_windows"
 	jobsVarSchedOpsFinished                   = "sched_ops_finished"
@@ -236,22 +258,25 @@ type jobsProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type jobsMapSpecs struct {
-	Events      *ebpf.MapSpec `ebpf:"events"`
-	FenceRoles  *ebpf.MapSpec `ebpf:"fence_roles"`
-	Jobs        *ebpf.MapSpec `ebpf:"jobs"`
-	JobsCfg     *ebpf.MapSpec `ebpf:"jobs_cfg"`
-	JobsPending *ebpf.MapSpec `ebpf:"jobs_pending"`
-	JobsStats   *ebpf.MapSpec `ebpf:"jobs_stats"`
-	JobsZero    *ebpf.MapSpec `ebpf:"jobs_zero"`
-	Lost        *ebpf.MapSpec `ebpf:"lost"`
-	Running     *ebpf.MapSpec `ebpf:"running"`
-	SchedSeen   *ebpf.MapSpec `ebpf:"sched_seen"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	FenceRoles    *ebpf.MapSpec `ebpf:"fence_roles"`
+	InflightTs    *ebpf.MapSpec `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.MapSpec `ebpf:"ioctl_deferred"`
+	Jobs          *ebpf.MapSpec `ebpf:"jobs"`
+	JobsCfg       *ebpf.MapSpec `ebpf:"jobs_cfg"`
+	JobsPending   *ebpf.MapSpec `ebpf:"jobs_pending"`
+	JobsStats     *ebpf.MapSpec `ebpf:"jobs_stats"`
+	JobsZero      *ebpf.MapSpec `ebpf:"jobs_zero"`
+	Lost          *ebpf.MapSpec `ebpf:"lost"`
+	Running       *ebpf.MapSpec `ebpf:"running"`
+	SchedSeen     *ebpf.MapSpec `ebpf:"sched_seen"`
 }
 
 // jobsVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type jobsVariableSpecs struct {
+	IoctlDefer           *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	NamesLast            *ebpf.VariableSpec `ebpf:"names_last"`
 	RunWindows           *ebpf.VariableSpec `ebpf:"run_windows"`
 	SchedOpsFinished     *ebpf.VariableSpec `ebpf:"sched_ops_finished"`
@@ -286,22 +311,26 @@ func (o *jobsObjects) Close() error {
 //
 // It can be passed to loadJobsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type jobsMaps struct {
-	Events      *ebpf.Map `ebpf:"events"`
-	FenceRoles  *ebpf.Map `ebpf:"fence_roles"`
-	Jobs        *ebpf.Map `ebpf:"jobs"`
-	JobsCfg     *ebpf.Map `ebpf:"jobs_cfg"`
-	JobsPending *ebpf.Map `ebpf:"jobs_pending"`
-	JobsStats   *ebpf.Map `ebpf:"jobs_stats"`
-	JobsZero    *ebpf.Map `ebpf:"jobs_zero"`
-	Lost        *ebpf.Map `ebpf:"lost"`
-	Running     *ebpf.Map `ebpf:"running"`
-	SchedSeen   *ebpf.Map `ebpf:"sched_seen"`
+	Events        *ebpf.Map `ebpf:"events"`
+	FenceRoles    *ebpf.Map `ebpf:"fence_roles"`
+	InflightTs    *ebpf.Map `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.Map `ebpf:"ioctl_deferred"`
+	Jobs          *ebpf.Map `ebpf:"jobs"`
+	JobsCfg       *ebpf.Map `ebpf:"jobs_cfg"`
+	JobsPending   *ebpf.Map `ebpf:"jobs_pending"`
+	JobsStats     *ebpf.Map `ebpf:"jobs_stats"`
+	JobsZero      *ebpf.Map `ebpf:"jobs_zero"`
+	Lost          *ebpf.Map `ebpf:"lost"`
+	Running       *ebpf.Map `ebpf:"running"`
+	SchedSeen     *ebpf.Map `ebpf:"sched_seen"`
 }
 
 func (m *jobsMaps) Close() error {
 	return _JobsClose(
 		m.Events,
 		m.FenceRoles,
+		m.InflightTs,
+		m.IoctlDeferred,
 		m.Jobs,
 		m.JobsCfg,
 		m.JobsPending,
@@ -317,6 +346,7 @@ func (m *jobsMaps) Close() error {
 //
 // It can be passed to loadJobsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type jobsVariables struct {
+	IoctlDefer           *ebpf.Variable `ebpf:"ioctl_defer"`
 	NamesLast            *ebpf.Variable `ebpf:"names_last"`
 	RunWindows           *ebpf.Variable `ebpf:"run_windows"`
 	SchedOpsFinished     *ebpf.Variable `ebpf:"sched_ops_finished"`

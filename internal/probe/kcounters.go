@@ -19,6 +19,7 @@ var kcounterReasons = map[uint32]string{
 	1: event.KernelDropIoctlThreadExited,
 	2: event.KernelDropFencePassedOver,
 	3: event.KernelDropIoctlExitMissed,
+	4: event.KernelDropIoctlWithoutJob,
 }
 
 // kcountersMap returns the one `kcounters` instance every family shares, created from

@@ -134,7 +134,38 @@ func (ld *loader) setCommon(spec *ebpf.CollectionSpec) error {
 			return err
 		}
 	}
+	// The ioctl slots every family shares (bpf/include/ioctl_slot.h).
+	if ts, ok := spec.Maps["inflight_ts"]; ok && ld.hashInflight() {
+		// No task storage: a one-entry hash of the same key and value that no reachable
+		// instruction touches (a task-storage map cannot be created on such kernels).
+		ts.Type, ts.Flags, ts.MaxEntries = ebpf.Hash, 0, 1
+	}
+	if v, ok := spec.Variables["ioctl_defer"]; ok {
+		if err := v.Set(boolU32(ld.defersIoctls())); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// hashInflight: the ioctl hooks keep a followed ioctl in the pre-5.11 `inflight` hash
+// instead of the thread's task storage.
+func (ld *loader) hashInflight() bool {
+	return ld.cfg.noTaskStorage || HaveTaskStorage() != nil
+}
+
+// defersIoctls: a known process's ioctl entries wait in their slot until something of
+// the thread is recorded inside the ioctl, and ioctls with nothing inside are counted, not
+// sent (bpf/include/ioctl_slot.h). It needs the task-storage slots.
+func (ld *loader) defersIoctls() bool {
+	return !ld.cfg.SendJoblessIoctls && !ld.hashInflight()
+}
+
+func boolU32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (ld *loader) loadCommon() error {
@@ -195,11 +226,10 @@ func (ld *loader) family(name string) (*family, error) {
 		if err := spec.Variables["ctx_order"].Set(order); err != nil {
 			return nil, err
 		}
-		tsErr := HaveTaskStorage()
-		if tsErr != nil {
-			ld.log.Info("submit ioctls wait for their exit in a tid hash (max 16384 threads in an ioctl at once)", zap.Error(tsErr))
+		if tsErr := HaveTaskStorage(); tsErr != nil {
+			ld.log.Info("submit ioctls wait for their exit in a tid hash (max 16384 threads in an ioctl at once); every followed ioctl's records are sent", zap.Error(tsErr))
 		}
-		hashPath := ld.cfg.noTaskStorage || tsErr != nil
+		hashPath := ld.hashInflight()
 		if err := useTaskStorage(spec, hashPath); err != nil {
 			return nil, err
 		}
@@ -214,9 +244,14 @@ func (ld *loader) family(name string) (*family, error) {
 	}
 	f := &family{name: name, spec: spec, perCopyData: name == famFuncs}
 	if name == famSyscalls {
-		f.hashInflight = ld.cfg.noTaskStorage || HaveTaskStorage() != nil
+		f.hashInflight = ld.hashInflight()
 	}
 	shared := map[string]*ebpf.Map{"events": ld.objs.eventsMap(), "lost": ld.objs.lostMap()}
+	for _, m := range []string{"inflight_ts", "ioctl_deferred"} {
+		if _, ok := spec.Maps[m]; ok {
+			shared[m] = ld.objs.common.Maps[m]
+		}
+	}
 	if kc, err := ld.kcountersMap(spec); err != nil {
 		return nil, fmt.Errorf("creating the drop counters: %w", err)
 	} else if kc != nil {
@@ -270,7 +305,7 @@ func useTaskStorage(spec *ebpf.CollectionSpec, without bool) error {
 		return errors.New("syscalls object without its inflight maps")
 	}
 	if without {
-		ts.Type, ts.Flags, ts.MaxEntries = ebpf.Hash, 0, 1 // key (int) and value stay
+		// inflight_ts, shared by every family, was made a one-entry hash by setCommon.
 		return spec.Variables["use_task_storage"].Set(uint32(0))
 	}
 	hash.MaxEntries = 1

@@ -8,15 +8,37 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"structs"
 
 	"github.com/cilium/ebpf"
 )
+
+type schedIoctlSlot struct {
+	_ structs.HostLayout
+	A struct {
+		_   structs.HostLayout
+		Fd  int32
+		Cmd uint32
+		Arg uint64
+	}
+	State   uint32
+	Cpu     uint32
+	Ts      uint64
+	Filp    uint64
+	Hook    uint16
+	CtxTier uint8
+	Pad     [5]uint8
+	TraceId [16]uint8
+	SpanId  [8]uint8
+}
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	schedMapEvents                         = "events"
+	schedMapInflightTs                     = "inflight_ts"
+	schedMapIoctlDeferred                  = "ioctl_deferred"
 	schedMapLost                           = "lost"
 	schedProgRawtpDrmRunJob                = "rawtp_drm_run_job"
 	schedProgRawtpDrmSchedJob              = "rawtp_drm_sched_job"
@@ -45,6 +67,7 @@ const (
 	schedProgTpbtfDrmSchedJobUnschedulable = "tpbtf_drm_sched_job_unschedulable"
 	schedProgTpbtfDrmSchedJobWaitDep       = "tpbtf_drm_sched_job_wait_dep"
 	schedProgTpbtfDrmSchedProcessJob       = "tpbtf_drm_sched_process_job"
+	schedVarIoctlDefer                     = "ioctl_defer"
 	schedVarWakeupBytes                    = "wakeup_bytes"
 )
 
@@ -123,14 +146,17 @@ type schedProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedMapSpecs struct {
-	Events *ebpf.MapSpec `ebpf:"events"`
-	Lost   *ebpf.MapSpec `ebpf:"lost"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	InflightTs    *ebpf.MapSpec `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.MapSpec `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.MapSpec `ebpf:"lost"`
 }
 
 // schedVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedVariableSpecs struct {
+	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -154,13 +180,17 @@ func (o *schedObjects) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedMaps struct {
-	Events *ebpf.Map `ebpf:"events"`
-	Lost   *ebpf.Map `ebpf:"lost"`
+	Events        *ebpf.Map `ebpf:"events"`
+	InflightTs    *ebpf.Map `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.Map `ebpf:"ioctl_deferred"`
+	Lost          *ebpf.Map `ebpf:"lost"`
 }
 
 func (m *schedMaps) Close() error {
 	return _SchedClose(
 		m.Events,
+		m.InflightTs,
+		m.IoctlDeferred,
 		m.Lost,
 	)
 }
@@ -169,6 +199,7 @@ func (m *schedMaps) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedVariables struct {
+	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

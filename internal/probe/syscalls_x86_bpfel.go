@@ -21,10 +21,17 @@ type syscallsIoctlArgs struct {
 }
 
 type syscallsIoctlSlot struct {
-	_      structs.HostLayout
-	A      syscallsIoctlArgs
-	Active uint32
-	Pad    uint32
+	_       structs.HostLayout
+	A       syscallsIoctlArgs
+	State   uint32
+	Cpu     uint32
+	Ts      uint64
+	Filp    uint64
+	Hook    uint16
+	CtxTier uint8
+	Pad     [5]uint8
+	TraceId [16]uint8
+	SpanId  [8]uint8
 }
 
 type syscallsObiTraceCtx struct {
@@ -52,6 +59,7 @@ const (
 	syscallsMapEvents                 = "events"
 	syscallsMapInflight               = "inflight"
 	syscallsMapInflightTs             = "inflight_ts"
+	syscallsMapIoctlDeferred          = "ioctl_deferred"
 	syscallsMapKcounters              = "kcounters"
 	syscallsMapLost                   = "lost"
 	syscallsMapProcs                  = "procs"
@@ -71,6 +79,7 @@ const (
 	syscallsVarCtxOrder               = "ctx_order"
 	syscallsVarDrmMajors              = "drm_majors"
 	syscallsVarInflightN              = "inflight_n"
+	syscallsVarIoctlDefer             = "ioctl_defer"
 	syscallsVarN_drmMajors            = "n_drm_majors"
 	syscallsVarUnusedObiTraceCtx      = "unused_obi_trace_ctx"
 	syscallsVarUnusedTlsRecipe        = "unused_tls_recipe"
@@ -136,13 +145,14 @@ type syscallsProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsMapSpecs struct {
-	Events      *ebpf.MapSpec `ebpf:"events"`
-	Inflight    *ebpf.MapSpec `ebpf:"inflight"`
-	InflightTs  *ebpf.MapSpec `ebpf:"inflight_ts"`
-	Kcounters   *ebpf.MapSpec `ebpf:"kcounters"`
-	Lost        *ebpf.MapSpec `ebpf:"lost"`
-	Procs       *ebpf.MapSpec `ebpf:"procs"`
-	TracesCtxV1 *ebpf.MapSpec `ebpf:"traces_ctx_v1"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	Inflight      *ebpf.MapSpec `ebpf:"inflight"`
+	InflightTs    *ebpf.MapSpec `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.MapSpec `ebpf:"ioctl_deferred"`
+	Kcounters     *ebpf.MapSpec `ebpf:"kcounters"`
+	Lost          *ebpf.MapSpec `ebpf:"lost"`
+	Procs         *ebpf.MapSpec `ebpf:"procs"`
+	TracesCtxV1   *ebpf.MapSpec `ebpf:"traces_ctx_v1"`
 }
 
 // syscallsVariableSpecs contains global variables before they are loaded into the kernel.
@@ -154,6 +164,7 @@ type syscallsVariableSpecs struct {
 	CtxOrder          *ebpf.VariableSpec `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.VariableSpec `ebpf:"drm_majors"`
 	InflightN         *ebpf.VariableSpec `ebpf:"inflight_n"`
+	IoctlDefer        *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	N_drmMajors       *ebpf.VariableSpec `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.VariableSpec `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
@@ -181,13 +192,14 @@ func (o *syscallsObjects) Close() error {
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsMaps struct {
-	Events      *ebpf.Map `ebpf:"events"`
-	Inflight    *ebpf.Map `ebpf:"inflight"`
-	InflightTs  *ebpf.Map `ebpf:"inflight_ts"`
-	Kcounters   *ebpf.Map `ebpf:"kcounters"`
-	Lost        *ebpf.Map `ebpf:"lost"`
-	Procs       *ebpf.Map `ebpf:"procs"`
-	TracesCtxV1 *ebpf.Map `ebpf:"traces_ctx_v1"`
+	Events        *ebpf.Map `ebpf:"events"`
+	Inflight      *ebpf.Map `ebpf:"inflight"`
+	InflightTs    *ebpf.Map `ebpf:"inflight_ts"`
+	IoctlDeferred *ebpf.Map `ebpf:"ioctl_deferred"`
+	Kcounters     *ebpf.Map `ebpf:"kcounters"`
+	Lost          *ebpf.Map `ebpf:"lost"`
+	Procs         *ebpf.Map `ebpf:"procs"`
+	TracesCtxV1   *ebpf.Map `ebpf:"traces_ctx_v1"`
 }
 
 func (m *syscallsMaps) Close() error {
@@ -195,6 +207,7 @@ func (m *syscallsMaps) Close() error {
 		m.Events,
 		m.Inflight,
 		m.InflightTs,
+		m.IoctlDeferred,
 		m.Kcounters,
 		m.Lost,
 		m.Procs,
@@ -211,6 +224,7 @@ type syscallsVariables struct {
 	CtxOrder          *ebpf.Variable `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.Variable `ebpf:"drm_majors"`
 	InflightN         *ebpf.Variable `ebpf:"inflight_n"`
+	IoctlDefer        *ebpf.Variable `ebpf:"ioctl_defer"`
 	N_drmMajors       *ebpf.Variable `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.Variable `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.Variable `ebpf:"unused_tls_recipe"`

@@ -40,7 +40,8 @@ func TestThreadContextBeforeFirstSwitch(t *testing.T) {
 		}
 	}
 	cfg := DefaultConfig()
-	cfg.DRMMajors = []uint32{1} // /dev/null
+	cfg.DRMMajors = []uint32{1}  // /dev/null
+	cfg.SendJoblessIoctls = true // its ioctls queue nothing (TestThreadContextOTEP4947InKernel)
 	l, rep, err := Open(cfg, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatalf("Open: %v\n%s", err, rep)

@@ -167,6 +167,13 @@ type LiveConfig struct {
 	// followed once its first job has been read, so that job's earlier fence events are
 	// passed over too. Default false: every dma_fence of the host is sent.
 	FenceFilter bool `mapstructure:"fence_filter"`
+	// SendJoblessIoctls: send the records of every followed ioctl. Default false: an ioctl
+	// of a process already resolved sends its entry only once something of its thread is
+	// recorded inside it (a job queued, a BO validated, a fence waited on); one with
+	// nothing inside is counted in the kernel
+	// (ghostdriver.source.kernel_drops{reason=ioctl_without_job}) and sends nothing. The
+	// jobs are the same either way; true is for looking at the raw ioctl stream.
+	SendJoblessIoctls bool `mapstructure:"send_jobless_ioctls"`
 	// CUDA: the NVIDIA path (uprobes on libcuda/libcudart), off by default.
 	CUDA CUDAConfig `mapstructure:"cuda"`
 }

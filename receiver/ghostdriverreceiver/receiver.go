@@ -169,6 +169,7 @@ func specOf(cfg *Config) (graph.Spec, error) {
 			ClassicTracepoints: l.ClassicTracepoints,
 			NoTracefsMount:     !l.MountTracefs,
 			FenceFilter:        l.FenceFilter,
+			SendJoblessIoctls:  l.SendJoblessIoctls,
 			Records:            l.Records,
 		}
 		if c := l.CUDA; c.Enabled {

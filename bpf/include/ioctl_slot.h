@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
+/*
+ * A followed ioctl's slot in its thread's task-local storage, and the deferred entry record.
+ *
+ * Most followed ioctls queue no job (GEM create, mmap offsets, queries, waits that return at
+ * once), and user space only counts those. So, for a process user space already knows (its
+ * `procs` row exists: it was resolved from an earlier record), the entry hook sends nothing:
+ * it keeps what the entry record would carry in the thread's slot, marked SLOT_DEFERRED. The
+ * first record any hook reserves for that thread while it is inside the ioctl (a BO
+ * validation, the queue of a job, a dma_fence created or waited on, a dependency; any
+ * record, from any family, stamped with the thread's tid) sends the entry record first,
+ * with the entry's own time and CPU: ring_reserve() calls ioctl_flush(). The exit then
+ * sends its record as before. An exit that finds its entry still deferred is an ioctl in
+ * which nothing of the thread was recorded, which is exactly what user space would only
+ * have counted (internal/assemble/pairs.go): it is counted in the kernel
+ * (KC_IOCTL_WITHOUT_JOB) and nothing is sent. Whoever reads the stream sees the same jobs.
+ *
+ * Hooks that stamp a job without a record (the per-job record mode, jobs.c) call
+ * ioctl_flush() themselves where the assembler joins the job to the thread's ioctl (the
+ * queue).
+ *
+ * The loader shares `inflight_ts` and `ioctl_deferred` between every family (like the
+ * ring) and sets `ioctl_defer` in each of them: 1 when the kernel has task storage and the
+ * configuration does not ask for every ioctl's records (Config.SendJoblessIoctls). With
+ * 0 the verifier prunes every branch below, and the entry hooks send as they always did.
+ *
+ * Objects that cannot be inside a followed ioctl (cuda.c: user-space probes) define
+ * GD_NO_IOCTL_FLUSH before including ghostdriver.h and get neither the maps nor the check.
+ */
+#pragma once
+
+#include "drm_types.h"
+
+struct ioctl_args {
+	__s32 fd;
+	__u32 cmd;
+	__u64 arg;
+};
+
+enum ioctl_slot_state {
+	SLOT_IDLE = 0,
+	SLOT_DEFERRED = 1, /* in the ioctl, its entry record not sent yet */
+	SLOT_SENT = 2,	   /* in the ioctl, its entry record sent: the exit sends one too */
+	SLOT_LOST = 3,	   /* in the ioctl, its entry record could not be reserved: the exit sends none */
+};
+
+struct ioctl_slot {
+	struct ioctl_args a;
+	__u32 state; /* enum ioctl_slot_state */
+	__u32 cpu;   /* the entry's CPU */
+	__u64 ts;    /* the entry's time */
+	__u64 filp;  /* fentry drm_ioctl: the file, whose DRM driver is named at the flush */
+	__u16 hook;  /* the entry's hook */
+	__u8 ctx_tier;
+	__u8 _pad[5];
+	__u8 trace_id[16];
+	__u8 span_id[8];
+};
+
+#ifndef GD_NO_IOCTL_FLUSH
+
+/* Set by the loader in every family (see above). */
+const volatile __u32 ioctl_defer = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ioctl_slot);
+} inflight_ts SEC(".maps");
+
+/*
+ * [0]: slots in SLOT_DEFERRED on the whole host. 0 lets ioctl_flush() return after one
+ * load (an array lookup the verifier inlines), so hooks pay for the task storage lookup
+ * only while some thread is inside a deferred ioctl.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ioctl_deferred SEC(".maps");
+
+static __always_inline __u64 *deferred_count(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&ioctl_deferred, &zero);
+}
+
+/* A slot leaves SLOT_DEFERRED without its entry being sent. */
+static __always_inline void ioctl_undefer(void)
+{
+	__u64 *n = deferred_count();
+	if (n)
+		__sync_fetch_and_add(n, -1);
+}
+
+/* The DRM driver's name, read through the file drm_ioctl was given. */
+static __always_inline void read_drm_driver(struct ioctl_enter_record *r, struct file *filp)
+{
+	struct drm_file___gd *df = BPF_CORE_READ(filp, private_data);
+	if (!df)
+		return;
+	const char *name = BPF_CORE_READ(df, minor, dev, driver, name);
+	if (name)
+		bpf_probe_read_kernel_str(r->driver, sizeof(r->driver), name);
+}
+
+/*
+ * Sends the current thread's deferred entry record, if it has one; called before any
+ * record is reserved. The record is what the entry hook would have sent: its time, CPU
+ * and hook, the arguments and trace context it read; comm and the driver's name are read
+ * now (same thread, same file: the ioctl has not returned).
+ */
+static __always_inline void ioctl_flush(void)
+{
+	if (!ioctl_defer)
+		return;
+	__u64 *n = deferred_count();
+	if (!n || !*(volatile __u64 *)n)
+		return;
+	struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
+	if (!sl || sl->state != SLOT_DEFERRED)
+		return;
+	__sync_fetch_and_add(n, -1);
+	struct ioctl_enter_record *r = ring_reserve_raw(sizeof(*r));
+	if (!r) {
+		sl->state = SLOT_LOST; /* counted in `lost`; the exit sends nothing either */
+		return;
+	}
+	sl->state = SLOT_SENT;
+	__builtin_memset(r, 0, sizeof(*r));
+	r->ts = sl->ts;
+	r->pid_tgid = bpf_get_current_pid_tgid();
+	r->cpu = sl->cpu;
+	r->hook = sl->hook;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->fd = sl->a.fd;
+	r->cmd = sl->a.cmd;
+	r->arg = sl->a.arg;
+	r->ctx_tier = sl->ctx_tier;
+	if (sl->ctx_tier != CTX_TIER_NONE) {
+		__builtin_memcpy(r->trace_id, sl->trace_id, sizeof(r->trace_id));
+		__builtin_memcpy(r->span_id, sl->span_id, sizeof(r->span_id));
+	}
+	/* Only fentry drm_ioctl sets filp; the type check keeps the read out of programs
+	 * loaded where DRM's types are not in the kernel's BTF (no DRM driver loaded). */
+	if (bpf_core_type_exists(struct drm_file___gd) && sl->filp)
+		read_drm_driver(r, (struct file *)sl->filp);
+	ring_submit(r);
+}
+
+#else
+
+static __always_inline void ioctl_flush(void)
+{
+}
+
+#endif

@@ -1,0 +1,257 @@
+// Deferred ioctl entries (bpf/include/ioctl_slot.h), on this host's syscall hooks: an ioctl
+// of a process user space knows sends nothing when nothing of its thread is recorded inside
+// it, and is counted in the kernel; the first record of the thread inside the ioctl sends the
+// entry first, with the entry's own time and the trace context read at the entry.
+package probe
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
+
+// ioctlsOf counts the ioctl events of tid in the sink.
+func ioctlsOf(sink *collectSink, tid int) (enters, exits int) {
+	evs, _ := sink.snapshot()
+	for _, e := range evs {
+		if int(e.TID) != tid {
+			continue
+		}
+		switch e.Kind {
+		case event.IoctlEnter:
+			enters++
+		case event.IoctlExit:
+			exits++
+		}
+	}
+	return enters, exits
+}
+
+func TestJoblessIoctlsOfKnownProcessesAreCounted(t *testing.T) {
+	requireRoot(t)
+	for _, tc := range []struct {
+		name          string
+		known         bool // the process is in the kernel's table (the enricher resolved it)
+		sendAll       bool // Config.SendJoblessIoctls
+		noTaskStorage bool
+		deferred      bool // what the kernel is to do
+	}{
+		{name: "known", known: true, deferred: true},
+		{name: "unknown", known: false},
+		{name: "known/send_jobless_ioctls", known: true, sendAll: true},
+		{name: "known/no_task_storage", known: true, noTaskStorage: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.DRMMajors = []uint32{1} // /dev/null
+			cfg.SendJoblessIoctls = tc.sendAll
+			cfg.noTaskStorage = tc.noTaskStorage
+			l, rep, err := Open(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+			if err != nil {
+				t.Fatalf("Open: %v\n%s", err, rep)
+			}
+			defer l.Close()
+			if tc.known {
+				if err := l.SetProcess(uint32(os.Getpid()), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sink, stop := startRun(t, l)
+			defer stop()
+
+			const n = 50
+			tid, _ := ioctlsOnOwnThread(t, "/dev/null", n)
+			counted := func() uint64 { return l.Stats().KernelDrops[event.KernelDropIoctlWithoutJob] }
+			// Wait for what is to come (records or the count), then long enough for anything
+			// that should not have come.
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				enters, exits := ioctlsOf(sink, tid)
+				if tc.deferred && counted() >= n || !tc.deferred && enters >= n && exits >= n {
+					break
+				}
+			}
+			time.Sleep(3 * cfg.PollInterval)
+			enters, exits := ioctlsOf(sink, tid)
+			if tc.deferred {
+				if enters != 0 || exits != 0 || counted() != n {
+					t.Fatalf("%d enters, %d exits read, %d counted without a job: want 0, 0, %d", enters, exits, counted(), n)
+				}
+				return
+			}
+			if enters != n || exits != n || counted() != 0 {
+				t.Fatalf("%d enters, %d exits read, %d counted without a job: want %d, %d, 0", enters, exits, counted(), n, n)
+			}
+		})
+	}
+}
+
+// The entry of an ioctl inside which something of the thread is recorded goes out before
+// that record, stamped at the entry, with the context read at the entry. The "something" is
+// a dma_fence_signaled record, made on the thread by BPF_PROG_TEST_RUN of the hook's raw_tp
+// twin while the thread's ioctl is still open: the exit hook is detached, so the slot stays
+// as the entry left it.
+func TestDeferredIoctlEntryGoesOutBeforeTheThreadsFirstRecord(t *testing.T) {
+	requireRoot(t)
+	// The trace context comes from OBI's map (as in TestThreadContextOBIPinnedMap): the
+	// context read at the entry must travel through the slot into the record.
+	pin := filepath.Join(mountBPFFS(t), "traces_ctx_v1")
+	obi, err := ebpf.NewMap(&ebpf.MapSpec{Name: "traces_ctx_v1", Type: ebpf.LRUHash, KeySize: 8, ValueSize: 24, MaxEntries: 16384})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obi.Close()
+	if err := obi.Pin(pin); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.DRMMajors = []uint32{1}
+	cfg.OBIMapPath = pin
+	l, rep, err := Open(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	defer l.Close()
+	if err := l.SetProcess(uint32(os.Getpid()), nil); err != nil {
+		t.Fatal(err)
+	}
+	detach(t, l, l.program(t, "sys_exit"))
+
+	// The fence hook's raw_tp twin, on the live source's maps (ring, slots), and its fake fence.
+	ld := &loader{cfg: l.cfg, log: zap.NewNop(), cache: btf.NewCache(), objs: l.objs}
+	fence, err := ld.loadProgram(l.objs.families[famFence], "rawtp_dma_fence_signaled", rung{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fence.Close()
+	df := kernelStruct(t, "dma_fence")
+	s := newScratch(t)
+	s.put64(memberOffset(t, df, "context"), 0x77)
+	s.put64(memberOffset(t, df, "seqno"), 5)
+	s.flush(t)
+
+	sink, stop := startRun(t, l)
+	defer stop()
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ids [24]byte
+	for i := range ids {
+		ids[i] = byte(0x60 + i)
+	}
+	type result struct {
+		tid             int
+		before, after   int64 // CLOCK_MONOTONIC around the ioctl
+		readBeforeFence int   // the thread's enters read before the fence record was made
+	}
+	done := make(chan result)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		r := result{tid: unix.Gettid()}
+		if err := obi.Update(uint64(os.Getpid())<<32|uint64(r.tid), ids, ebpf.UpdateAny); err != nil {
+			t.Error(err)
+		}
+		r.before = monoNow()
+		_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(unix.TCGETS), 0)
+		r.after = monoNow()
+		time.Sleep(5 * cfg.PollInterval) // a deferred entry is not read meanwhile
+		r.readBeforeFence, _ = ioctlsOf(sink, r.tid)
+		if _, err := fence.Run(&ebpf.RunOptions{Context: []uint64{s.addr}}); err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	r := <-done
+	if r.readBeforeFence != 0 {
+		t.Fatalf("%d entry records read before anything happened inside the ioctl: the entry was not deferred", r.readBeforeFence)
+	}
+	evs := waitEvents(t, sink, func(evs []event.Event) bool {
+		for _, e := range evs {
+			if int(e.TID) == r.tid && e.Kind == event.FenceSignaled {
+				return true
+			}
+		}
+		return false
+	})
+	var mine []event.Event
+	for _, e := range evs {
+		if int(e.TID) == r.tid {
+			mine = append(mine, e)
+		}
+	}
+	if len(mine) != 2 || mine[0].Kind != event.IoctlEnter || mine[1].Kind != event.FenceSignaled {
+		t.Fatalf("the thread's events: %v, want its ioctl entry, then the fence record", kindsOf(mine))
+	}
+	enter := mine[0]
+	if enter.Time < r.before || enter.Time > r.after {
+		t.Errorf("entry stamped %d, outside the ioctl [%d, %d]: not the entry's own time", enter.Time, r.before, r.after)
+	}
+	if enter.Cmd != uint32(unix.TCGETS) || enter.Comm == "" {
+		t.Errorf("entry cmd %#x comm %q, want TCGETS and the thread's comm", enter.Cmd, enter.Comm)
+	}
+	if enter.CtxTier != 2 || string(enter.TraceID[:]) != string(ids[:16]) || string(enter.SpanID[:]) != string(ids[16:]) {
+		t.Errorf("entry context tier %d trace %x span %x, want OBI's %x", enter.CtxTier, enter.TraceID, enter.SpanID, ids)
+	}
+	if c := deferredNow(t, l); c != 0 {
+		t.Errorf("%d entries still marked deferred after the flush", c)
+	}
+}
+
+func kindsOf(evs []event.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Kind.String()
+	}
+	return out
+}
+
+func monoNow() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// detach closes the link of attached program p (the program stays loaded).
+func detach(t *testing.T, l *Live, p *ebpf.Program) {
+	t.Helper()
+	pi, err := p.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := pi.ID()
+	for i, lk := range l.objs.links {
+		li, err := lk.Info()
+		if err != nil || li.Program != pid {
+			continue
+		}
+		if err := lk.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l.objs.links = append(l.objs.links[:i], l.objs.links[i+1:]...)
+		return
+	}
+	t.Fatalf("no link of program %s", pi.Name)
+}
+
+// deferredNow reads the kernel's count of entries waiting in SLOT_DEFERRED.
+func deferredNow(t *testing.T, l *Live) uint64 {
+	t.Helper()
+	var n uint64
+	if err := l.objs.common.Maps["ioctl_deferred"].Lookup(uint32(0), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -135,9 +135,10 @@ func (g *Graph) probeConfig() probe.Config {
 
 // withNvidiaMajors adds the majors of the NVIDIA character devices CUDA work goes through
 // (the frontend, 195, and nvidia-uvm), read from <procRoot>/devices, to the ioctl filter,
-// with their ioctl types. Their ioctls become ioctl events (counted, seen by the
-// enricher), never jobs: NVIDIA work is submitted from user space, which the CUDA source
-// traces. Other NVIDIA devices (nvidia-caps, nvswitch, nvlink) are left out: no CUDA work
+// with their ioctl types. Their ioctls never become jobs: NVIDIA work is submitted from
+// user space, which the CUDA source traces. A process's first one is an ioctl event, which
+// is how the enricher learns of the process; once it is resolved, its ioctls are counted
+// in the kernel (kernel_drops{reason=ioctl_without_job}) unless SendJoblessIoctls. Other NVIDIA devices (nvidia-caps, nvswitch, nvlink) are left out: no CUDA work
 // passes through their ioctls, and a major of unknown ioctl types would turn the kernel's
 // type gate off, making every ioctl on the host pay the file lookup.
 func withNvidiaMajors(majors []uint32, procRoot string) ([]uint32, map[uint32][]uint8) {

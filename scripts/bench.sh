@@ -15,6 +15,7 @@
 #   BENCH_STEPS   subset of: kernel system loss jobloss user export guest (default: all)
 #   BENCH_GD_BASE a ghostdriver binary of another commit: the system step adds condition
 #                 base-1 (that binary following every ioctl) beside gd-1, for before/after runs
+#                 (send-1, always there, is gd-1 with --send-jobless-ioctls: every ioctl's records)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -126,10 +127,11 @@ system_run() {
 	rm -f "$tmp".*
 	case $cond in
 	bare) ;;
-	gd-* | base-*)
-		local bin=$BUILD/ghostdriver
+	gd-* | base-* | send-*)
+		local bin=$BUILD/ghostdriver extra=
 		[ "${cond%%-*}" = base ] && bin=$BENCH_GD_BASE
-		"$bin" live --drm-major "${cond#*-}" --ready-file "$tmp.ready" >"$tmp.out" 2>"$tmp.err" &
+		[ "${cond%%-*}" = send ] && extra=--send-jobless-ioctls
+		"$bin" live --drm-major "${cond#*-}" $extra --ready-file "$tmp.ready" >"$tmp.out" 2>"$tmp.err" &
 		pid=$!
 		for i in $(seq 300); do [ -e "$tmp.ready" ] && break; sleep 0.1; done
 		[ -e "$tmp.ready" ] || { cat "$tmp.err" >&2; die "ghostdriver did not attach"; }
@@ -154,7 +156,7 @@ system_run() {
 	sleep 0.3 # let the readers drain what the loop left
 	[ -n "$pid" ] && c1=$(task_cpu_ns "$pid")
 	case $cond in
-	gd-* | base-*)
+	gd-* | base-* | send-*)
 		kill -TERM "$pid"
 		wait "$pid" || true
 		lost=$(sed -n 's/^events lost before decoding: //p' "$tmp.out")
@@ -180,7 +182,7 @@ system_run() {
 	rm -f "$tmp".*
 }
 if has system; then
-	conds="bare gd-1${BENCH_GD_BASE:+ base-1} gd-226 bpftrace ftrace"
+	conds="bare gd-1 send-1${BENCH_GD_BASE:+ base-1} gd-226 bpftrace ftrace"
 	log "2/5 system: $ROUNDS × ($conds), $IOCTLS ioctls each"
 	echo "system_conditions=$conds${BENCH_GD_BASE:+ base=$BENCH_GD_BASE}" >>"$OUT/context.txt"
 	# bpftrace and the ftrace peer need tracefs (ghostdriver mounts it only while attaching).

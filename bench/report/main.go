@@ -242,7 +242,7 @@ func (r *rep) system() {
 			meds[k][col] = v
 		}
 	}
-	conds := []string{"bare", "gd-1", "base-1", "gd-226", "bpftrace", "ftrace"}
+	conds := []string{"bare", "gd-1", "send-1", "base-1", "gd-226", "bpftrace", "ftrace"}
 	r.p("| condition | wall ns/ioctl | loop CPU ns/ioctl | tracer CPU ns/ioctl | total CPU ns/ioctl | wall ratio | CPU ratio | events read | events lost | load |")
 	r.p("|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range conds {
@@ -262,6 +262,10 @@ func (r *rep) system() {
 	if b := meds["bare"]; b != nil && meds["gd-1"] != nil && meds["bpftrace"] != nil {
 		add := func(c string) float64 { return meds[c]["total_cpu"] - b["total_cpu"] }
 		r.p("- CPU added over the bare loop per followed ioctl (medians): ghostdriver %.0f ns, bpftrace %.0f ns (%.2f× of it).", add("gd-1"), add("bpftrace"), add("gd-1")/add("bpftrace"))
+	}
+	if meds["send-1"] != nil {
+		r.p("- send-1 (the same binary with --send-jobless-ioctls: both records of every ioctl sent and read, as before the kernel counted ioctls without a job): CPU ratio %.2f× (%.2f× of bpftrace's); tracer CPU %.0f ns per ioctl.",
+			median(ratios["send-1"]["total_cpu"]), median(ratios["send-1"]["total_cpu"])/bt, meds["send-1"]["tracer_cpu_ns_per_ioctl"])
 	}
 	if meds["base-1"] != nil {
 		bs := median(ratios["base-1"]["total_cpu"])

@@ -171,6 +171,11 @@ func (s *Summary) Write(w io.Writer, src event.SourceStats) {
 	if src.Lost > 0 {
 		fmt.Fprintf(w, "events lost before decoding: %d\n", src.Lost)
 	}
+	// The live source's kernel side: what it counted instead of sending (ioctls without a
+	// job, fences passed over) and what it could not keep (ghostdriver.source.kernel_drops).
+	if kd := kindCounts(src.KernelDrops, ""); len(kd) > 0 {
+		fmt.Fprintf(w, "counted in the kernel, not sent: %s\n", strings.Join(kd, " "))
+	}
 }
 
 // WriteAssembly prints what the assembler met that a job's spans may show only as a

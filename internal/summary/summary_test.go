@@ -32,11 +32,16 @@ func TestWriteGroupsByRingAndCountsOutcomes(t *testing.T) {
 	}
 	s.Add(&assemble.Job{Driver: "amdgpu", Ring: "gfx", Outcome: assemble.Incomplete, Reason: "no queue event (job began before the capture)"})
 	var b bytes.Buffer
-	st := event.SourceStats{Malformed: 2, MalformedSamples: []string{"line 7: bad timestamp"}}
+	st := event.SourceStats{Malformed: 2, MalformedSamples: []string{"line 7: bad timestamp"},
+		KernelDrops: map[string]uint64{event.KernelDropIoctlWithoutJob: 33, event.KernelDropFencePassedOver: 0, event.KernelDropIoctlExitMissed: 1}}
 	st.Events[event.JobQueue] = 4
 	s.Write(&b, st)
 	out := b.String()
+	if strings.Contains(out, "fence_passed_over") {
+		t.Errorf("a zero kernel count is printed:\n%s", out)
+	}
 	for _, want := range []string{
+		"counted in the kernel, not sent: ioctl_exit_missed=1 ioctl_without_job=33",
 		"amdgpu     gfx            execution                4         4          2µs          4µs",
 		"amdgpu     gfx            job                      4         -          2µs          4µs",
 		"jobs: 4 completed, 1 incomplete, 0 evicted",

@@ -21,6 +21,12 @@
  * the hash and full exit records: enter 615 → 459 ns, exit 405 → 190 ns (BENCHMARKS.md,
  * side by side).
  *
+ * Ioctls without a job (bpf/include/ioctl_slot.h): with task storage, a process user space
+ * knows (its `procs` row) keeps its entry in the slot instead of sending it; the first record
+ * of the thread inside the ioctl sends it, and an exit that finds it still there counts the
+ * ioctl (KC_IOCTL_WITHOUT_JOB) and sends nothing. fentry/fexit drm_ioctl do the same through
+ * the same slot. Without task storage, or with Config.SendJoblessIoctls, every entry is sent.
+ *
  * Filter-miss path (every non-DRM ioctl of the host pays it): when the loader knows the
  * ioctl type bytes of every configured major (DRM: DRM_IOCTL_BASE 'd'; NVIDIA's
  * frontend 'F' and 'm', UVM 0), an ioctl of any other type cannot be followed, so the

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
 /*
  * Shared by every program family: the one record that crosses the ring buffer, the
- * ring buffer itself, the per-CPU reserve-failure counter and the wakeup policy.
+ * ring buffer itself, the per-CPU reserve-failure counter and the wakeup policy. Every
+ * reservation of a hook first sends the current thread's deferred ioctl entry, if it has
+ * one (ioctl_slot.h, included at the end).
  *
  * bpf2go generates the Go mirror of `struct record` and `enum hook` (common.c,
  * -type record -type hook); Go never declares them by hand.

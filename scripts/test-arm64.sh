@@ -83,7 +83,7 @@ reattach_spin=${ARM64_REATTACH_SPIN:-1}
 # see "The dead ioctl enter hook" below.
 accel=${ARM64_ACCEL:-tcg,thread=single}
 smp=${ARM64_SMP:-2}
-probe_run=${ARM64_PROBE_RUN:-^(TestIoctlThroughDeviceFilter|TestIoctlFilterMiss|TestIoctlCmdTypeGate|TestIoctlEnterHookAfterReattach|TestTestRunDMAFence|TestTestRunIRQ|TestDoctorKeepsNothingAttached)\$}
+probe_run=${ARM64_PROBE_RUN:-^(TestIoctlThroughDeviceFilter|TestIoctlFilterMiss|TestIoctlCmdTypeGate|TestIoctlEnterHookAfterReattach|TestTestRunDMAFence|TestTestRunIRQ|TestDoctorKeepsNothingAttached|TestJoblessIoctlsOfKnownProcessesAreCounted|TestDeferredIoctlEntryGoesOutBeforeTheThreadsFirstRecord)\$}
 # The dead ioctl enter hook (QEMU's, not ours). Under QEMU 7.2's default multi-threaded TCG
 # (one host thread per vCPU) a loader now and then had its ioctl enter program never run for
 # its whole life while its exit program ran for every ioctl (4 of about 150 loaders; with

@@ -53,6 +53,12 @@ type Stats struct {
 	Late uint64
 	// LateByKind is Late by event kind name (which events come late says why).
 	LateByKind map[string]uint64
+	// LateMaxBehind is how far, at most, a late event's time was behind the release bound.
+	LateMaxBehind time.Duration
+	// LatePastWatermark counts the late events that were behind the bound only because event
+	// times had moved it past the latest watermark − ReorderWindow: against the watermark's
+	// bound alone they would have been in time.
+	LatePastWatermark uint64
 	// ClockJumps counts events whose timestamp was more than JobTimeout ahead of the
 	// stream and that the next event did not follow (a corrupt or far-future timestamp,
 	// then back): each was processed at the stream's time instead (clock.go).
@@ -104,6 +110,10 @@ type Assembler struct {
 	pairsApplied uint64 // pairs that took the shortcut
 
 	hi  int64 // latest time seen (events or watermark)
+	// mark is the latest trusted watermark; nowPastMark: now was last moved past
+	// mark − window by event times (Stats.LatePastWatermark).
+	mark        int64
+	nowPastMark bool
 	now int64 // every event at or before now has been processed
 
 	// Clock-jump guard (clock.go).
@@ -218,6 +228,10 @@ func (a *Assembler) accept(e *event.Event) {
 	if e.Time < a.now {
 		a.st.Late++
 		a.late[e.Kind]++
+		a.st.LateMaxBehind = max(a.st.LateMaxBehind, time.Duration(a.now-e.Time))
+		if a.nowPastMark && e.Time >= a.mark-a.window {
+			a.st.LatePastWatermark++
+		}
 	}
 	if a.hold(e) {
 		return
@@ -228,10 +242,13 @@ func (a *Assembler) accept(e *event.Event) {
 // Watermark implements event.Sink: no event earlier than t − ReorderWindow is still to
 // come. It releases buffered events and held jobs and drives timeouts.
 func (a *Assembler) Watermark(t int64) {
-	if a.trustWatermark(t) && (t > a.hi || !a.started) {
-		a.hi = t
-		a.started = true
-		a.recheckSuspect()
+	if a.trustWatermark(t) {
+		a.mark = max(a.mark, t)
+		if t > a.hi || !a.started {
+			a.hi = t
+			a.started = true
+			a.recheckSuspect()
+		}
 	}
 	a.advance(a.hi - a.window)
 }
@@ -304,6 +321,7 @@ func (a *Assembler) advance(bound int64) {
 	a.release(bound)
 	if bound > a.now {
 		a.now = bound
+		a.nowPastMark = bound > a.mark-a.window
 	}
 	a.expire()
 }

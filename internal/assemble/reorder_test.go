@@ -133,4 +133,24 @@ func TestLateEvent(t *testing.T) {
 	if st := c.a.Stats(); st.Late != 2 || st.LateByKind["job_run"] != 1 || st.LateByKind["job_done"] != 1 || len(st.LateByKind) != 2 {
 		t.Errorf("late %d by kind %v, want 2: job_run=1 job_done=1", st.Late, st.LateByKind)
 	}
+	// The bound was 4000 µs (5000 − the 1 ms window), the run event at 20 µs.
+	if st := c.a.Stats(); st.LateMaxBehind != 3980*time.Microsecond {
+		t.Errorf("late at most %v behind, want 3.98ms", st.LateMaxBehind)
+	}
+}
+
+// Which late events only an event time had made late: one behind a bound that an event
+// stamped ahead of the rest had moved past the watermark, one behind the watermark's own.
+func TestLatePastWatermark(t *testing.T) {
+	ms := func(n int64) int64 { return n * 1000 } // the helpers take µs
+	c := newCollector(Config{ReorderWindow: 20 * time.Millisecond, JobTimeout: time.Minute, MaxPendingJobs: 100})
+	c.a.Watermark(T(ms(40)))
+	c.a.Consume([]event.Event{run617(ms(100), fk(0x99, 1))}) // the bound moves to 80 ms on this event alone
+	c.a.Consume([]event.Event{run617(ms(50), fk(0x98, 1))})  // behind 80, not behind the watermark's 20
+	c.a.Watermark(T(ms(200)))                                // the bound moves to 180 ms on the watermark
+	c.a.Consume([]event.Event{run617(ms(150), fk(0x97, 1))}) // behind the watermark's own bound
+	st := c.a.Stats()
+	if st.Late != 2 || st.LatePastWatermark != 1 || st.LateMaxBehind != 30*time.Millisecond {
+		t.Errorf("late %d (%d past the watermark, at most %v behind), want 2 (1, 30ms)", st.Late, st.LatePastWatermark, st.LateMaxBehind)
+	}
 }

@@ -189,7 +189,8 @@ func WriteAssembly(w io.Writer, a assemble.Stats) {
 	}
 	fmt.Fprintf(w, "assembly: %d late events", a.Late)
 	if late := kindCounts(a.LateByKind, ""); len(late) > 0 {
-		fmt.Fprintf(w, " (%s)", strings.Join(late, " "))
+		fmt.Fprintf(w, " (%s; at most %s behind, %d only behind a bound event times had moved past the watermark)",
+			strings.Join(late, " "), a.LateMaxBehind, a.LatePastWatermark)
 	}
 	fmt.Fprintf(w, ", %d duplicate job events, %d clock jumps, %d jobs without their submit ioctl's exit",
 		a.Duplicates, a.ClockJumps, a.IoctlExitsNotSeen)

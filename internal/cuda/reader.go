@@ -45,12 +45,15 @@ func (s *Source) Run(ctx context.Context, sink Sink) error {
 			return s.drain(&rec, &batch, sink, flush)
 		}
 		mark := kclock.MonoNow()
+		// What the ring holds at the mark (every record stamped before it) is read before
+		// the poll may end early, as in the DRM reader (internal/probe/live.go).
+		avail, consumed := s.rd.AvailableBytes(), 0
 		pollEnd := time.Now().Add(s.cfg.PollInterval)
 		s.rd.SetDeadline(pollEnd)
 		for n := 0; ; n++ {
 			// A sustained stream never hits the deadline: end the poll on time anyway
 			// so the watermark (and the closing of unsynchronized work) advances.
-			if n&63 == 63 && time.Now().After(pollEnd) {
+			if n&63 == 63 && consumed >= avail && time.Now().After(pollEnd) {
 				break
 			}
 			err := s.rd.ReadInto(&rec)
@@ -64,6 +67,7 @@ func (s *Source) Run(ctx context.Context, sink Sink) error {
 				}
 				return fmt.Errorf("reading the CUDA ring buffer: %w", err)
 			}
+			consumed += (len(rec.RawSample) + 8 + 7) &^ 7 // the ring's 8-byte header, 8-byte alignment
 			s.decode(rec.RawSample, &batch, sink)
 			if len(batch) == cap(batch) {
 				flush()

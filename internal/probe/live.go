@@ -249,7 +249,9 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		lastSync = time.Now()
 		lastIRQ  = time.Now()
 		hold     watermarkHold
+		behind   behindMark
 	)
+	defer behind.report(l.log)
 	blocking, _ := l.rd.(blockingReader)
 	flush := func() {
 		if len(batch) == 0 {
@@ -274,19 +276,27 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 			lastIRQ = time.Now()
 		}
 		// Everything stamped before this instant is committed by the time the wait
-		// below ends (within the reorder window).
+		// below ends (within the reorder window). Its records were reserved before it
+		// (stamps are taken after the reservation), so they are within avail: the ring
+		// as it stands now, which this poll reads before it may end early.
 		mark := kclock.MonoNow()
+		avail, consumed := l.rd.AvailableBytes(), 0
 		pollEnd := time.Now().Add(l.cfg.PollInterval)
 		l.rd.SetDeadline(pollEnd)
 		for n := 0; ; n++ {
 			// Under a sustained flood the deadline never fires (there is always a
 			// record): end the poll on time anyway, or the watermark — and with it
-			// timeouts and the release of finished jobs — would never advance.
-			if n&63 == 63 && time.Now().After(pollEnd) {
+			// timeouts and the release of finished jobs — would never advance. But not
+			// before what the ring held at the mark is read: a reader slower than the
+			// poll interval (a starved CPU, a loaded guest) would otherwise give the mark
+			// with records stamped before it still unread, and they would come late (the
+			// rig's late events: records read up to 175 ms after their stamp).
+			if n&63 == 63 && consumed >= avail && time.Now().After(pollEnd) {
 				break
 			}
 			err := l.rd.ReadInto(&rec)
 			if err == nil {
+				consumed += (len(rec.RawSample) + ringbufHeaderSize + 7) &^ 7
 				batch = append(batch, event.Event{})
 				if derr := l.dec.decode(rec.RawSample, &batch[len(batch)-1]); derr != nil {
 					l.bad(batch[len(batch)-1].Name, derr)
@@ -294,6 +304,7 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 				} else {
 					// One ring buffer, filled by each thread in program order.
 					batch[len(batch)-1].InThreadOrder = true
+					behind.check(&batch[len(batch)-1], l.log)
 					if l.fences != nil {
 						l.fences.follow(&batch[len(batch)-1])
 					}
@@ -326,6 +337,7 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 			}
 		}
 		sink.Watermark(mark)
+		behind.mark = mark
 	}
 }
 

@@ -7,6 +7,11 @@ package probe
 import (
 	"sync/atomic"
 	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 )
 
 // blockingReader is a recordReader that can say it stopped at a record still being
@@ -61,4 +66,47 @@ func (h *watermarkHold) holds(r blockingReader, poll time.Duration, st *watermar
 	h.polls++
 	st.held.Add(1)
 	return true, false
+}
+
+// behindMark counts records read after a watermark that had already passed their stamp: the
+// watermark said everything stamped before it had been read, and this one had not been. The
+// assembler counts such events late when they are behind the reorder window too; this says
+// how long after its stamp each was read, which tells a producer held up (stamp long before
+// the read) from a reader that was (docs/correlation.md, the rig's late events). Deferred
+// ioctl entries are stamped at the entry and sent later by design; they are counted apart.
+type behindMark struct {
+	mark        int64 // the last watermark given
+	n, deferred uint64
+	maxBehind   int64
+	logged      int
+}
+
+func (b *behindMark) check(e *event.Event, log *zap.Logger) {
+	if b.mark == 0 || e.Time >= b.mark {
+		return
+	}
+	if e.Kind == event.IoctlEnter {
+		b.deferred++
+		return
+	}
+	b.n++
+	b.maxBehind = max(b.maxBehind, b.mark-e.Time)
+	if b.logged < 10 {
+		b.logged++
+		now := kclock.MonoNow()
+		log.Debug("record read after a watermark that had passed its stamp",
+			zap.String("hook", e.Name), zap.Int32("cpu", e.CPU), zap.Uint32("tid", e.TID),
+			zap.Duration("behind_watermark", time.Duration(b.mark-e.Time)),
+			zap.Duration("read_after_stamp", time.Duration(now-e.Time)),
+			zap.Duration("watermark_age", time.Duration(now-b.mark)))
+	}
+}
+
+func (b *behindMark) report(log *zap.Logger) {
+	if b.n == 0 && b.deferred == 0 {
+		return
+	}
+	log.Info("records read after a watermark that had passed their stamp",
+		zap.Uint64("records", b.n), zap.Duration("max_behind", time.Duration(b.maxBehind)),
+		zap.Uint64("deferred_ioctl_entries", b.deferred))
 }

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 )
 
 // A ring laid out as the kernel lays it out (8-byte headers, length word with BUSY and
@@ -137,5 +138,82 @@ func TestWatermarkHoldIsBounded(t *testing.T) {
 	}
 	if f := l.watermark.forced.Load(); f != 2 {
 		t.Errorf("forced %d times, want 2", f)
+	}
+}
+
+// slowRing hands out fence records stamped before the test began, one per ReadInto, each
+// taking perRecord: a reader slower than the poll interval (a starved CPU, a loaded guest).
+// It cancels the run once every record has been read.
+type slowRing struct {
+	recs      [][]byte
+	i         int
+	perRecord time.Duration
+	cancel    context.CancelFunc
+}
+
+func (s *slowRing) SetDeadline(time.Time) {}
+func (s *slowRing) ReadInto(rec *ringbuf.Record) error {
+	if s.i == len(s.recs) {
+		s.cancel()
+		return os.ErrDeadlineExceeded
+	}
+	time.Sleep(s.perRecord)
+	rec.RawSample = s.recs[s.i]
+	s.i++
+	return nil
+}
+func (s *slowRing) AvailableBytes() int {
+	n := 0
+	for _, r := range s.recs[s.i:] {
+		n += (len(r) + ringbufHeaderSize + 7) &^ 7
+	}
+	return n
+}
+func (s *slowRing) Close() error { return nil }
+
+// orderSink counts events consumed after a watermark that had passed their time.
+type orderSink struct {
+	mark, behind int64
+	events       int
+}
+
+func (o *orderSink) Consume(batch []event.Event) {
+	for _, e := range batch {
+		o.events++
+		if e.Time < o.mark {
+			o.behind++
+		}
+	}
+}
+func (o *orderSink) Watermark(t int64) { o.mark = max(o.mark, t) }
+
+// A reader slower than the poll interval must not give a poll's watermark before it has
+// read what the ring held at that watermark: 200 records stamped before the run, read at
+// 1 ms each, cross many 10 ms polls, and none of them may come after a watermark past its
+// stamp. The first version ended such a poll after 64 records and gave its mark anyway.
+func TestWatermarkWaitsForWhatTheRingHeld(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stamp := uint64(kclock.MonoNow() - int64(time.Millisecond))
+	ring := &slowRing{perRecord: time.Millisecond, cancel: cancel}
+	for i := range 200 {
+		r := commonFenceRecord{Ts: stamp + uint64(i), PidTgid: 7<<32 | 7, FenceCtx: 9, FenceSeqno: uint64(i + 1),
+			Hook: uint16(commonHookHOOK_DMA_FENCE_SIGNALED), Flags: uint8(commonRecordFlagRF_HAS_FENCE)}
+		b := make([]byte, fenceRecordSize)
+		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&r)), fenceRecordSize))
+		ring.recs = append(ring.recs, b)
+	}
+	cfg, err := DefaultConfig().withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.IRQRefreshInterval = 0
+	l := &Live{cfg: cfg, log: zap.NewNop(), rd: ring}
+	sink := &orderSink{}
+	if err := l.Run(ctx, sink); err != nil {
+		t.Fatal(err)
+	}
+	if sink.events != 200 || sink.behind != 0 {
+		t.Fatalf("%d events read, %d after a watermark past their stamp; want 200, 0", sink.events, sink.behind)
 	}
 }

@@ -109,12 +109,12 @@ type Assembler struct {
 	noPairs      bool   // tests: every event takes the reorder buffer
 	pairsApplied uint64 // pairs that took the shortcut
 
-	hi  int64 // latest time seen (events or watermark)
+	hi int64 // latest time seen (events or watermark)
 	// mark is the latest trusted watermark; nowPastMark: now was last moved past
 	// mark − window by event times (Stats.LatePastWatermark).
 	mark        int64
 	nowPastMark bool
-	now int64 // every event at or before now has been processed
+	now         int64 // every event at or before now has been processed
 
 	// Clock-jump guard (clock.go).
 	started   bool        // hi holds a time of the stream

@@ -14,6 +14,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
@@ -254,4 +256,111 @@ func deferredNow(t *testing.T, l *Live) uint64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// The per-job record mode stamps a job's queue into its kernel state and sends nothing, so
+// its queue hook sends the submitting thread's deferred entry itself (bpf/jobs.c: on_job):
+// the thread's ioctl, deferred by raw_tp sys_enter, goes out when the queue program runs on
+// the same thread (BPF_PROG_TEST_RUN on fake scheduler objects, as in
+// TestTestRunJobStateFullCounted), before anything else it sends.
+func TestJobsQueueSendsTheDeferredEntry(t *testing.T) {
+	requireRoot(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	df := kernelStruct(t, "dma_fence")
+	l := fakeLayout73(int(df.Size), -1)
+	s := newScratch(t)
+	const jobAt, fenceAt, schedAt, ringAt = 0, 96, 700, 780
+	a := func(off int) uint64 { return s.addr + uint64(off) }
+	s.put64(jobAt+l.jobSched, a(schedAt))
+	s.put64(jobAt+l.jobSFence, a(fenceAt))
+	s.put64(fenceAt+l.fenceFinished+memberOffset(t, df, "context"), 9)
+	s.put64(fenceAt+l.fenceFinished+memberOffset(t, df, "seqno"), 1)
+	s.put64(schedAt+l.schedName, a(ringAt))
+	s.putStr(ringAt, "vgpu-ring0")
+	s.flush(t)
+
+	cfg, _ := Config{Records: RecordsJobs, DRMMajors: []uint32{1}}.withDefaults()
+	ld := newLoader(cfg, zap.NewNop())
+	ld.progOpts = ebpf.ProgramOptions{ExtraRelocationTargets: []*btf.Spec{drmSchedTypes(t, l)}}
+	if err := ld.loadCommon(); err != nil {
+		t.Fatal(err)
+	}
+	defer ld.objs.close()
+	if !ld.defersIoctls() {
+		t.Skip("no task storage on this kernel: ioctl entries are never deferred")
+	}
+	sys, err := ld.family(famSyscalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Known to user space: its ioctls are deferred.
+	if err := sys.maps["procs"].Update(uint32(os.Getpid()), make([]byte, sys.maps["procs"].ValueSize()), ebpf.UpdateAny); err != nil {
+		t.Fatal(err)
+	}
+	enter, err := ld.loadProgram(sys, "raw_sys_enter", rung{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enter.Close()
+	jobs, err := ld.family(famJobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scheduler's names record went out before: the queue sends nothing of its own.
+	if err := jobs.maps["sched_seen"].Update(a(schedAt), uint8(1), ebpf.UpdateAny); err != nil {
+		t.Fatal(err)
+	}
+	queue, err := ld.loadProgram(jobs, "jobs_rawtp_drm_sched_job_queue", rung{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer queue.Close()
+	rd, err := ringbuf.NewReader(ld.objs.eventsMap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lk, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: "sys_enter", Program: enter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(unix.TCGETS), 0)
+	lk.Close() // no exit hook: the slot stays as the entry left it
+	var deferred uint64
+	if err := ld.objs.common.Maps["ioctl_deferred"].Lookup(uint32(0), &deferred); err != nil || deferred != 1 {
+		t.Fatalf("%d entries deferred after the ioctl (%v), want 1", deferred, err)
+	}
+	if _, err := queue.Run(&ebpf.RunOptions{Context: []uint64{a(jobAt), 0}}); err != nil {
+		t.Fatal(err)
+	}
+	jr := &jobsReader{dec: newJobDecoder(&decoder{}), jobs: jobs.maps["jobs"], pending: jobs.maps["jobs_pending"], stats: jobs.maps["jobs_stats"]}
+	var out []event.Event
+	rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	for {
+		rec, err := rd.Read()
+		if err != nil {
+			break
+		}
+		out = jr.dec.decode(rec.RawSample, out, func(n string, err error) { t.Errorf("%s: %v", n, err) })
+	}
+	tid := uint32(unix.Gettid())
+	var mine []event.Event
+	for _, e := range out {
+		if e.TID == tid {
+			mine = append(mine, e)
+		}
+	}
+	if len(mine) != 1 || mine[0].Kind != event.IoctlEnter || mine[0].Cmd != uint32(unix.TCGETS) {
+		t.Fatalf("the thread's records after its queue: %v, want its ioctl entry", kindsOf(mine))
+	}
+	if err := ld.objs.common.Maps["ioctl_deferred"].Lookup(uint32(0), &deferred); err != nil || deferred != 0 {
+		t.Errorf("%d entries still deferred after the queue (%v)", deferred, err)
+	}
 }

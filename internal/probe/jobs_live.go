@@ -30,7 +30,7 @@ import (
 
 const (
 	// ringbufHeaderSize is BPF_RINGBUF_HDR_SZ: a sample takes its length plus this, rounded
-	// up to 8 bytes.
+	// up to 8 bytes (ringSpan).
 	ringbufHeaderSize = 8
 	jobBucketShift    = 24   // JOB_BUCKET_SHIFT
 	jobBuckets        = 1024 // JOB_BUCKETS
@@ -268,7 +268,7 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			}
 			err := l.rd.ReadInto(&rec)
 			if err == nil {
-				consumed += (len(rec.RawSample) + ringbufHeaderSize + 7) &^ 7
+				consumed += ringSpan(len(rec.RawSample))
 				r.hold(rec.RawSample)
 				continue
 			}

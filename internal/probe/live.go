@@ -296,7 +296,7 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 			}
 			err := l.rd.ReadInto(&rec)
 			if err == nil {
-				consumed += (len(rec.RawSample) + ringbufHeaderSize + 7) &^ 7
+				consumed += ringSpan(len(rec.RawSample))
 				batch = append(batch, event.Event{})
 				if derr := l.dec.decode(rec.RawSample, &batch[len(batch)-1]); derr != nil {
 					l.bad(batch[len(batch)-1].Name, derr)

@@ -78,7 +78,7 @@ func newGenRing(capacity int) *genRing {
 	return &genRing{capacity: int64(capacity), wakeAt: int64(capacity / 4), slots: make([][]byte, 1<<18), wake: make(chan struct{}, 1)}
 }
 
-func ringBytes(n int) int64 { return int64((n + ringbufHeaderSize + 7) &^ 7) }
+func ringBytes(n int) int64 { return int64(ringSpan(n)) }
 
 // put copies one record in, or counts it lost when it does not fit.
 func (r *genRing) put(rec []byte) {

@@ -117,6 +117,9 @@ func (r *mmapRing) openPoll(fd int) (err error) {
 
 func (r *mmapRing) SetDeadline(t time.Time) { r.deadline, r.expired = t, false }
 
+// ringSpan is the ring buffer space a sample of n bytes takes: its header, rounded up to 8.
+func ringSpan(n int) int { return (n + ringbufHeaderSize + 7) &^ 7 }
+
 // AvailableBytes is what the kernel has committed or reserved beyond what was read (the
 // reader's goroutine only).
 func (r *mmapRing) AvailableBytes() int {

@@ -165,7 +165,7 @@ func (s *slowRing) ReadInto(rec *ringbuf.Record) error {
 func (s *slowRing) AvailableBytes() int {
 	n := 0
 	for _, r := range s.recs[s.i:] {
-		n += (len(r) + ringbufHeaderSize + 7) &^ 7
+		n += ringSpan(len(r))
 	}
 	return n
 }

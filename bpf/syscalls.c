@@ -217,6 +217,26 @@ int BPF_PROG(rawtp_sched_process_exit)
 /* --- submit ioctls ------------------------------------------------------------- */
 
 /*
+ * A followed ioctl's entry record, reserved and filled, for the caller to submit (NULL: the
+ * ring is full, counted in `lost`). rc: the process's `procs` row (NULL: none). filp:
+ * fentry drm_ioctl's file, whose DRM driver is named (NULL from the syscall hooks).
+ */
+static __always_inline struct ioctl_enter_record *ioctl_enter_record(__u16 hook, int fd, __u32 cmd, __u64 arg,
+								      struct file *filp, struct tls_recipe *rc)
+{
+	struct ioctl_enter_record *r = ioctl_enter_reserve(hook);
+	if (!r)
+		return 0;
+	r->fd = fd;
+	r->cmd = cmd;
+	r->arg = arg;
+	if (filp)
+		read_drm_driver(r, filp);
+	r->ctx_tier = read_app_ctx_row(rc, r->trace_id, r->span_id);
+	return r;
+}
+
+/*
  * The entry of a followed ioctl where the thread's task storage keeps it (both rungs):
  * a process user space knows defers its entry record (ioctl_slot.h), any other sends it
  * now, since that record is how user space learns of the process. filp: fentry
@@ -226,8 +246,7 @@ static __always_inline void ioctl_enter_slot(__u16 hook, int fd, __u32 cmd, __u6
 {
 	struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0,
 						     BPF_LOCAL_STORAGE_GET_F_CREATE);
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct tls_recipe *rc = bpf_map_lookup_elem(&procs, &tgid);
+	struct tls_recipe *rc = procs_row();
 	if (sl) {
 		if (sl->state == SLOT_IDLE) {
 			__sync_fetch_and_add(&inflight_n, 1);
@@ -254,18 +273,12 @@ static __always_inline void ioctl_enter_slot(__u16 hook, int fd, __u32 cmd, __u6
 	} else {
 		kcount(KC_IOCTL_SLOT_UNAVAILABLE);
 	}
-	struct ioctl_enter_record *r = ioctl_enter_reserve(hook);
+	struct ioctl_enter_record *r = ioctl_enter_record(hook, fd, cmd, arg, filp, rc);
 	if (!r) {
 		if (sl)
 			sl->state = SLOT_LOST; /* counted in `lost`: no exit record either */
 		return;
 	}
-	r->fd = fd;
-	r->cmd = cmd;
-	r->arg = arg;
-	if (filp)
-		read_drm_driver(r, filp);
-	r->ctx_tier = read_app_ctx_row(rc, r->trace_id, r->span_id);
 	if (sl)
 		sl->state = SLOT_SENT;
 	ring_submit(r);
@@ -324,13 +337,9 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 	 * The record first: when the ring is full (counted in `lost`) nothing is marked in
 	 * flight, so the exit sends nothing either (an exit without its entry).
 	 */
-	struct ioctl_enter_record *r = ioctl_enter_reserve(HOOK_SYS_ENTER_IOCTL);
+	struct ioctl_enter_record *r = ioctl_enter_record(HOOK_SYS_ENTER_IOCTL, fd, cmd, arg, 0, procs_row());
 	if (!r)
 		return;
-	r->fd = fd;
-	r->cmd = cmd;
-	r->arg = arg;
-	r->ctx_tier = read_app_ctx(r->trace_id, r->span_id);
 	if (!keep_ioctl_args(fd, cmd, arg))
 		kcount(KC_IOCTL_SLOT_UNAVAILABLE);
 	ring_submit(r);
@@ -435,15 +444,9 @@ int BPF_PROG(fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned lon
 		ioctl_enter_slot(HOOK_DRM_IOCTL_ENTER, -1, cmd, arg, filp);
 		return 0;
 	}
-	struct ioctl_enter_record *r = ioctl_enter_reserve(HOOK_DRM_IOCTL_ENTER);
-	if (!r)
-		return 0;
-	r->fd = -1;
-	r->cmd = cmd;
-	r->arg = arg;
-	read_drm_driver(r, filp);
-	r->ctx_tier = read_app_ctx(r->trace_id, r->span_id);
-	ring_submit(r);
+	struct ioctl_enter_record *r = ioctl_enter_record(HOOK_DRM_IOCTL_ENTER, -1, cmd, arg, filp, procs_row());
+	if (r)
+		ring_submit(r);
 	return 0;
 }
 

@@ -153,9 +153,15 @@ static __always_inline __u8 read_app_ctx_row(struct tls_recipe *rc, __u8 trace_i
 	return CTX_TIER_NONE;
 }
 
+/* The current process's `procs` row (NULL: user space has not resolved it). */
+static __always_inline struct tls_recipe *procs_row(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	return bpf_map_lookup_elem(&procs, &tgid);
+}
+
 /* read_app_ctx_row for the current process. */
 static __always_inline __u8 read_app_ctx(__u8 trace_id[16], __u8 span_id[8])
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	return read_app_ctx_row(bpf_map_lookup_elem(&procs, &tgid), trace_id, span_id);
+	return read_app_ctx_row(procs_row(), trace_id, span_id);
 }

@@ -31,30 +31,6 @@ func appIoctlsIn(t *testing.T, path string) (total, procs int) {
 	return total, procs
 }
 
-// summaryCount reads key=N from the summary line that starts with prefix (0 when absent).
-func summaryCount(t *testing.T, path, prefix, key string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		list, ok := strings.CutPrefix(line, prefix)
-		if !ok {
-			continue
-		}
-		for _, kv := range strings.Fields(list) {
-			if v, ok := strings.CutPrefix(kv, key+"="); ok {
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					t.Fatalf("%s: %q", path, line)
-				}
-				return n
-			}
-		}
-	}
-	return 0
-}
-
 func TestVirtualGPUIoctlsSentOrCounted(t *testing.T) {
 	dir := vgpuDir(t)
 	for _, ph := range []struct{ name, log, app string }{

@@ -294,17 +294,23 @@ func reportedLostIn(t *testing.T, path string) int {
 // (internal/summary: "...; job events that matched no job: job_done=3 job_run=1"), 0 when the
 // log has none.
 func unmatchedIn(t *testing.T, path, kind string) int {
+	return summaryCount(t, path, "job events that matched no job: ", kind)
+}
+
+// summaryCount reads key=N from the first summary line with marker, in the list after the
+// marker (0 when absent).
+func summaryCount(t *testing.T, path, marker, key string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		_, list, ok := strings.Cut(line, "job events that matched no job: ")
-		if !strings.HasPrefix(line, "assembly: ") || !ok {
+		_, list, ok := strings.Cut(line, marker)
+		if !ok {
 			continue
 		}
 		for _, kv := range strings.Fields(list) {
-			if v, ok := strings.CutPrefix(kv, kind+"="); ok {
+			if v, ok := strings.CutPrefix(kv, key+"="); ok {
 				n, err := strconv.Atoi(v)
 				if err != nil {
 					t.Fatalf("%s: %q", path, line)

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
 )
 
 // ioctlsOf counts the ioctl events of tid in the sink.
@@ -166,9 +167,9 @@ func TestDeferredIoctlEntryGoesOutBeforeTheThreadsFirstRecord(t *testing.T) {
 		if err := obi.Update(uint64(os.Getpid())<<32|uint64(r.tid), ids, ebpf.UpdateAny); err != nil {
 			t.Error(err)
 		}
-		r.before = monoNow()
+		r.before = kclock.MonoNow()
 		_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(unix.TCGETS), 0)
-		r.after = monoNow()
+		r.after = kclock.MonoNow()
 		time.Sleep(5 * cfg.PollInterval) // a deferred entry is not read meanwhile
 		r.readBeforeFence, _ = ioctlsOf(sink, r.tid)
 		if _, err := fence.Run(&ebpf.RunOptions{Context: []uint64{s.addr}}); err != nil {
@@ -207,7 +208,7 @@ func TestDeferredIoctlEntryGoesOutBeforeTheThreadsFirstRecord(t *testing.T) {
 	if enter.CtxTier != 2 || string(enter.TraceID[:]) != string(ids[:16]) || string(enter.SpanID[:]) != string(ids[16:]) {
 		t.Errorf("entry context tier %d trace %x span %x, want OBI's %x", enter.CtxTier, enter.TraceID, enter.SpanID, ids)
 	}
-	if c := deferredNow(t, l); c != 0 {
+	if c := deferredNow(t, l.objs); c != 0 {
 		t.Errorf("%d entries still marked deferred after the flush", c)
 	}
 }
@@ -218,12 +219,6 @@ func kindsOf(evs []event.Event) []string {
 		out[i] = e.Kind.String()
 	}
 	return out
-}
-
-func monoNow() int64 {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
 }
 
 // detach closes the link of attached program p (the program stays loaded).
@@ -249,10 +244,10 @@ func detach(t *testing.T, l *Live, p *ebpf.Program) {
 }
 
 // deferredNow reads the kernel's count of entries waiting in SLOT_DEFERRED.
-func deferredNow(t *testing.T, l *Live) uint64 {
+func deferredNow(t *testing.T, o *objects) uint64 {
 	t.Helper()
 	var n uint64
-	if err := l.objs.common.Maps["ioctl_deferred"].Lookup(uint32(0), &n); err != nil {
+	if err := o.common.Maps["ioctl_deferred"].Lookup(uint32(0), &n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -333,9 +328,8 @@ func TestJobsQueueSendsTheDeferredEntry(t *testing.T) {
 	}
 	_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(unix.TCGETS), 0)
 	lk.Close() // no exit hook: the slot stays as the entry left it
-	var deferred uint64
-	if err := ld.objs.common.Maps["ioctl_deferred"].Lookup(uint32(0), &deferred); err != nil || deferred != 1 {
-		t.Fatalf("%d entries deferred after the ioctl (%v), want 1", deferred, err)
+	if deferred := deferredNow(t, ld.objs); deferred != 1 {
+		t.Fatalf("%d entries deferred after the ioctl, want 1", deferred)
 	}
 	if _, err := queue.Run(&ebpf.RunOptions{Context: []uint64{a(jobAt), 0}}); err != nil {
 		t.Fatal(err)
@@ -360,7 +354,7 @@ func TestJobsQueueSendsTheDeferredEntry(t *testing.T) {
 	if len(mine) != 1 || mine[0].Kind != event.IoctlEnter || mine[0].Cmd != uint32(unix.TCGETS) {
 		t.Fatalf("the thread's records after its queue: %v, want its ioctl entry", kindsOf(mine))
 	}
-	if err := ld.objs.common.Maps["ioctl_deferred"].Lookup(uint32(0), &deferred); err != nil || deferred != 0 {
-		t.Errorf("%d entries still deferred after the queue (%v)", deferred, err)
+	if deferred := deferredNow(t, ld.objs); deferred != 0 {
+		t.Errorf("%d entries still deferred after the queue", deferred)
 	}
 }

@@ -168,11 +168,16 @@ static __always_inline void thread_gone(void)
 		return;
 	if (use_task_storage) {
 		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
-		if (!sl || sl->state == SLOT_IDLE)
+		if (!sl)
 			return;
-		if (sl->state == SLOT_DEFERRED)
+		slot_claim(sl);
+		__u32 st = sl->state;
+		if (st == SLOT_DEFERRED)
 			ioctl_undefer();
 		sl->state = SLOT_IDLE;
+		slot_release(sl);
+		if (st == SLOT_IDLE)
+			return;
 	} else {
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();
 		if (bpf_map_delete_elem(&inflight, &tid))
@@ -248,6 +253,7 @@ static __always_inline void ioctl_enter_slot(__u16 hook, int fd, __u32 cmd, __u6
 						     BPF_LOCAL_STORAGE_GET_F_CREATE);
 	struct tls_recipe *rc = procs_row();
 	if (sl) {
+		slot_claim(sl);
 		if (sl->state == SLOT_IDLE) {
 			__sync_fetch_and_add(&inflight_n, 1);
 		} else {
@@ -268,40 +274,40 @@ static __always_inline void ioctl_enter_slot(__u16 hook, int fd, __u32 cmd, __u6
 			__u64 *n = deferred_count();
 			if (n)
 				__sync_fetch_and_add(n, 1);
+			slot_release(sl);
 			return;
 		}
 	} else {
 		kcount(KC_IOCTL_SLOT_UNAVAILABLE);
 	}
 	struct ioctl_enter_record *r = ioctl_enter_record(hook, fd, cmd, arg, filp, rc);
-	if (!r) {
-		if (sl)
-			sl->state = SLOT_LOST; /* counted in `lost`: no exit record either */
-		return;
+	if (sl) {
+		sl->state = r ? SLOT_SENT : SLOT_LOST; /* lost: counted in `lost`, no exit record either */
+		slot_release(sl);
 	}
-	if (sl)
-		sl->state = SLOT_SENT;
-	ring_submit(r);
+	if (r)
+		ring_submit(r);
 }
 
 /*
- * The exit's part of the slot: true when the exit sends its record (the entry's was
- * sent). An entry still deferred had nothing of the thread recorded inside it: counted
- * as an ioctl without a job, nothing sent.
+ * The exit's part of the slot; returns the state the entry left (SLOT_SENT: the exit sends
+ * its record too). An entry still deferred had nothing of the thread recorded inside it:
+ * counted as an ioctl without a job, nothing sent.
  */
-static __always_inline bool ioctl_exit_slot(struct ioctl_slot *sl)
+static __always_inline __u32 ioctl_exit_slot(struct ioctl_slot *sl)
 {
+	slot_claim(sl);
 	__u32 st = sl->state;
-	if (st == SLOT_IDLE)
-		return false;
 	sl->state = SLOT_IDLE;
+	slot_release(sl);
+	if (st == SLOT_IDLE)
+		return st;
 	__sync_fetch_and_add(&inflight_n, -1);
 	if (st == SLOT_DEFERRED) {
 		ioctl_undefer();
 		kcount(KC_IOCTL_WITHOUT_JOB);
-		return false;
 	}
-	return st == SLOT_SENT;
+	return st;
 }
 
 /* Pre-5.11 path: keeps a followed ioctl's arguments in `inflight` for its exit; false when no entry could be had. */
@@ -364,7 +370,7 @@ static __always_inline void ioctl_exit(long ret)
 		return; /* nothing followed is in flight: not this one either */
 	if (use_task_storage) {
 		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
-		if (sl && ioctl_exit_slot(sl))
+		if (sl && ioctl_exit_slot(sl) == SLOT_SENT)
 			emit_ioctl_exit(HOOK_SYS_EXIT_IOCTL, sl->a.fd, sl->a.cmd, ret);
 		return;
 	}
@@ -460,12 +466,8 @@ int BPF_PROG(fexit_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long
 {
 	if (ioctl_defer) {
 		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
-		if (sl) {
-			bool deferred = sl->state == SLOT_DEFERRED;
-			ioctl_exit_slot(sl);
-			if (deferred)
-				return 0;
-		}
+		if (sl && ioctl_exit_slot(sl) == SLOT_DEFERRED)
+			return 0;
 	}
 	emit_ioctl_exit(HOOK_DRM_IOCTL_EXIT, -1, cmd, ret);
 	return 0;

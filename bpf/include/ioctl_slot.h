@@ -52,10 +52,34 @@ struct ioctl_slot {
 	__u64 filp;  /* fentry drm_ioctl: the file, whose DRM driver is named at the flush */
 	__u16 hook;  /* the entry's hook */
 	__u8 ctx_tier;
-	__u8 _pad[5];
+	__u8 busy;   /* a program of this thread is changing the slot (slot_claim) */
+	__u8 _pad[4];
 	__u8 trace_id[16];
 	__u8 span_id[8];
 };
+
+/*
+ * The slot belongs to one thread, so only programs that interrupt that thread's own program
+ * on its CPU (an interrupt's hook while the thread is in its syscall exit, say) can meet it
+ * half-changed; such a program runs to its end before the interrupted one goes on. So each
+ * program marks the slot busy before it reads the state it changes, and one that finds it
+ * busy leaves it alone: the state is then read and written by one program at a time without
+ * atomic instructions (the rig once saw an entry sent by an interrupt's flush between the
+ * exit's read of SLOT_DEFERRED and its write: counted without a job and sent, no exit).
+ */
+#define slot_barrier() asm volatile("" ::: "memory")
+
+static __always_inline void slot_claim(struct ioctl_slot *sl)
+{
+	sl->busy = 1;
+	slot_barrier();
+}
+
+static __always_inline void slot_release(struct ioctl_slot *sl)
+{
+	slot_barrier();
+	sl->busy = 0;
+}
 
 #ifndef GD_NO_IOCTL_FLUSH
 
@@ -120,15 +144,22 @@ static __always_inline void ioctl_flush(void)
 	if (!n || !*(volatile __u64 *)n)
 		return;
 	struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
-	if (!sl || sl->state != SLOT_DEFERRED)
+	if (!sl || sl->busy || sl->state != SLOT_DEFERRED)
 		return;
+	slot_claim(sl);
+	if (sl->state != SLOT_DEFERRED) { /* an interrupting program changed it meanwhile */
+		slot_release(sl);
+		return;
+	}
 	__sync_fetch_and_add(n, -1);
 	struct ioctl_enter_record *r = ring_reserve_raw(sizeof(*r));
 	if (!r) {
 		sl->state = SLOT_LOST; /* counted in `lost`; the exit sends nothing either */
+		slot_release(sl);
 		return;
 	}
 	sl->state = SLOT_SENT;
+	slot_release(sl);
 	__builtin_memset(r, 0, sizeof(*r));
 	r->ts = sl->ts;
 	r->pid_tgid = bpf_get_current_pid_tgid();

@@ -130,7 +130,8 @@ type commonIoctlSlot struct {
 	Filp    uint64
 	Hook    uint16
 	CtxTier uint8
-	Pad     [5]uint8
+	Busy    uint8
+	Pad     [4]uint8
 	TraceId [16]uint8
 	SpanId  [8]uint8
 }

@@ -281,12 +281,18 @@ static __always_inline void ioctl_enter_slot(__u16 hook, int fd, __u32 cmd, __u6
 		kcount(KC_IOCTL_SLOT_UNAVAILABLE);
 	}
 	struct ioctl_enter_record *r = ioctl_enter_record(hook, fd, cmd, arg, filp, rc);
+	if (!r) {
+		if (sl) {
+			sl->state = SLOT_LOST; /* counted in `lost`: no exit record either */
+			slot_release(sl);
+		}
+		return;
+	}
 	if (sl) {
-		sl->state = r ? SLOT_SENT : SLOT_LOST; /* lost: counted in `lost`, no exit record either */
+		sl->state = SLOT_SENT;
 		slot_release(sl);
 	}
-	if (r)
-		ring_submit(r);
+	ring_submit(r);
 }
 
 /*

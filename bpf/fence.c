@@ -99,10 +99,13 @@ static __always_inline int on_fence_tp(__u16 hook, struct dma_fence_tp_args *ctx
 		return on_fence_tp(hook, ctx);                                              \
 	}
 
+/*
+ * dma_fence_enable_signal and dma_fence_destroy have no program: the assembler uses neither
+ * (a fence's signal, not its callbacks or its release, bounds a stage), and both run for
+ * every fence of the host. Their hook numbers stay: enum hook is append-only.
+ */
 FENCE_EVENT(init, HOOK_DMA_FENCE_INIT)
 FENCE_EVENT(emit, HOOK_DMA_FENCE_EMIT)
-FENCE_EVENT(enable_signal, HOOK_DMA_FENCE_ENABLE_SIGNAL)
 FENCE_EVENT(signaled, HOOK_DMA_FENCE_SIGNALED)
 FENCE_EVENT(wait_start, HOOK_DMA_FENCE_WAIT_START)
 FENCE_EVENT(wait_end, HOOK_DMA_FENCE_WAIT_END)
-FENCE_EVENT(destroy, HOOK_DMA_FENCE_DESTROY)

@@ -37,36 +37,30 @@ type fenceIoctlSlot struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	fenceMapEvents                     = "events"
-	fenceMapFenceCtxs                  = "fence_ctxs"
-	fenceMapInflightTs                 = "inflight_ts"
-	fenceMapIoctlDeferred              = "ioctl_deferred"
-	fenceMapKcounters                  = "kcounters"
-	fenceMapLost                       = "lost"
-	fenceProgRawtpDmaFenceDestroy      = "rawtp_dma_fence_destroy"
-	fenceProgRawtpDmaFenceEmit         = "rawtp_dma_fence_emit"
-	fenceProgRawtpDmaFenceEnableSignal = "rawtp_dma_fence_enable_signal"
-	fenceProgRawtpDmaFenceInit         = "rawtp_dma_fence_init"
-	fenceProgRawtpDmaFenceSignaled     = "rawtp_dma_fence_signaled"
-	fenceProgRawtpDmaFenceWaitEnd      = "rawtp_dma_fence_wait_end"
-	fenceProgRawtpDmaFenceWaitStart    = "rawtp_dma_fence_wait_start"
-	fenceProgTpDmaFenceDestroy         = "tp_dma_fence_destroy"
-	fenceProgTpDmaFenceEmit            = "tp_dma_fence_emit"
-	fenceProgTpDmaFenceEnableSignal    = "tp_dma_fence_enable_signal"
-	fenceProgTpDmaFenceInit            = "tp_dma_fence_init"
-	fenceProgTpDmaFenceSignaled        = "tp_dma_fence_signaled"
-	fenceProgTpDmaFenceWaitEnd         = "tp_dma_fence_wait_end"
-	fenceProgTpDmaFenceWaitStart       = "tp_dma_fence_wait_start"
-	fenceProgTpbtfDmaFenceDestroy      = "tpbtf_dma_fence_destroy"
-	fenceProgTpbtfDmaFenceEmit         = "tpbtf_dma_fence_emit"
-	fenceProgTpbtfDmaFenceEnableSignal = "tpbtf_dma_fence_enable_signal"
-	fenceProgTpbtfDmaFenceInit         = "tpbtf_dma_fence_init"
-	fenceProgTpbtfDmaFenceSignaled     = "tpbtf_dma_fence_signaled"
-	fenceProgTpbtfDmaFenceWaitEnd      = "tpbtf_dma_fence_wait_end"
-	fenceProgTpbtfDmaFenceWaitStart    = "tpbtf_dma_fence_wait_start"
-	fenceVarFenceFilter                = "fence_filter"
-	fenceVarIoctlDefer                 = "ioctl_defer"
-	fenceVarWakeupBytes                = "wakeup_bytes"
+	fenceMapEvents                  = "events"
+	fenceMapFenceCtxs               = "fence_ctxs"
+	fenceMapInflightTs              = "inflight_ts"
+	fenceMapIoctlDeferred           = "ioctl_deferred"
+	fenceMapKcounters               = "kcounters"
+	fenceMapLost                    = "lost"
+	fenceProgRawtpDmaFenceEmit      = "rawtp_dma_fence_emit"
+	fenceProgRawtpDmaFenceInit      = "rawtp_dma_fence_init"
+	fenceProgRawtpDmaFenceSignaled  = "rawtp_dma_fence_signaled"
+	fenceProgRawtpDmaFenceWaitEnd   = "rawtp_dma_fence_wait_end"
+	fenceProgRawtpDmaFenceWaitStart = "rawtp_dma_fence_wait_start"
+	fenceProgTpDmaFenceEmit         = "tp_dma_fence_emit"
+	fenceProgTpDmaFenceInit         = "tp_dma_fence_init"
+	fenceProgTpDmaFenceSignaled     = "tp_dma_fence_signaled"
+	fenceProgTpDmaFenceWaitEnd      = "tp_dma_fence_wait_end"
+	fenceProgTpDmaFenceWaitStart    = "tp_dma_fence_wait_start"
+	fenceProgTpbtfDmaFenceEmit      = "tpbtf_dma_fence_emit"
+	fenceProgTpbtfDmaFenceInit      = "tpbtf_dma_fence_init"
+	fenceProgTpbtfDmaFenceSignaled  = "tpbtf_dma_fence_signaled"
+	fenceProgTpbtfDmaFenceWaitEnd   = "tpbtf_dma_fence_wait_end"
+	fenceProgTpbtfDmaFenceWaitStart = "tpbtf_dma_fence_wait_start"
+	fenceVarFenceFilter             = "fence_filter"
+	fenceVarIoctlDefer              = "ioctl_defer"
+	fenceVarWakeupBytes             = "wakeup_bytes"
 )
 
 // loadFence returns the embedded CollectionSpec for fence.
@@ -111,27 +105,21 @@ type fenceSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fenceProgramSpecs struct {
-	RawtpDmaFenceDestroy      *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_destroy"`
-	RawtpDmaFenceEmit         *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_emit"`
-	RawtpDmaFenceEnableSignal *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_enable_signal"`
-	RawtpDmaFenceInit         *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_init"`
-	RawtpDmaFenceSignaled     *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_signaled"`
-	RawtpDmaFenceWaitEnd      *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_wait_end"`
-	RawtpDmaFenceWaitStart    *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_wait_start"`
-	TpDmaFenceDestroy         *ebpf.ProgramSpec `ebpf:"tp_dma_fence_destroy"`
-	TpDmaFenceEmit            *ebpf.ProgramSpec `ebpf:"tp_dma_fence_emit"`
-	TpDmaFenceEnableSignal    *ebpf.ProgramSpec `ebpf:"tp_dma_fence_enable_signal"`
-	TpDmaFenceInit            *ebpf.ProgramSpec `ebpf:"tp_dma_fence_init"`
-	TpDmaFenceSignaled        *ebpf.ProgramSpec `ebpf:"tp_dma_fence_signaled"`
-	TpDmaFenceWaitEnd         *ebpf.ProgramSpec `ebpf:"tp_dma_fence_wait_end"`
-	TpDmaFenceWaitStart       *ebpf.ProgramSpec `ebpf:"tp_dma_fence_wait_start"`
-	TpbtfDmaFenceDestroy      *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_destroy"`
-	TpbtfDmaFenceEmit         *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_emit"`
-	TpbtfDmaFenceEnableSignal *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_enable_signal"`
-	TpbtfDmaFenceInit         *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_init"`
-	TpbtfDmaFenceSignaled     *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_signaled"`
-	TpbtfDmaFenceWaitEnd      *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_wait_end"`
-	TpbtfDmaFenceWaitStart    *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_wait_start"`
+	RawtpDmaFenceEmit      *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_emit"`
+	RawtpDmaFenceInit      *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_init"`
+	RawtpDmaFenceSignaled  *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_signaled"`
+	RawtpDmaFenceWaitEnd   *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_wait_end"`
+	RawtpDmaFenceWaitStart *ebpf.ProgramSpec `ebpf:"rawtp_dma_fence_wait_start"`
+	TpDmaFenceEmit         *ebpf.ProgramSpec `ebpf:"tp_dma_fence_emit"`
+	TpDmaFenceInit         *ebpf.ProgramSpec `ebpf:"tp_dma_fence_init"`
+	TpDmaFenceSignaled     *ebpf.ProgramSpec `ebpf:"tp_dma_fence_signaled"`
+	TpDmaFenceWaitEnd      *ebpf.ProgramSpec `ebpf:"tp_dma_fence_wait_end"`
+	TpDmaFenceWaitStart    *ebpf.ProgramSpec `ebpf:"tp_dma_fence_wait_start"`
+	TpbtfDmaFenceEmit      *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_emit"`
+	TpbtfDmaFenceInit      *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_init"`
+	TpbtfDmaFenceSignaled  *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_signaled"`
+	TpbtfDmaFenceWaitEnd   *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_wait_end"`
+	TpbtfDmaFenceWaitStart *ebpf.ProgramSpec `ebpf:"tpbtf_dma_fence_wait_start"`
 }
 
 // fenceMapSpecs contains maps before they are loaded into the kernel.
@@ -207,48 +195,36 @@ type fenceVariables struct {
 //
 // It can be passed to loadFenceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fencePrograms struct {
-	RawtpDmaFenceDestroy      *ebpf.Program `ebpf:"rawtp_dma_fence_destroy"`
-	RawtpDmaFenceEmit         *ebpf.Program `ebpf:"rawtp_dma_fence_emit"`
-	RawtpDmaFenceEnableSignal *ebpf.Program `ebpf:"rawtp_dma_fence_enable_signal"`
-	RawtpDmaFenceInit         *ebpf.Program `ebpf:"rawtp_dma_fence_init"`
-	RawtpDmaFenceSignaled     *ebpf.Program `ebpf:"rawtp_dma_fence_signaled"`
-	RawtpDmaFenceWaitEnd      *ebpf.Program `ebpf:"rawtp_dma_fence_wait_end"`
-	RawtpDmaFenceWaitStart    *ebpf.Program `ebpf:"rawtp_dma_fence_wait_start"`
-	TpDmaFenceDestroy         *ebpf.Program `ebpf:"tp_dma_fence_destroy"`
-	TpDmaFenceEmit            *ebpf.Program `ebpf:"tp_dma_fence_emit"`
-	TpDmaFenceEnableSignal    *ebpf.Program `ebpf:"tp_dma_fence_enable_signal"`
-	TpDmaFenceInit            *ebpf.Program `ebpf:"tp_dma_fence_init"`
-	TpDmaFenceSignaled        *ebpf.Program `ebpf:"tp_dma_fence_signaled"`
-	TpDmaFenceWaitEnd         *ebpf.Program `ebpf:"tp_dma_fence_wait_end"`
-	TpDmaFenceWaitStart       *ebpf.Program `ebpf:"tp_dma_fence_wait_start"`
-	TpbtfDmaFenceDestroy      *ebpf.Program `ebpf:"tpbtf_dma_fence_destroy"`
-	TpbtfDmaFenceEmit         *ebpf.Program `ebpf:"tpbtf_dma_fence_emit"`
-	TpbtfDmaFenceEnableSignal *ebpf.Program `ebpf:"tpbtf_dma_fence_enable_signal"`
-	TpbtfDmaFenceInit         *ebpf.Program `ebpf:"tpbtf_dma_fence_init"`
-	TpbtfDmaFenceSignaled     *ebpf.Program `ebpf:"tpbtf_dma_fence_signaled"`
-	TpbtfDmaFenceWaitEnd      *ebpf.Program `ebpf:"tpbtf_dma_fence_wait_end"`
-	TpbtfDmaFenceWaitStart    *ebpf.Program `ebpf:"tpbtf_dma_fence_wait_start"`
+	RawtpDmaFenceEmit      *ebpf.Program `ebpf:"rawtp_dma_fence_emit"`
+	RawtpDmaFenceInit      *ebpf.Program `ebpf:"rawtp_dma_fence_init"`
+	RawtpDmaFenceSignaled  *ebpf.Program `ebpf:"rawtp_dma_fence_signaled"`
+	RawtpDmaFenceWaitEnd   *ebpf.Program `ebpf:"rawtp_dma_fence_wait_end"`
+	RawtpDmaFenceWaitStart *ebpf.Program `ebpf:"rawtp_dma_fence_wait_start"`
+	TpDmaFenceEmit         *ebpf.Program `ebpf:"tp_dma_fence_emit"`
+	TpDmaFenceInit         *ebpf.Program `ebpf:"tp_dma_fence_init"`
+	TpDmaFenceSignaled     *ebpf.Program `ebpf:"tp_dma_fence_signaled"`
+	TpDmaFenceWaitEnd      *ebpf.Program `ebpf:"tp_dma_fence_wait_end"`
+	TpDmaFenceWaitStart    *ebpf.Program `ebpf:"tp_dma_fence_wait_start"`
+	TpbtfDmaFenceEmit      *ebpf.Program `ebpf:"tpbtf_dma_fence_emit"`
+	TpbtfDmaFenceInit      *ebpf.Program `ebpf:"tpbtf_dma_fence_init"`
+	TpbtfDmaFenceSignaled  *ebpf.Program `ebpf:"tpbtf_dma_fence_signaled"`
+	TpbtfDmaFenceWaitEnd   *ebpf.Program `ebpf:"tpbtf_dma_fence_wait_end"`
+	TpbtfDmaFenceWaitStart *ebpf.Program `ebpf:"tpbtf_dma_fence_wait_start"`
 }
 
 func (p *fencePrograms) Close() error {
 	return _FenceClose(
-		p.RawtpDmaFenceDestroy,
 		p.RawtpDmaFenceEmit,
-		p.RawtpDmaFenceEnableSignal,
 		p.RawtpDmaFenceInit,
 		p.RawtpDmaFenceSignaled,
 		p.RawtpDmaFenceWaitEnd,
 		p.RawtpDmaFenceWaitStart,
-		p.TpDmaFenceDestroy,
 		p.TpDmaFenceEmit,
-		p.TpDmaFenceEnableSignal,
 		p.TpDmaFenceInit,
 		p.TpDmaFenceSignaled,
 		p.TpDmaFenceWaitEnd,
 		p.TpDmaFenceWaitStart,
-		p.TpbtfDmaFenceDestroy,
 		p.TpbtfDmaFenceEmit,
-		p.TpbtfDmaFenceEnableSignal,
 		p.TpbtfDmaFenceInit,
 		p.TpbtfDmaFenceSignaled,
 		p.TpbtfDmaFenceWaitEnd,

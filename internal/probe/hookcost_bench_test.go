@@ -109,7 +109,6 @@ func TestHookCostTestRun(t *testing.T) {
 		{name: "dma_fence_init", family: famFence, prog: "rawtp_dma_fence_init", args: func() []uint64 { return []uint64{a73(hwAt)} }},
 		{name: "dma_fence_emit", family: famFence, prog: "rawtp_dma_fence_emit", args: func() []uint64 { return []uint64{a73(hwAt)} }},
 		{name: "dma_fence_signaled", family: famFence, prog: "rawtp_dma_fence_signaled", args: func() []uint64 { return []uint64{a73(hwAt)} }},
-		{name: "dma_fence_destroy", family: famFence, prog: "rawtp_dma_fence_destroy", args: func() []uint64 { return []uint64{a73(hwAt)} }},
 		{name: "irq_handler_entry(miss)", family: famIRQ, prog: "rawtp_irq_handler_entry", args: func() []uint64 { return []uint64{7, 0} }},
 		{name: "irq_handler_entry(gpu)", family: famIRQ, prog: "rawtp_irq_handler_entry", gpuIRQ: true, args: func() []uint64 { return []uint64{7, 0} }},
 		{name: "sys_enter(other syscall)", family: famSyscalls, prog: "raw_sys_enter", majors: []uint32{226}, args: func() []uint64 { return []uint64{a73(regsAt), 1} }},

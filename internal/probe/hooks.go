@@ -171,7 +171,10 @@ func hookDefs(cfg Config) []hookDef {
 			family: famFuncs, progs: []string{"fexit_run_job"}, attachTo: f, funcID: uint16(i),
 		}}})
 	}
-	for _, ev := range []string{"init", "emit", "enable_signal", "signaled", "wait_start", "wait_end", "destroy"} {
+	// dma_fence_enable_signal and dma_fence_destroy are not hooked: the assembler uses
+	// neither, and both run for every fence of the host (3 of a 6.17 job's 15 hook runs
+	// were its fences' destroys; BENCHMARKS.md "Unused fence events").
+	for _, ev := range []string{"init", "emit", "signaled", "wait_start", "wait_end"} {
 		defs = append(defs, hookDef{stage: StageDMAFence, event: "dma_fence_" + ev, rungs: []rung{
 			one(famFence, "tpbtf_dma_fence_"+ev),
 			one(famFence, "rawtp_dma_fence_"+ev),

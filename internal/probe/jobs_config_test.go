@@ -28,8 +28,7 @@ func TestJobsConfig(t *testing.T) {
 }
 
 // In jobs mode the scheduler and dma_fence ladders start with the jobs family's programs
-// and keep the per-event rungs after them; enable_signal and destroy are not hooked; every
-// other ladder is the events mode's.
+// and keep the per-event rungs after them; every other ladder is the events mode's.
 func TestJobsHookDefs(t *testing.T) {
 	events := hookDefs(DefaultConfig())
 	jobs := liveHookDefs(Config{Records: RecordsJobs, BOValidationFuncs: DefaultConfig().BOValidationFuncs,
@@ -41,10 +40,6 @@ func TestJobsHookDefs(t *testing.T) {
 	for i, d := range jobs {
 		e := events[i]
 		switch {
-		case d.event == "dma_fence_enable_signal" || d.event == "dma_fence_destroy":
-			if len(d.rungs) != 0 {
-				t.Errorf("%s hooked in jobs mode", d.event)
-			}
 		case len(d.rungs) == len(e.rungs)+2 && d.rungs[0].family == famJobs:
 			taken++
 			if d.rungs[0].progs[0] != "jobs_tpbtf_"+d.event || d.rungs[1].progs[0] != "jobs_rawtp_"+d.event {

@@ -29,12 +29,8 @@ func liveHookDefs(cfg Config) []hookDef {
 
 // jobsFenceEvents are the dma_fence events the jobs family hooks itself; wait_start and
 // wait_end keep their per-event records (a submitter blocking on a fence is no job's
-// stage), enable_signal and destroy are not hooked (the assembler uses neither).
+// stage). enable_signal and destroy are hooked in neither mode (hookDefs).
 var jobsFenceEvents = map[string]bool{"dma_fence_init": true, "dma_fence_emit": true, "dma_fence_signaled": true}
-
-// jobsNotHooked are the dma_fence events jobs mode leaves unhooked, with the reason the
-// report gives.
-var jobsNotHooked = map[string]bool{"dma_fence_enable_signal": true, "dma_fence_destroy": true}
 
 // jobsHookDefs rewrites the scheduler and dma_fence ladders: the jobs family's tp_btf and
 // raw_tp programs first, the per-event rungs after them (used only where the jobs
@@ -45,10 +41,7 @@ func jobsHookDefs(defs []hookDef) []hookDef {
 	for _, d := range defs {
 		isSched := d.stage == StageJobQueue || d.stage == StageJobRun || d.stage == StageJobDone || d.stage == StageJobDependency
 		isFence := d.stage == StageDMAFence && jobsFenceEvents[d.event]
-		switch {
-		case d.stage == StageDMAFence && jobsNotHooked[d.event]:
-			d.rungs = nil
-		case isSched || isFence:
+		if isSched || isFence {
 			// Where a jobs program cannot load, the per-event rungs follow: their records
 			// carry the same keys and join the jobs' in the assembler.
 			d.rungs = append([]rung{one(famJobs, "jobs_tpbtf_"+d.event), one(famJobs, "jobs_rawtp_"+d.event)}, d.rungs...)
@@ -109,18 +102,6 @@ func parseRelease(rel string) (major, minor int, ok bool) {
 
 // jobsAttachedReason is the report line of a hook the jobs family took.
 const jobsAttachedReason = "per-job state in the kernel (records: jobs)"
-
-// jobsUnhookedReason is the report line of a dma_fence event jobs mode does not hook.
-const jobsUnhookedReason = "not hooked with records: jobs (the assembler uses neither enable_signal nor destroy)"
-
-// reportJobsUnhooked adds the report lines of the events jobsHookDefs left without rungs.
-func (ld *loader) reportJobsUnhooked(def hookDef) bool {
-	if len(def.rungs) != 0 || !ld.cfg.jobsMode() {
-		return false
-	}
-	ld.rep.add(def.stage, "tp_btf/"+def.event, StatusUnavailable, jobsUnhookedReason)
-	return true
-}
 
 // enableJobEnd tells the jobs programs that the finished fence's dma_fence_signaled is
 // hooked by the jobs family, so that the signal (which follows the done event) ends a

@@ -143,17 +143,13 @@ func testOpenDegradesOnThisHost(t *testing.T, records string) {
 		exit = "raw_tp/sys_exit"
 	}
 	want := []string{
-		"dma_fence tp_btf/dma_fence_destroy", "dma_fence tp_btf/dma_fence_emit",
-		"dma_fence tp_btf/dma_fence_enable_signal", "dma_fence tp_btf/dma_fence_init",
+		"dma_fence tp_btf/dma_fence_emit", "dma_fence tp_btf/dma_fence_init",
 		"dma_fence tp_btf/dma_fence_signaled", "dma_fence tp_btf/dma_fence_wait_end",
 		"dma_fence tp_btf/dma_fence_wait_start",
 		"ioctl " + expectedIoctlHook(rep), "ioctl " + exit,
 		"process_lifecycle tp_btf/sched_process_exec", "process_lifecycle tp_btf/sched_process_exit",
 	}
 	if records == RecordsJobs {
-		want = slices.DeleteFunc(want, func(s string) bool {
-			return strings.HasSuffix(s, "_destroy") || strings.HasSuffix(s, "_enable_signal")
-		})
 		for _, e := range rep.Attached() {
 			if jobsFenceEvents[strings.TrimPrefix(e.Hook, "tp_btf/")] != (e.Reason == jobsAttachedReason) {
 				t.Errorf("%s %s attached with reason %q", e.Stage, e.Hook, e.Reason)

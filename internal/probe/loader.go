@@ -530,9 +530,6 @@ func (ld *loader) precondition(def hookDef, ps *ebpf.ProgramSpec, targetMissing 
 // attachAll walks the hook table, climbing each ladder until a rung attaches.
 func (ld *loader) attachAll() {
 	for _, def := range liveHookDefs(ld.cfg) {
-		if ld.reportJobsUnhooked(def) {
-			continue
-		}
 		if def.stage == StageIRQ && len(ld.objs.irqNames) == 0 {
 			// Every device interrupt would run the program only to be filtered out.
 			ld.rep.add(def.stage, "irq/"+def.event, StatusUnavailable, fmt.Sprintf(

@@ -1,7 +1,11 @@
-// BenchmarkDecode: decode throughput over the real gpuvis amdgpu capture.
+// BenchmarkDecode: decode throughput over the real gpuvis amdgpu capture (and over a
+// generated one: BenchmarkDecodeCapture, BenchmarkTimeCapture).
 package ftrace
 
 import (
+	"bufio"
+	"bytes"
+	"os"
 	"testing"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -34,4 +38,47 @@ func BenchmarkDecode(b *testing.B) {
 // The full capture: 82% sched_switch lines, counted as unknown.
 func BenchmarkDecodeFull(b *testing.B) {
 	benchLines(b, "gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz")
+}
+
+// A generated capture (GHOSTDRIVER_EXPORT_CAPTURE, as cmd/ghostdriver's export benchmark),
+// its first 500 000 lines in memory: the decoder alone, and the time reader alone.
+func captureLines(b *testing.B) [][]byte {
+	path := os.Getenv("GHOSTDRIVER_EXPORT_CAPTURE")
+	if path == "" {
+		b.Skip("GHOSTDRIVER_EXPORT_CAPTURE names no capture")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var lines [][]byte
+	sc := bufio.NewScanner(f)
+	for len(lines) < 500_000 && sc.Scan() {
+		lines = append(lines, bytes.Clone(sc.Bytes()))
+	}
+	return lines
+}
+
+func BenchmarkDecodeCapture(b *testing.B) {
+	lines := captureLines(b)
+	var e event.Event
+	for b.Loop() {
+		d := NewDecoder()
+		for n, l := range lines {
+			d.Decode(l, n+1, &e)
+		}
+	}
+	b.ReportMetric(float64(b.N)*float64(len(lines))/b.Elapsed().Seconds(), "lines/s")
+}
+
+func BenchmarkTimeCapture(b *testing.B) {
+	lines := captureLines(b)
+	for b.Loop() {
+		var r TimeReader
+		for _, l := range lines {
+			r.Time(l)
+		}
+	}
+	b.ReportMetric(float64(b.N)*float64(len(lines))/b.Elapsed().Seconds(), "lines/s")
 }

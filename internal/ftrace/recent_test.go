@@ -25,6 +25,12 @@ func TestWarmDecoderDecodesAsFresh(t *testing.T) {
 		"  kworker/u8:0-12  [001] d..1.  1000.000025:",
 		"  kworker/u8:0-12  [001] d..1.  ",
 		"  kworker/u8:0-12  [001] d..1.  1000.000026: <idle>-0 [000] 1.0: dma_fence_emit: driver=x timeline=y context=1 seqno=2",
+		// after the same columns, what the timestamp right after them (line.go: timeAt) leaves to the search
+		"  kworker/u8:0-12  [001] d..1.  1000.000027:dma_fence_emit: 1.5: driver=amdgpu",
+		"  kworker/u8:0-12  [001] d..1.  1000.000028:\tdma_fence_emit: driver=amdgpu timeline=gfx context=1 seqno=1",
+		"  kworker/u8:0-12  [001] d..1.  10000000000.000029: dma_fence_emit: driver=amdgpu timeline=gfx context=1 seqno=1",
+		"  kworker/u8:0-12  [001] d..1.  9223372036.000030: dma_fence_emit: driver=amdgpu timeline=gfx context=1 seqno=1",
+		"  kworker/u8:0-12  [001] d..1.  1000.000031 1.5: dma_fence_emit: driver=amdgpu timeline=gfx context=1 seqno=1",
 		"-1 1.0: dma_fence_emit: driver=amdgpu timeline=gfx context=1 seqno=1",
 		"-1 1.0: dma_fence_emit: driver=amdgpu timeline=gfx context=1 seqno=2",
 		"-1:1 2.0: dma_fence_emit: driver=amdgpu timeline=gfx context=1 seqno=3",

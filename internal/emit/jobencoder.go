@@ -51,9 +51,13 @@ type JobEncoder struct {
 	span  spanData // scratch: the span being written
 	attrs []spanAttr
 	links []linkData
-	// JSON: repeated values encoded once, and the job's ids in hex
-	cache                     jsonCache
-	traceHex, spanHex, parHex []byte
+	// what every job repeats, encoded once (jobencoder_ids.go, _kvcache.go, _json.go)
+	idBytes        encodedIDs
+	jobNameKind    []byte
+	stageNameKinds [assemble.NumStages][]byte
+	kv             kvCache
+	stageAttrs     stageAttrs
+	times          jsonCache
 }
 
 // NewJobEncoder returns an encoder in format converting source timestamps with clock (at
@@ -72,6 +76,15 @@ func NewJobEncoder(clock event.Clock, format Format, opts ...SpanOption) *JobEnc
 		emitted:  newRecent[event.FenceKey, spanRef](cfg.linkMemory, hashFence),
 		exeNames: newRecent[uint32, string](maxRememberedProcesses, hashPID),
 		ids:      newIDGuard(),
+	}
+	e.idBytes.format, e.kv.format, e.stageAttrs.format = format, format, format
+	e.jobNameKind = spanNameKind(format, JobSpanName)
+	for i := range e.stageNameKinds {
+		e.stageNameKinds[i] = spanNameKind(format, assemble.Stage(i).String())
+	}
+	e.span.kv = &e.kv
+	if format == FormatJSON {
+		e.span.times = &e.times
 	}
 	e.cur = e.newBatch()
 	return e
@@ -134,15 +147,9 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 	t := e.tenantOf(j)
 
 	s := &e.span
-	s.trace, s.span, s.parent = traceID, spanID, parentID
-	s.traceHex, s.parentHex, s.cache = nil, nil, nil
-	if e.format == FormatJSON {
-		e.traceHex = appendHexID(e.traceHex[:0], traceID[:])
-		e.spanHex = appendHexID(e.spanHex[:0], spanID[:])
-		e.parHex = appendHexID(e.parHex[:0], parentID[:])
-		s.traceHex, s.parentHex, s.cache = e.traceHex, e.parHex, &e.cache
-	}
-	s.name, s.nameJSON = JobSpanName, jobSpanNameJSON
+	e.idBytes.set(traceID, spanID, parentID)
+	s.head, s.headMore, s.ids = e.idBytes.job, e.idBytes.jobMore, e.idBytes.job
+	s.name, s.nameKind, s.attrsEnc = JobSpanName, e.jobNameKind, nil
 	s.start, s.end = spanInterval(e.clock, j.Start, j.End)
 	e.attrs = jobAttrs(e.attrs[:0], j)
 	s.attrs = e.attrs
@@ -158,23 +165,20 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 	t.spans = s.appendTo(t.spans, e.format, t.count > 0)
 	t.count++
 
-	s.parent, s.links, s.statusMsg, s.statusErr = spanID, nil, "", false
-	if e.format == FormatJSON {
-		s.parentHex = e.spanHex
-	}
+	s.attrs, s.links, s.statusMsg, s.statusErr = nil, nil, "", false
+	s.headMore = e.idBytes.stageMore
 	for i := range stages {
 		st := &stages[i]
-		s.span = stageSpanID(spanID, st.Stage)
-		s.name, s.nameJSON = st.Stage.String(), nil
-		if int(st.Stage) < len(stageSpanNamesJSON) {
-			s.nameJSON = stageSpanNamesJSON[st.Stage]
+		ids := e.idBytes.forStage(stageSpanID(spanID, st.Stage))
+		s.head, s.ids = ids, ids
+		s.name, s.nameKind = "", nil
+		if int(st.Stage) < len(e.stageNameKinds) {
+			s.nameKind = e.stageNameKinds[st.Stage]
+		} else {
+			s.name = st.Stage.String()
 		}
 		s.start, s.end = spanInterval(e.clock, st.Start, st.End)
-		e.attrs = append(e.attrs[:0], strAttr(keyStageSource, st.Src.String()))
-		if st.Rule != "" {
-			e.attrs = append(e.attrs, strAttr(keyStageRule, st.Rule))
-		}
-		s.attrs = e.attrs
+		s.attrsEnc = e.stageAttrs.get(st.Src, st.Rule)
 		t.spans = s.appendTo(t.spans, e.format, true)
 		t.count++
 	}

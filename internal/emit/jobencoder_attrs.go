@@ -60,17 +60,7 @@ var (
 	keyStageSource     = newAttrKey(metadata.AttrStageSource)
 	keyStageRule       = newAttrKey(metadata.AttrStageRule)
 	keyDependencyWait  = newAttrKey(metadata.AttrDependencyWait)
-	jobSpanNameJSON    = appendString(nil, JobSpanName)
-	stageSpanNamesJSON = quotedStageNames()
 )
-
-// quotedStageNames are the stage spans' names as JSON strings, by stage.
-func quotedStageNames() (q [assemble.NumStages][]byte) {
-	for i := range q {
-		q[i] = appendString(nil, assemble.Stage(i).String())
-	}
-	return q
-}
 
 func strAttr(k *attrKey, v string) spanAttr {
 	return spanAttr{key: k.name, k: k, kind: attr.KindString, str: v}
@@ -151,13 +141,17 @@ func putSpanAttr(dst []spanAttr, a spanAttr) []spanAttr {
 	return append(dst, a)
 }
 
-// appendSpanAttrsJSON writes the attributes array (c: the encoder's cache, or nil).
-func appendSpanAttrsJSON(dst []byte, attrs []spanAttr, c *jsonCache) []byte {
+// appendSpanAttrsJSON writes the attributes array (kv: the encoder's cache, or nil).
+func appendSpanAttrsJSON(dst []byte, attrs []spanAttr, kv *kvCache) []byte {
 	dst = append(dst, '[')
 	for i := range attrs {
 		a := &attrs[i]
 		if i > 0 {
 			dst = append(dst, ',')
+		}
+		if a.k != nil && a.kind == attr.KindString && kv != nil {
+			dst = append(dst, kv.get(a.k, a.str)...)
+			continue
 		}
 		if a.k != nil {
 			dst = append(dst, a.k.json...)
@@ -169,7 +163,7 @@ func appendSpanAttrsJSON(dst []byte, attrs []spanAttr, c *jsonCache) []byte {
 			dst = appendAttrValueJSON(dst, a.val)
 		case a.kind == attr.KindString:
 			dst = append(dst, `{"stringValue":`...)
-			dst = append(c.appendString(dst, a.str), '}')
+			dst = append(appendString(dst, a.str), '}')
 		case a.kind == attr.KindInt:
 			dst = append(dst, `{"intValue":"`...)
 			dst = append(strconv.AppendInt(dst, a.num, 10), '"', '}')
@@ -182,31 +176,14 @@ func appendSpanAttrsJSON(dst []byte, attrs []spanAttr, c *jsonCache) []byte {
 	return append(dst, ']')
 }
 
-// appendSpanAttrProto writes one KeyValue field with tag.
-func appendSpanAttrProto(dst []byte, tag byte, a *spanAttr) []byte {
+// appendSpanAttrProto writes one KeyValue field with tag (kv: the encoder's cache, or
+// nil).
+func appendSpanAttrProto(dst []byte, tag byte, a *spanAttr, kv *kvCache) []byte {
 	if a.k != nil {
-		// the builder's own: lengths known before writing
-		var value int // the AnyValue's length
-		switch a.kind {
-		case attr.KindString:
-			value = 1 + varintLen(uint64(len(a.str))) + len(a.str)
-		case attr.KindInt:
-			value = 1 + varintLen(uint64(a.num))
-		case attr.KindBool:
-			value = 2
+		if a.kind == attr.KindString && kv != nil {
+			return append(append(dst, tag), kv.get(a.k, a.str)...)
 		}
-		dst = append(dst, tag)
-		dst = appendVarint(dst, uint64(1+varintLen(uint64(value))+value+len(a.k.proto)))
-		dst = appendVarint(append(dst, 0x12), uint64(value))
-		switch a.kind {
-		case attr.KindString:
-			dst = appendStringField(dst, 0xa, a.str)
-		case attr.KindInt:
-			dst = appendVarint(append(dst, 0x18), uint64(a.num))
-		case attr.KindBool:
-			dst = append(dst, 0x10, byte(a.num))
-		}
-		return append(dst, a.k.proto...)
+		return appendOwnAttrProto(append(dst, tag), a)
 	}
 	var at, vat int
 	dst, at = openMsg(dst, tag, 1)
@@ -226,6 +203,31 @@ func appendSpanAttrProto(dst []byte, tag byte, a *spanAttr) []byte {
 		dst = appendStringField(dst, 0xa, a.key)
 	}
 	return closeMsg(dst, at, 1)
+}
+
+// appendOwnAttrProto writes the length and content of a KeyValue of the builder's own
+// (a.k set): its lengths are known before writing, so nothing is moved.
+func appendOwnAttrProto(dst []byte, a *spanAttr) []byte {
+	var value int // the AnyValue's length
+	switch a.kind {
+	case attr.KindString:
+		value = 1 + varintLen(uint64(len(a.str))) + len(a.str)
+	case attr.KindInt:
+		value = 1 + varintLen(uint64(a.num))
+	case attr.KindBool:
+		value = 2
+	}
+	dst = appendVarint(dst, uint64(1+varintLen(uint64(value))+value+len(a.k.proto)))
+	dst = appendVarint(append(dst, 0x12), uint64(value))
+	switch a.kind {
+	case attr.KindString:
+		dst = appendStringField(dst, 0xa, a.str)
+	case attr.KindInt:
+		dst = appendVarint(append(dst, 0x18), uint64(a.num))
+	case attr.KindBool:
+		dst = append(dst, 0x10, byte(a.num))
+	}
+	return append(dst, a.k.proto...)
 }
 
 // appendAttrValueJSON writes a tenant attribute's value as attrpdata.PutValue would make
@@ -320,7 +322,7 @@ func appendAttrValueProto(dst []byte, v *attr.Value) []byte {
 			if !ok {
 				continue
 			}
-			dst = appendSpanAttrProto(dst, 0xa, &spanAttr{key: k, kind: val.Kind, val: val})
+			dst = appendSpanAttrProto(dst, 0xa, &spanAttr{key: k, kind: val.Kind, val: val}, nil)
 		}
 		return closeMsg(dst, at, 1)
 	case attr.KindBytes:

@@ -1,61 +1,42 @@
-// What the JobEncoder's JSON spans repeat, encoded once: the job's trace id and span id
-// in hex (a job's stage spans carry both again), string values that come back as the
-// same string (stage rules, ring and thread names, outcomes: the assembler and the
-// decoder hand out one string for each), and recent timestamps (a stage often starts
-// where the one before it ended).
+// What the JobEncoder's JSON spans repeat, encoded once: the seconds of recent timestamps
+// (a job's spans start and end within the same few seconds, so only their last nine
+// digits need formatting).
 package emit
 
-import (
-	"strconv"
-	"unsafe"
-)
+import "strconv"
 
 // jsonCache belongs to one JobEncoder.
 type jsonCache struct {
-	strs  [64]cachedString
-	times [8]cachedTime
-	next  int // next times slot to replace
+	sec    uint64 // the seconds (value / 1e9) that secEnc holds; 0: none
+	secEnc []byte // `"` and sec's digits
 }
 
-// cachedString is a string and its JSON form. Keeping s keeps its memory from being
-// reused for another string at the same address while the entry lives.
-type cachedString struct {
-	s   string
-	enc []byte
-}
+// digitPairs are "00" to "99", two bytes each.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
-type cachedTime struct {
-	v   uint64
-	enc []byte // "digits" with the quotes
-}
-
-// appendString appends s as appendString does, from the cache when s is the very string
-// (same address and length) seen last in its slot.
-func (c *jsonCache) appendString(dst []byte, s string) []byte {
-	if len(s) < 8 || c == nil {
-		return appendString(dst, s)
-	}
-	p := unsafe.StringData(s)
-	e := &c.strs[(uintptr(unsafe.Pointer(p))>>3^uintptr(len(s)))&(uintptr(len(c.strs))-1)]
-	if len(e.s) != len(s) || unsafe.StringData(e.s) != p {
-		e.s, e.enc = s, appendString(e.enc[:0], s)
-	}
-	return append(dst, e.enc...)
-}
-
-// appendQuotedUint appends v as appendQuotedUint does, from the recent values.
+// appendQuotedUint appends v as appendQuotedUint does: v's digits are its seconds' digits
+// (from the cache) followed by its nanoseconds' nine, zero-padded.
 func (c *jsonCache) appendQuotedUint(dst []byte, v uint64) []byte {
-	if c == nil {
+	sec, ns := v/1e9, uint32(v%1e9)
+	if c == nil || sec == 0 {
 		return appendQuotedUint(dst, v)
 	}
-	for i := range c.times {
-		if t := &c.times[i]; t.v == v && t.enc != nil {
-			return append(dst, t.enc...)
-		}
+	if sec != c.sec {
+		c.sec = sec
+		c.secEnc = strconv.AppendUint(append(c.secEnc[:0], '"'), sec, 10)
 	}
-	t := &c.times[c.next]
-	c.next = (c.next + 1) % len(c.times)
-	t.v = v
-	t.enc = append(strconv.AppendUint(append(t.enc[:0], '"'), v, 10), '"')
-	return append(dst, t.enc...)
+	dst = append(dst, c.secEnc...)
+	n := len(dst)
+	dst = append(dst, `000000000"`...)
+	b := dst[n : n+10]
+	for i := 8; i > 0; i -= 2 {
+		q := ns / 100
+		r := (ns - q*100) * 2
+		b[i-1], b[i] = digitPairs[r], digitPairs[r+1]
+		ns = q
+	}
+	b[0] = byte('0' + ns)
+	return dst
 }

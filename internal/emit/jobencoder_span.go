@@ -16,19 +16,25 @@ import (
 
 // spanData is everything of one span that the builder sets.
 type spanData struct {
-	trace        pcommon.TraceID
-	span, parent pcommon.SpanID
-	name         string
-	nameJSON     []byte // name as a JSON string, when known in advance
-	start, end   pcommon.Timestamp
-	attrs        []spanAttr
-	links        []linkData
-	statusMsg    string
-	statusErr    bool
-	// JSON only: the trace and parent span ids in hex, when encoded already (nil: not),
-	// and the encoder's cache of repeated values (nil: none).
-	traceHex, parentHex []byte
-	cache               *jsonCache
+	// The ids, encoded by the encoder once a job (jobencoder_ids.go). JSON: head is `{`
+	// and the trace, span and parent span id fields, headMore whether it holds a field.
+	// Protobuf: ids are the parent span, span and trace id fields.
+	head     []byte
+	headMore bool
+	ids      []byte
+	name     string
+	nameKind []byte // the name and kind fields when known in advance (spanNameKind), else nil
+	start    pcommon.Timestamp
+	end      pcommon.Timestamp
+	attrs    []spanAttr
+	attrsEnc []byte // the attributes encoded already (stageAttrs.get), else nil: attrs
+	links    []linkData
+	// status
+	statusMsg string
+	statusErr bool
+	// the encoder's caches (jobencoder_kvcache.go, jobencoder_json.go)
+	kv    *kvCache
+	times *jsonCache
 }
 
 // linkData is one link to a dependency's span, with its three attributes.
@@ -36,6 +42,23 @@ type linkData struct {
 	trace pcommon.TraceID
 	span  pcommon.SpanID
 	attrs [3]spanAttr
+}
+
+// spanNameKind is a span's name and kind fields in format: JSON after another field,
+// protobuf in its field order (kind, then name).
+func spanNameKind(format Format, name string) []byte {
+	if format == FormatProto {
+		dst := appendVarint([]byte{0x30}, uint64(ptrace.SpanKindInternal))
+		if name != "" {
+			dst = appendStringField(dst, 0x2a, name)
+		}
+		return dst
+	}
+	var dst []byte
+	if name != "" {
+		dst = appendString(appendField(dst, true, "name"), name)
+	}
+	return strconv.AppendInt(appendField(dst, true, "kind"), int64(ptrace.SpanKindInternal), 10)
 }
 
 // appendTo appends the span in format: JSON after a comma when more, protobuf as a
@@ -54,55 +77,33 @@ func (s *spanData) appendTo(dst []byte, format Format, more bool) []byte {
 }
 
 func (s *spanData) appendJSON(dst []byte) []byte {
-	dst = append(dst, '{')
-	more := false
-	if !s.trace.IsEmpty() {
-		dst = appendField(dst, more, "traceId")
-		if s.traceHex != nil {
-			dst = append(dst, s.traceHex...)
-		} else {
-			dst = appendHexID(dst, s.trace[:])
+	dst = append(dst, s.head...)
+	if more := s.headMore; more && s.nameKind != nil {
+		dst = append(dst, s.nameKind...)
+	} else {
+		if s.name != "" {
+			dst = appendField(dst, more, "name")
+			dst, more = appendString(dst, s.name), true
 		}
-		more = true
+		dst = appendField(dst, more, "kind")
+		dst = strconv.AppendInt(dst, int64(ptrace.SpanKindInternal), 10)
 	}
-	if !s.span.IsEmpty() {
-		dst = appendField(dst, more, "spanId")
-		dst, more = appendHexID(dst, s.span[:]), true
-	}
-	if !s.parent.IsEmpty() {
-		dst = appendField(dst, more, "parentSpanId")
-		if s.parentHex != nil {
-			dst = append(dst, s.parentHex...)
-		} else {
-			dst = appendHexID(dst, s.parent[:])
-		}
-		more = true
-	}
-	if s.name != "" {
-		dst = appendField(dst, more, "name")
-		if s.nameJSON != nil {
-			dst = append(dst, s.nameJSON...)
-		} else {
-			dst = appendString(dst, s.name)
-		}
-		more = true
-	}
-	dst = appendField(dst, more, "kind")
-	dst = strconv.AppendInt(dst, int64(ptrace.SpanKindInternal), 10)
 	if s.start != 0 {
-		dst = appendField(dst, true, "startTimeUnixNano")
-		dst = s.cache.appendQuotedUint(dst, uint64(s.start))
+		dst = append(dst, `,"startTimeUnixNano":`...)
+		dst = s.times.appendQuotedUint(dst, uint64(s.start))
 	}
 	if s.end != 0 {
-		dst = appendField(dst, true, "endTimeUnixNano")
-		dst = s.cache.appendQuotedUint(dst, uint64(s.end))
+		dst = append(dst, `,"endTimeUnixNano":`...)
+		dst = s.times.appendQuotedUint(dst, uint64(s.end))
 	}
-	if len(s.attrs) > 0 {
-		dst = appendField(dst, true, "attributes")
-		dst = appendSpanAttrsJSON(dst, s.attrs, s.cache)
+	if s.attrsEnc != nil {
+		dst = append(dst, s.attrsEnc...)
+	} else if len(s.attrs) > 0 {
+		dst = append(dst, `,"attributes":`...)
+		dst = appendSpanAttrsJSON(dst, s.attrs, s.kv)
 	}
 	if len(s.links) > 0 {
-		dst = appendField(dst, true, "links")
+		dst = append(dst, `,"links":`...)
 		dst = append(dst, '[')
 		for i := range s.links {
 			l := &s.links[i]
@@ -120,11 +121,11 @@ func (s *spanData) appendJSON(dst []byte) []byte {
 				dst, lmore = appendHexID(dst, l.span[:]), true
 			}
 			dst = appendField(dst, lmore, "attributes")
-			dst = append(appendSpanAttrsJSON(dst, l.attrs[:], s.cache), '}')
+			dst = append(appendSpanAttrsJSON(dst, l.attrs[:], s.kv), '}')
 		}
 		dst = append(dst, ']')
 	}
-	dst = appendField(dst, true, "status")
+	dst = append(dst, `,"status":`...)
 	dst = append(dst, '{')
 	if s.statusMsg != "" {
 		dst = appendField(dst, false, "message")
@@ -138,27 +139,33 @@ func (s *spanData) appendJSON(dst []byte) []byte {
 }
 
 func (s *spanData) appendProto(dst []byte) []byte {
-	var at int
-	dst, at = openMsg(dst, 0x7a, 1)
-	if s.statusErr {
-		dst = appendVarint(append(dst, 0x18), uint64(ptrace.StatusCodeError))
+	if s.statusErr || s.statusMsg != "" {
+		var at int
+		dst, at = openMsg(dst, 0x7a, 1)
+		if s.statusErr {
+			dst = appendVarint(append(dst, 0x18), uint64(ptrace.StatusCodeError))
+		}
+		if s.statusMsg != "" {
+			dst = appendStringField(dst, 0x12, s.statusMsg)
+		}
+		dst = closeMsg(dst, at, 1)
+	} else {
+		dst = append(dst, 0x7a, 0) // an empty status is written
 	}
-	if s.statusMsg != "" {
-		dst = appendStringField(dst, 0x12, s.statusMsg)
-	}
-	dst = closeMsg(dst, at, 1)
 	for i := range s.links {
 		l := &s.links[i]
+		var at int
 		dst, at = openMsg(dst, 0x6a, 1)
 		for k := range l.attrs {
-			dst = appendSpanAttrProto(dst, 0x22, &l.attrs[k])
+			dst = appendSpanAttrProto(dst, 0x22, &l.attrs[k], s.kv)
 		}
 		dst = appendIDField(dst, 0x12, l.span[:], l.span.IsEmpty())
 		dst = appendIDField(dst, 0xa, l.trace[:], l.trace.IsEmpty())
 		dst = closeMsg(dst, at, 1)
 	}
+	dst = append(dst, s.attrsEnc...)
 	for i := range s.attrs {
-		dst = appendSpanAttrProto(dst, 0x4a, &s.attrs[i])
+		dst = appendSpanAttrProto(dst, 0x4a, &s.attrs[i], s.kv)
 	}
 	if s.end != 0 {
 		dst = binary.LittleEndian.AppendUint64(append(dst, 0x41), uint64(s.end))
@@ -166,11 +173,13 @@ func (s *spanData) appendProto(dst []byte) []byte {
 	if s.start != 0 {
 		dst = binary.LittleEndian.AppendUint64(append(dst, 0x39), uint64(s.start))
 	}
-	dst = appendVarint(append(dst, 0x30), uint64(ptrace.SpanKindInternal))
-	if s.name != "" {
-		dst = appendStringField(dst, 0x2a, s.name)
+	if s.nameKind != nil {
+		dst = append(dst, s.nameKind...)
+	} else {
+		dst = appendVarint(append(dst, 0x30), uint64(ptrace.SpanKindInternal))
+		if s.name != "" {
+			dst = appendStringField(dst, 0x2a, s.name)
+		}
 	}
-	dst = appendIDField(dst, 0x22, s.parent[:], s.parent.IsEmpty())
-	dst = appendIDField(dst, 0x12, s.span[:], s.span.IsEmpty())
-	return appendIDField(dst, 0xa, s.trace[:], s.trace.IsEmpty())
+	return append(dst, s.ids...)
 }

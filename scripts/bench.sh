@@ -76,6 +76,15 @@ gcc -O2 -Wall -static -o "$BUILD/ioctlloop.static" bench/ioctlloop/ioctlloop.c 2
 loadavg() { echo "$(date -u +%T) $1 $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/loadavg.txt"; }
 loadavg start
 
+# The floor's programs on the syscall tracepoints, bpftrace and the ftrace peer need tracefs
+# (ghostdriver mounts it only while attaching): mounted here when it is not, for the run.
+T=/sys/kernel/tracing
+TRACEFS_OURS=
+if ! mountpoint -q "$T"; then
+	mount -t tracefs nodev "$T" && TRACEFS_OURS=1
+fi
+trap '[ -z "$TRACEFS_OURS" ] || umount "$T" 2>/dev/null || true' EXIT
+
 # ---- 1. kernel side: per-program ns/run vs the empty-program floor (BPF stats) ----
 if has kernel; then
 	log "1/5 kernel: floor vs ghostdriver (226 = filter miss, 1 = filter hit), $ROUNDS rounds"
@@ -89,7 +98,6 @@ if has kernel; then
 fi
 
 # ---- 2. whole system: ioctl loop under nothing / ghostdriver / bpftrace / ftrace ----
-T=/sys/kernel/tracing
 INST=$T/instances/ghostdriver-bench
 FTRACE_EVENTS="syscalls/sys_enter_ioctl syscalls/sys_exit_ioctl sched/sched_process_exec sched/sched_process_exit dma_fence gpu_scheduler"
 # task_cpu_ns PID: CPU time of every thread of PID (schedstat: ns on CPU).
@@ -185,11 +193,6 @@ if has system; then
 	conds="bare gd-1 send-1${BENCH_GD_BASE:+ base-1} gd-226 bpftrace ftrace"
 	log "2/5 system: $ROUNDS × ($conds), $IOCTLS ioctls each"
 	echo "system_conditions=$conds${BENCH_GD_BASE:+ base=$BENCH_GD_BASE}" >>"$OUT/context.txt"
-	# bpftrace and the ftrace peer need tracefs (ghostdriver mounts it only while attaching).
-	TRACEFS_OURS=
-	if ! mountpoint -q "$T"; then
-		mount -t tracefs nodev "$T" && TRACEFS_OURS=1
-	fi
 	trap 'ftrace_stop; [ -z "$TRACEFS_OURS" ] || umount "$T" 2>/dev/null || true' EXIT
 	printf 'round\tcondition\twall_ns_per_ioctl\tloop_cpu_ns_per_ioctl\ttracer_cpu_ns_per_ioctl\ttracer_events\ttracer_lost\tloadavg1\n' >"$OUT/system.tsv"
 	for r in $(seq "$ROUNDS"); do

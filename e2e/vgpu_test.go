@@ -280,7 +280,9 @@ func reportedLostIn(t *testing.T, path string) int {
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "events lost before decoding: "); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
+			// "N" or "N (ring buffer full: A, program runs the kernel skipped: B)"
+			v, _, _ = strings.Cut(strings.TrimSpace(v), " ")
+			n, err := strconv.Atoi(v)
 			if err != nil {
 				t.Fatalf("ghostdriver.log: %q", line)
 			}

@@ -51,6 +51,9 @@ type SourceStats struct {
 	// Lost counts events the kernel could not deliver: ring buffer reserve failures and
 	// program runs it skipped (recursion protection).
 	Lost uint64
+	// LostSkipped is the part of Lost that is program runs the kernel skipped (live
+	// source); the rest are ring buffer reserve failures (live) or a capture's loss notes.
+	LostSkipped uint64
 	// Hooks is the live source's capability report: each stage's hook and whether it
 	// attached (nil for replay).
 	Hooks []HookStatus

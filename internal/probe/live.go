@@ -40,6 +40,7 @@ type Live struct {
 	closeMu  sync.Mutex
 	closed   bool
 	lostLast atomic.Uint64 // lost count read at Close, when the map is gone
+	skipLast atomic.Uint64 // of lostLast: program runs the kernel skipped
 	// dropsLast: kernel drops read last (under closeMu), reported after Close.
 	dropsLast map[string]uint64
 
@@ -373,20 +374,22 @@ func (l *Live) Stats() event.SourceStats {
 	}
 	s.MalformedSamples = append([]string(nil), l.stats.MalformedSamples...)
 	l.mu.Unlock()
-	s.Lost = l.lost()
+	s.Lost, s.LostSkipped = l.lost()
 	s.KernelDrops = l.drops()
 	return s
 }
 
-func (l *Live) lost() uint64 {
+// lost is what the kernel could not deliver: ring buffer reserve failures plus the program
+// runs it skipped, which skipped counts alone.
+func (l *Live) lost() (lost, skipped uint64) {
 	l.closeMu.Lock()
 	defer l.closeMu.Unlock()
 	if l.closed {
-		return l.lostLast.Load()
+		return l.lostLast.Load(), l.skipLast.Load()
 	}
 	var perCPU []uint64
 	if err := l.objs.lostMap().Lookup(uint32(0), &perCPU); err != nil {
-		return l.lostLast.Load()
+		return l.lostLast.Load(), l.skipLast.Load()
 	}
 	var n uint64
 	for _, v := range perCPU {
@@ -398,11 +401,12 @@ func (l *Live) lost() uint64 {
 	// guest). The kernel counts them per program (recursion_misses, Linux 5.12+).
 	for _, p := range l.objs.progs {
 		if st, err := p.Stats(); err == nil {
-			n += st.RecursionMisses
+			skipped += st.RecursionMisses
 		}
 	}
-	l.lostLast.Store(n)
-	return n
+	l.lostLast.Store(n + skipped)
+	l.skipLast.Store(skipped)
+	return n + skipped, skipped
 }
 
 // drops is kernelDrops while the objects are open, and the last reading after Close.

@@ -169,7 +169,12 @@ func (s *Summary) Write(w io.Writer, src event.SourceStats) {
 		fmt.Fprintf(w, "  %s\n", m)
 	}
 	if src.Lost > 0 {
-		fmt.Fprintf(w, "events lost before decoding: %d\n", src.Lost)
+		fmt.Fprintf(w, "events lost before decoding: %d", src.Lost)
+		if src.LostSkipped > 0 {
+			// the live source's two kinds: a full ring, and runs the kernel did not make
+			fmt.Fprintf(w, " (ring buffer full: %d, program runs the kernel skipped: %d)", src.Lost-src.LostSkipped, src.LostSkipped)
+		}
+		fmt.Fprintln(w)
 	}
 	// The live source's kernel side: what it counted instead of sending (ioctls without a
 	// job, fences passed over) and what it could not keep (ghostdriver.source.kernel_drops).

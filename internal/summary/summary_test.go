@@ -105,3 +105,28 @@ func TestSeriesBoundedBeyondExactCap(t *testing.T) {
 		t.Errorf("p1 %d, want 0", s.percentile(1))
 	}
 }
+
+// The lost line splits the live source's two kinds of loss (a full ring, runs the kernel
+// skipped) and keeps a capture's loss notes as one number.
+func TestWriteSplitsLostEvents(t *testing.T) {
+	for _, c := range []struct {
+		st   event.SourceStats
+		want string
+	}{
+		{event.SourceStats{Lost: 7, LostSkipped: 2}, "events lost before decoding: 7 (ring buffer full: 5, program runs the kernel skipped: 2)\n"},
+		{event.SourceStats{Lost: 7}, "events lost before decoding: 7\n"},
+		{event.SourceStats{}, ""},
+	} {
+		var b bytes.Buffer
+		New().Write(&b, c.st)
+		line := ""
+		for _, l := range strings.SplitAfter(b.String(), "\n") {
+			if strings.HasPrefix(l, "events lost before decoding:") {
+				line = l
+			}
+		}
+		if line != c.want {
+			t.Errorf("%+v: lost line %q, want %q", c.st, line, c.want)
+		}
+	}
+}

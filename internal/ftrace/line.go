@@ -100,42 +100,28 @@ func (tc *taskColumns) split(line []byte, h *header) (reason string, noTS bool) 
 }
 
 // timeAt reads a timestamp that starts at i, right after a blank: "secs.frac:" followed
-// by a blank or the end of the line, within tsSearchLimit. ok is false when the bytes
-// at i are not that, or the time does not parse (the caller then searches as for any
-// line, and finds the same outcome).
+// by a blank or the end of the line, within tsSearchLimit, converted by parseTime's rules.
+// ok is false when the bytes at i are not that, or the time does not parse (the caller
+// then searches as for any line, and finds the same outcome).
 func timeAt(line []byte, i int) (ts int64, colon int, ok bool) {
 	limit := min(len(line), tsSearchLimit)
 	start := i
-	var secs, ns int64
 	for i < limit && isDigit(line[i]) {
-		secs = secs*10 + int64(line[i]-'0')
 		i++
 	}
-	if i == start || i-start > 10 || i >= limit || line[i] != '.' {
+	if i == start || i >= limit || line[i] != '.' {
 		return 0, 0, false
 	}
 	i++
-	fracAt := i
 	for i < limit && isDigit(line[i]) {
-		ns = ns*10 + int64(line[i]-'0')
 		i++
 	}
-	frac := i - fracAt
-	if frac == 0 || frac > 9 || i >= limit || line[i] != ':' {
+	if i >= limit || line[i] != ':' || i+1 < len(line) && line[i+1] != ' ' && line[i+1] != '\t' {
 		return 0, 0, false
 	}
-	if i+1 < len(line) && line[i+1] != ' ' && line[i+1] != '\t' {
-		return 0, 0, false
-	}
-	const maxSecs = (1<<63 - 1) / 1_000_000_000
-	if secs >= maxSecs {
-		return 0, 0, false
-	}
-	return secs*1e9 + ns*pow10[9-frac], i, true
+	ts, ok = parseTime(line[start:i])
+	return ts, i, ok
 }
-
-// pow10[k] is 10^k: the scale of a fraction of 9-k digits.
-var pow10 = [10]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
 // splitName reads the event name after the timestamp's colon, then ':' (events), '('
 // (tracefs syscall entry) or " -> " (syscall exit), and the payload after it.

@@ -194,17 +194,12 @@ func TestJobRecordCostTestRun(t *testing.T) {
 		}()
 		uniq := map[*ebpf.Program]ebpf.ProgramStats{}
 		for _, p := range ps {
-			if p != nil {
-				st, _ := p.Stats()
-				uniq[p] = *st
-			}
+			st, _ := p.Stats()
+			uniq[p] = *st
 		}
 		runs := 0
 		for n := 0; n < jobs; n++ {
 			for i, p := range ps {
-				if p == nil {
-					continue
-				}
 				if _, err := p.Run(&ebpf.RunOptions{Context: seq[i].args}); err != nil {
 					t.Fatal(err)
 				}
@@ -218,9 +213,6 @@ func TestJobRecordCostTestRun(t *testing.T) {
 		}
 		if name != "floor" {
 			for i, p := range ps {
-				if p == nil {
-					continue
-				}
 				s0, s1 := uniq[p], must(p.Stats())
 				perProg = append(perProg, fmt.Sprintf("%s\t%d\t%s\t%s\t%.1f", name, i, seq[i].ev, seq[i].what,
 					float64(s1.Runtime-s0.Runtime)/float64(s1.RunCount-s0.RunCount)))

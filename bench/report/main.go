@@ -212,25 +212,16 @@ func (r *rep) system() {
 		row["total_cpu"] = strconv.FormatFloat(num(row["loop_cpu_ns_per_ioctl"])+num(row["tracer_cpu_ns_per_ioctl"]), 'f', 1, 64)
 	}
 	// Paired ratios: each run against the bare run of its own round.
-	bare := map[string]map[string]string{}
-	for _, row := range rows {
-		if row["condition"] == "bare" {
-			bare[row["round"]] = row
-		}
-	}
 	cols := []string{"wall_ns_per_ioctl", "loop_cpu_ns_per_ioctl", "tracer_cpu_ns_per_ioctl", "total_cpu"}
 	ratios := map[string]map[string][]float64{}
 	for _, row := range rows {
-		b := bare[row["round"]]
-		if b == nil {
+		c := row["condition"]
+		if ratios[c] != nil {
 			continue
 		}
-		c := row["condition"]
-		if ratios[c] == nil {
-			ratios[c] = map[string][]float64{}
-		}
+		ratios[c] = map[string][]float64{}
 		for _, col := range []string{"wall_ns_per_ioctl", "total_cpu"} {
-			ratios[c][col] = append(ratios[c][col], num(row[col])/num(b[col]))
+			ratios[c][col] = pairedRatios(rows, c, "bare", col)
 		}
 	}
 	meds := map[string]map[string]float64{}

@@ -28,8 +28,13 @@ type Config struct {
 	// PollInterval is the reader's deadline: records are produced without wakeups and
 	// drained at least this often (default 10ms).
 	PollInterval time.Duration
-	// IRQNames are interrupt action names (as in /proc/interrupts) of GPU drivers; an
-	// action matches when it equals a name or starts with name + "-" or "_".
+	// IRQNames are interrupt action names (as in /proc/interrupts) of GPU drivers whose
+	// interrupts are hooked; an action matches when it equals a name or starts with
+	// name + "-" or "_". Default none: the GPU interrupt hooks are opt-in (GPUIRQNames
+	// lists the known drivers' names). No stage uses these events — a hardware fence's
+	// signal, not the interrupt's entry, bounds a job's hardware-done point (docs/stages.md)
+	// — while every interrupt of the host would run the entry and exit hooks; the events
+	// are only counted (ghostdriver.events{kind=irq_entry|irq_exit}).
 	IRQNames []string
 
 	// ContextTiers are the in-kernel application trace-context tiers read at the submit
@@ -75,7 +80,8 @@ type Config struct {
 	// is sent anyway.
 	SendJoblessIoctls bool
 	// IRQRefreshInterval is how often /proc/interrupts is read again for GPU interrupt
-	// lines registered after Start (default 30s; negative: never).
+	// lines registered after Start (default 30s; negative: never). Not read at all
+	// without IRQNames.
 	IRQRefreshInterval time.Duration
 	// InflightThreads sizes the pre-5.11 table of threads inside a followed ioctl (an
 	// LRU hash keyed by tid; default 16384). Unused where the kernel has task storage.
@@ -128,11 +134,14 @@ func DefaultConfig() Config {
 		// GPU interrupt lines registered after Start are found within this.
 		IRQRefreshInterval: 30 * time.Second,
 		InflightThreads:    16384,
-		IRQNames: []string{
-			"amdgpu", "radeon", "i915", "xe", "msm", "kgsl-3d0", "nouveau", "nvidia",
-			"panfrost", "panthor", "v3d", "etnaviv", "lima",
-		},
 	}
+}
+
+// GPUIRQNames are the interrupt action names of the GPU drivers ghostdriver knows, for
+// Config.IRQNames (live.irq_names) when a user asks for the GPU interrupt hooks.
+var GPUIRQNames = []string{
+	"amdgpu", "radeon", "i915", "xe", "msm", "kgsl-3d0", "nouveau", "nvidia",
+	"panfrost", "panthor", "v3d", "etnaviv", "lima",
 }
 
 // withDefaults fills zero fields from DefaultConfig and checks the rest.

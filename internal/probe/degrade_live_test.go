@@ -421,6 +421,64 @@ func TestProcessTableFullCounted(t *testing.T) {
 	}
 }
 
+// The GPU interrupt hooks are opt-in (Config.IRQNames): with the default configuration a
+// GPU line in /proc/interrupts (a stand-in with an amdgpu line from the start) attaches no
+// irq hook, the re-read finds nothing late, and the report says why; with the known names
+// the same line attaches both hooks at Start.
+func TestIRQHooksOnlyWhenAskedFor(t *testing.T) {
+	requireRoot(t)
+	fake := t.TempDir() + "/interrupts"
+	const lines = "           CPU0       CPU1\n  0:         46          0   IO-APIC   2-edge      timer\n" +
+		" 1000:          3          0   PCI-MSI 524288-edge      amdgpu\n"
+	if err := os.WriteFile(fake, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := procInterrupts
+	procInterrupts = fake
+	defer func() { procInterrupts = old }()
+
+	for _, tc := range []struct {
+		name  string
+		names []string
+		want  int // irq hooks attached
+	}{{"default", nil, 0}, {"known names", GPUIRQNames, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.DRMMajors = []uint32{1}
+			cfg.IRQNames = tc.names
+			cfg.IRQRefreshInterval = 20 * time.Millisecond
+			l, rep, err := Open(cfg, zap.NewNop())
+			if err != nil {
+				t.Fatalf("Open: %v\n%s", err, rep)
+			}
+			defer l.Close()
+			_, stop := startRun(t, l)
+			time.Sleep(200 * time.Millisecond) // ten re-reads
+			stop()
+			st := l.Stats()
+			attached := 0
+			for _, h := range st.Hooks {
+				if h.Stage == StageIRQ && h.Status == StatusAttached {
+					attached++
+				}
+			}
+			if attached != tc.want {
+				t.Errorf("%d irq hooks attached, want %d:\n%s", attached, tc.want, rep)
+			}
+			if late := st.KernelDrops[event.KernelDropIRQFoundLate]; late != 0 {
+				t.Errorf("%d GPU lines counted as found late, want 0 (the line was there at Start)", late)
+			}
+			if tc.want == 0 {
+				for _, e := range rep.Entries {
+					if e.Stage == StageIRQ && !contains(e.Reason, "not asked for") {
+						t.Errorf("%s: reason %q, want it to say the hooks were not asked for", e.Hook, e.Reason)
+					}
+				}
+			}
+		})
+	}
+}
+
 // A GPU interrupt line that appears after Start (here: a /proc/interrupts stand-in gains an
 // amdgpu line; this host has no DRM device to bind) is found by the periodic re-read: it
 // goes into gpu_irqs, the irq hooks (left out at Start) attach, and the line is counted.
@@ -440,6 +498,7 @@ func TestIRQLineFoundAfterStart(t *testing.T) {
 
 	cfg := DefaultConfig()
 	cfg.DRMMajors = []uint32{1}
+	cfg.IRQNames = GPUIRQNames
 	cfg.IRQRefreshInterval = 20 * time.Millisecond
 	l, rep, err := Open(cfg, zap.NewNop())
 	if err != nil {

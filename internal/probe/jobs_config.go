@@ -16,8 +16,9 @@ const (
 
 // DefaultRecords is the mode used when Config.Records is empty. Jobs mode gives the events
 // mode's spans on the virtual GPU rig's Debian 6.1 and 7.3 kernels (e2e/vgpu_jobs_test.go),
-// but it is not the default yet: it measured only 12 % less kernel CPU per job than the
-// events (7.9× against 9.0× the floor; BENCHMARKS.md, "Per-job records in the kernel"), it
+// but it is not the default yet: it measured only 6 % less kernel CPU per job than the
+// events since neither hooks the fences' destroys (7.9× against 8.4× the floor;
+// BENCHMARKS.md, "Per-job records in the kernel"), it
 // delays a job's events until the oldest pending job finishes, and the late-IRQ refresh
 // and the fence filter do not run in it.
 const DefaultRecords = RecordsEvents

@@ -272,7 +272,7 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 			l.offset.Store(off)
 			lastSync = time.Now()
 		}
-		if l.cfg.IRQRefreshInterval > 0 && time.Since(lastIRQ) >= l.cfg.IRQRefreshInterval {
+		if l.cfg.IRQRefreshInterval > 0 && len(l.cfg.IRQNames) > 0 && time.Since(lastIRQ) >= l.cfg.IRQRefreshInterval {
 			l.refreshIRQs()
 			lastIRQ = time.Now()
 		}

@@ -182,7 +182,7 @@ func testOpenDegradesOnThisHost(t *testing.T, records string) {
 		"tp_btf/drm_run_job":          "not present",
 		"tp_btf/amdgpu_cs_ioctl":      "not present",
 		"tp_btf/xe_hw_fence_signal":   "not present",
-		"irq/irq_handler_entry":       "no interrupt",
+		"irq/irq_handler_entry":       "not asked for",
 		"tp_btf/msm_gpu_submit_flush": "not present",
 		"map/traces_ctx_v1":           "placeholder",
 	} {

@@ -21,6 +21,9 @@ func TracefsEvents() ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	for _, d := range hookDefs(cfg) {
+		if d.stage == StageIRQ && len(cfg.IRQNames) == 0 {
+			continue // opt-in (Config.IRQNames), and no stage uses interrupts
+		}
 		for _, r := range d.rungs {
 			spec, ok := specs[r.family]
 			if !ok {

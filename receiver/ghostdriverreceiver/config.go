@@ -139,7 +139,11 @@ type LiveConfig struct {
 	RingBufferSize int `mapstructure:"ring_buffer_size"`
 	// PollInterval: the ring buffer reader's deadline (no per-event wakeups).
 	PollInterval time.Duration `mapstructure:"poll_interval"`
-	// IRQNames: names in /proc/interrupts that identify GPU interrupts.
+	// IRQNames: names in /proc/interrupts of GPU interrupts to hook (irq_handler_entry
+	// and irq_handler_exit). Default none: no stage uses interrupts (a job's hardware-done
+	// point is its hardware fence's signal), so their events are only counted, while
+	// every interrupt of the host would run the hooks. amdgpu, radeon, i915, xe, msm,
+	// kgsl-3d0, nouveau, nvidia, panfrost, panthor, v3d, etnaviv and lima are known.
 	IRQNames []string `mapstructure:"irq_names"`
 	// ClassicTracepoints: hook the gpu_scheduler and driver events (amdgpu, i915, xe,
 	// msm) with classic tracepoints, their last rung, even where tp_btf/raw_tp would
@@ -153,7 +157,7 @@ type LiveConfig struct {
 	// kernel sends one record per completed job; "events": one record per hook run (the
 	// event stream, kept for debugging). Both give the same spans (the virtual GPU rig
 	// checks it). jobs needs BTF, so it cannot be combined with classic_tracepoints.
-	// Default "": jobs, or events when classic_tracepoints is on.
+	// Default "": events (probe.DefaultRecords says why jobs is not the default yet).
 	Records string `mapstructure:"records"`
 	// MountTracefs: where tracefs is not mounted, mount it at /sys/kernel/tracing while the
 	// hooks attach and unmount it again (logged), so that the submit ioctls are hooked

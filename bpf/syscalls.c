@@ -50,6 +50,7 @@
 #include "appctx.h"
 #include "process_gone.h"
 #include "kcounters.h"
+#include "link_const.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -62,32 +63,48 @@ char __license[] SEC("license") = "Dual MIT/GPL";
 const volatile __u32 drm_majors[MAX_MAJORS] = {226};
 const volatile __u32 n_drm_majors = 1;
 /*
- * The _IOC_TYPE bytes a followed ioctl may have, as a 256-bit set; cmd_gate = 0 lets
- * every type through. The loader turns the gate on only when it knows the types of
- * every major in drm_majors (DRM: DRM_IOCTL_BASE 'd'; NVIDIA: 'F', 'm', and 0 for UVM):
- * the filter can be pointed at other devices (tests: major 1, TCGETS is type 'T').
+ * The _IOC_TYPE bytes a followed ioctl may have, as a 256-bit set in four link-time
+ * constants (link_const.h: every ioctl of the host reads them, and a .rodata load was most
+ * of the filter-miss path's cost); gd_cmd_gate = 0 lets every type through. The loader
+ * turns the gate on only when it knows the types of every major in drm_majors (DRM:
+ * DRM_IOCTL_BASE 'd'; NVIDIA: 'F', 'm', and 0 for UVM): the filter can be pointed at other
+ * devices (tests: major 1, TCGETS is type 'T').
  */
-const volatile __u32 cmd_gate = 0;
-const volatile __u64 cmd_types[4] = {};
-
 #define IOC_TYPE(cmd) (((cmd) >> 8) & 0xff)
 
-/* Whether cmd's type can be a followed ioctl: a shift, a load and a bit test. */
+/* Whether cmd's type can be a followed ioctl: shifts, a test and no memory read. */
 static __always_inline bool cmd_type_followed(__u32 cmd)
 {
-	if (!cmd_gate)
+	if (!LINK_CONST(gd_cmd_gate))
 		return true;
 	__u32 t = IOC_TYPE(cmd);
-	return (cmd_types[(t >> 6) & 3] >> (t & 63)) & 1;
+	__u64 set;
+	switch (t >> 6) {
+	case 0:
+		set = LINK_CONST(gd_cmd_types0);
+		break;
+	case 1:
+		set = LINK_CONST(gd_cmd_types1);
+		break;
+	case 2:
+		set = LINK_CONST(gd_cmd_types2);
+		break;
+	default:
+		set = LINK_CONST(gd_cmd_types3);
+		break;
+	}
+	return (set >> (t & 63)) & 1;
 }
 
 /*
  * Where a followed ioctl's arguments wait for its exit. With task storage (the loader
- * sets use_task_storage when the kernel has it) the hash is shrunk to one entry and never
- * used; without it inflight_ts is created as a one-entry hash and never used (the
- * verifier prunes the branch on the frozen constant, so the helper is never checked).
+ * leaves the link-time constant gd_hash_inflight 0 when the kernel has it) the hash is
+ * shrunk to one entry and never used; without it inflight_ts is created as a one-entry
+ * hash and never used (the verifier prunes the branch on the known constant, so the
+ * helper is never checked). A link constant rather than .rodata: the exit of every
+ * ioctl of the host reads it (link_const.h).
  */
-const volatile __u32 use_task_storage = 1;
+#define use_task_storage (!LINK_CONST(gd_hash_inflight))
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -372,6 +389,15 @@ static __always_inline void emit_ioctl_exit(__u16 hook, __s32 fd, __u32 cmd, lon
 
 static __always_inline void ioctl_exit(long ret)
 {
+	/*
+	 * A thread that never had task storage of any BPF program has no slot, so none of its
+	 * ioctls is followed: one read of the task (which the syscall is running) instead of
+	 * inflight_n's page. Threads with storage go on to inflight_n. Kernels whose task has
+	 * no bpf_storage have no task storage either (the hash path, pruned here).
+	 */
+	if (use_task_storage && bpf_core_field_exists(((struct task_struct *)0)->bpf_storage) &&
+	    !bpf_get_current_task_btf()->bpf_storage)
+		return;
 	if (!*(volatile __u64 *)&inflight_n)
 		return; /* nothing followed is in flight: not this one either */
 	if (use_task_storage) {

@@ -208,10 +208,11 @@ func (ld *loader) family(name string) (*family, error) {
 			return nil, err
 		}
 		gate, types := ioctlGateFor(ld.cfg.DRMMajors, ld.cfg.IoctlTypes)
-		if err := spec.Variables["cmd_gate"].Set(gate); err != nil {
-			return nil, err
-		}
-		if err := spec.Variables["cmd_types"].Set(types); err != nil {
+		if err := setLinkConsts(spec, map[string]uint64{
+			"gd_cmd_gate": uint64(gate), "gd_cmd_types0": types[0], "gd_cmd_types1": types[1],
+			"gd_cmd_types2": types[2], "gd_cmd_types3": types[3],
+			"gd_hash_inflight": uint64(boolU32(ld.hashInflight())),
+		}); err != nil {
 			return nil, err
 		}
 		order, err := ld.cfg.ctxOrder()
@@ -293,23 +294,22 @@ func withoutTier(order [maxCtxTiers]uint8, tier uint8) [maxCtxTiers]uint8 {
 	return out
 }
 
-// useTaskStorage picks where syscalls.c keeps a followed ioctl's arguments until its
-// exit: the thread's task-local storage (5.11+), or the `inflight` hash keyed by tid
-// where the kernel has no task storage (without, true). The map the programs do not use
-// is created with one entry (the hash preallocates 16384; a task-storage map cannot be
-// created at all on such kernels, so it becomes a one-entry hash that no reachable
-// instruction touches).
+// useTaskStorage sizes the maps of where syscalls.c keeps a followed ioctl's arguments
+// until its exit: the thread's task-local storage (5.11+), or the `inflight` hash keyed by
+// tid where the kernel has no task storage (without, true; the programs learn which from
+// the link constant gd_hash_inflight). The map the programs do not use is created with one
+// entry (the hash preallocates 16384; a task-storage map cannot be created at all on such
+// kernels, so it becomes a one-entry hash that no reachable instruction touches).
 func useTaskStorage(spec *ebpf.CollectionSpec, without bool) error {
 	ts, hash := spec.Maps["inflight_ts"], spec.Maps["inflight"]
 	if ts == nil || hash == nil {
 		return errors.New("syscalls object without its inflight maps")
 	}
-	if without {
-		// inflight_ts, shared by every family, was made a one-entry hash by setCommon.
-		return spec.Variables["use_task_storage"].Set(uint32(0))
+	if !without {
+		hash.MaxEntries = 1
 	}
-	hash.MaxEntries = 1
-	return spec.Variables["use_task_storage"].Set(uint32(1))
+	// inflight_ts, shared by every family, was made a one-entry hash by setCommon when without.
+	return nil
 }
 
 // drmMajor and drmIoctlBase: the DRM character device major and the _IOC_TYPE of every

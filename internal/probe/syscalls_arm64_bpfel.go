@@ -75,8 +75,6 @@ const (
 	syscallsProgTpSysExitIoctl        = "tp_sys_exit_ioctl"
 	syscallsProgTpbtfSchedProcessExec = "tpbtf_sched_process_exec"
 	syscallsProgTpbtfSchedProcessExit = "tpbtf_sched_process_exit"
-	syscallsVarCmdGate                = "cmd_gate"
-	syscallsVarCmdTypes               = "cmd_types"
 	syscallsVarCtxOrder               = "ctx_order"
 	syscallsVarDrmMajors              = "drm_majors"
 	syscallsVarInflightN              = "inflight_n"
@@ -84,7 +82,6 @@ const (
 	syscallsVarN_drmMajors            = "n_drm_majors"
 	syscallsVarUnusedObiTraceCtx      = "unused_obi_trace_ctx"
 	syscallsVarUnusedTlsRecipe        = "unused_tls_recipe"
-	syscallsVarUseTaskStorage         = "use_task_storage"
 	syscallsVarWakeupBytes            = "wakeup_bytes"
 )
 
@@ -160,8 +157,6 @@ type syscallsMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsVariableSpecs struct {
-	CmdGate           *ebpf.VariableSpec `ebpf:"cmd_gate"`
-	CmdTypes          *ebpf.VariableSpec `ebpf:"cmd_types"`
 	CtxOrder          *ebpf.VariableSpec `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.VariableSpec `ebpf:"drm_majors"`
 	InflightN         *ebpf.VariableSpec `ebpf:"inflight_n"`
@@ -169,7 +164,6 @@ type syscallsVariableSpecs struct {
 	N_drmMajors       *ebpf.VariableSpec `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.VariableSpec `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
-	UseTaskStorage    *ebpf.VariableSpec `ebpf:"use_task_storage"`
 	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -220,8 +214,6 @@ func (m *syscallsMaps) Close() error {
 //
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsVariables struct {
-	CmdGate           *ebpf.Variable `ebpf:"cmd_gate"`
-	CmdTypes          *ebpf.Variable `ebpf:"cmd_types"`
 	CtxOrder          *ebpf.Variable `ebpf:"ctx_order"`
 	DrmMajors         *ebpf.Variable `ebpf:"drm_majors"`
 	InflightN         *ebpf.Variable `ebpf:"inflight_n"`
@@ -229,7 +221,6 @@ type syscallsVariables struct {
 	N_drmMajors       *ebpf.Variable `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.Variable `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.Variable `ebpf:"unused_tls_recipe"`
-	UseTaskStorage    *ebpf.Variable `ebpf:"use_task_storage"`
 	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

@@ -508,18 +508,6 @@ func (l *Live) program(t *testing.T, sub string) *ebpf.Program {
 	return nil
 }
 
-// waitEvent waits (10 s at most) until the sink holds an event matching match.
-func waitEvent(t *testing.T, sink *collectSink, what string, match func(event.Event) bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		evs, _ := sink.snapshot()
-		if slices.ContainsFunc(evs, match) {
-			return
-		}
-	}
-	t.Fatalf("%s was not read within 10s: nothing after it can be checked", what)
-}
-
 func runCount(t *testing.T, p *ebpf.Program) uint64 {
 	st, err := p.Stats()
 	if err != nil {
@@ -615,41 +603,6 @@ func bpfFDs(t *testing.T) bpfHeld {
 		}
 	}
 	return h
-}
-
-// countOurPrograms counts loaded programs that carry one of our program names (the
-// kernel keeps the first 15 characters).
-func countOurPrograms(t *testing.T) int {
-	ours := map[string]bool{}
-	for _, load := range familySpecs {
-		spec, err := load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name := range spec.Programs {
-			if len(name) > 15 {
-				name = name[:15]
-			}
-			ours[name] = true
-		}
-	}
-	n := 0
-	var id ebpf.ProgramID
-	for {
-		next, err := ebpf.ProgramGetNextID(id)
-		if err != nil {
-			return n
-		}
-		id = next
-		p, err := ebpf.NewProgramFromID(id)
-		if err != nil {
-			continue
-		}
-		if info, err := p.Info(); err == nil && ours[info.Name] {
-			n++
-		}
-		p.Close()
-	}
 }
 
 // Under a sustained flood the reader never sees an empty ring, so its poll deadline never

@@ -45,14 +45,6 @@ func requireGCC(t *testing.T) {
 	}
 }
 
-func gcc(t *testing.T, args ...string) {
-	t.Helper()
-	out, err := exec.Command("gcc", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gcc %v: %v\n%s", args, err, out)
-	}
-}
-
 // threadCtxAppsEnv names a directory of the test applications built beforehand
 // (testdata/build_threadctx.sh with CTX_CC set: the arm64 guest has no compiler).
 const threadCtxAppsEnv = "GHOSTDRIVER_THREADCTX_APPS"

@@ -55,9 +55,6 @@ func WithIDSalt(salt uint64) Option { return func(c *config) { c.salt = salt } }
 // WithHostName sets host.name on every resource.
 func WithHostName(name string) Option { return func(c *config) { c.hostName = name } }
 
-// WithScopeVersion sets the instrumentation scope version (default metadata.ScopeVersion).
-func WithScopeVersion(v string) Option { return func(c *config) { c.scopeVersion = v } }
-
 // WithResourceFunc sets the resource hook.
 func WithResourceFunc(f ResourceFunc) Option { return func(c *config) { c.resource = f } }
 

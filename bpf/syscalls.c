@@ -47,10 +47,12 @@
 #include "ghostdriver.h"
 #include "arch.h"
 #include "drm_types.h"
+#include "link_const.h"
+/* The context tiers' order as link-time constants (appctx.h). */
+#define CTX_ORDER(i) ((__u8)((i) == 0 ? LINK_CONST(gd_ctx_order0) : LINK_CONST(gd_ctx_order1)))
 #include "appctx.h"
 #include "process_gone.h"
 #include "kcounters.h"
-#include "link_const.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -59,9 +61,12 @@ char __license[] SEC("license") = "Dual MIT/GPL";
 #define S_IFCHR 0020000
 #define MINORBITS 20
 
-/* Device majors whose ioctls are submits (DRM: 226). Set by the loader. */
-const volatile __u32 drm_majors[MAX_MAJORS] = {226};
-const volatile __u32 n_drm_majors = 1;
+/*
+ * Device majors whose ioctls are submits (DRM: 226): gd_n_majors of the link-time constants
+ * gd_major0..7, set by the loader (every followed ioctl compares its device's major with
+ * them, link_const.h).
+ */
+#define MAJOR_IS(n, sym) (LINK_CONST(gd_n_majors) > (n) && major == LINK_CONST(sym))
 /*
  * The _IOC_TYPE bytes a followed ioctl may have, as a 256-bit set in four link-time
  * constants (link_const.h: every ioctl of the host reads them, and a .rodata load was most
@@ -147,15 +152,9 @@ static __always_inline bool fd_is_drm(int fd)
 	 * one read less; i_mode only tells a character device from a block device.
 	 */
 	__u32 major = BPF_CORE_READ(inode, i_rdev) >> MINORBITS;
-	bool match = false;
-	for (int i = 0; i < MAX_MAJORS; i++) {
-		if (i >= n_drm_majors)
-			break;
-		if (drm_majors[i] == major) {
-			match = true;
-			break;
-		}
-	}
+	bool match = MAJOR_IS(0, gd_major0) || MAJOR_IS(1, gd_major1) || MAJOR_IS(2, gd_major2) ||
+		     MAJOR_IS(3, gd_major3) || MAJOR_IS(4, gd_major4) || MAJOR_IS(5, gd_major5) ||
+		     MAJOR_IS(6, gd_major6) || MAJOR_IS(7, gd_major7);
 	if (!match)
 		return false;
 	return (BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFCHR;
@@ -283,7 +282,7 @@ static __always_inline void ioctl_enter_slot(__u16 hook, int fd, __u32 cmd, __u6
 		sl->a.arg = arg;
 		sl->filp = (__u64)filp;
 		sl->hook = hook;
-		if (ioctl_defer && rc) {
+		if (IOCTL_DEFER() && rc) {
 			sl->ts = bpf_ktime_get_ns();
 			sl->cpu = bpf_get_smp_processor_id();
 			sl->ctx_tier = read_app_ctx_row(rc, sl->trace_id, sl->span_id);
@@ -478,7 +477,7 @@ int BPF_PROG(raw_sys_exit, struct pt_regs *regs, long ret)
 SEC("fentry/drm_ioctl")
 int BPF_PROG(fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg)
 {
-	if (ioctl_defer) {
+	if (IOCTL_DEFER()) {
 		ioctl_enter_slot(HOOK_DRM_IOCTL_ENTER, -1, cmd, arg, filp);
 		return 0;
 	}
@@ -496,7 +495,7 @@ int BPF_PROG(fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned lon
 SEC("fexit/drm_ioctl")
 int BPF_PROG(fexit_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg, long ret)
 {
-	if (ioctl_defer) {
+	if (IOCTL_DEFER()) {
 		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
 		if (sl && ioctl_exit_slot(sl) == SLOT_DEFERRED)
 			return 0;

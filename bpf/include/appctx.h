@@ -28,6 +28,15 @@
 /* In-kernel tiers in lookup order, CTX_TIER_NONE-terminated. Set by the loader. */
 const volatile __u8 ctx_order[MAX_CTX_TIERS] = {CTX_TIER_OTEP4947, CTX_TIER_OBI};
 
+/*
+ * How the programs read the order: the .rodata array above, unless the object defines
+ * CTX_ORDER before including this file (syscalls.c reads link-time constants, link_const.h,
+ * on the path every followed ioctl runs; the loader sets both from the same order).
+ */
+#ifndef CTX_ORDER
+#define CTX_ORDER(i) (ctx_order[i])
+#endif
+
 /* tls_recipe.kind, mirroring appctx.TLSAccessKind. */
 enum tls_kind {
 	TLS_NONE = 0,	 /* process known, no thread context: exec/exit still reported */
@@ -144,7 +153,7 @@ static __always_inline bool read_obi(__u8 trace_id[16], __u8 span_id[8])
 static __always_inline __u8 read_app_ctx_row(struct tls_recipe *rc, __u8 trace_id[16], __u8 span_id[8])
 {
 	for (int i = 0; i < MAX_CTX_TIERS; i++) {
-		__u8 tier = ctx_order[i];
+		__u8 tier = CTX_ORDER(i);
 		if (tier == CTX_TIER_OTEP4947 && read_otep4947(trace_id, span_id, rc))
 			return tier;
 		if (tier == CTX_TIER_OBI && read_obi(trace_id, span_id))

@@ -20,7 +20,7 @@
  * queue).
  *
  * The loader shares `inflight_ts` and `ioctl_deferred` between every family (like the
- * ring) and sets `ioctl_defer` in each of them: 1 when the kernel has task storage and the
+ * ring) and sets `gd_ioctl_defer` in each of them: 1 when the kernel has task storage and the
  * configuration does not ask for every ioctl's records (Config.SendJoblessIoctls). With
  * 0 the verifier prunes every branch below, and the entry hooks send as they always did.
  *
@@ -30,6 +30,7 @@
 #pragma once
 
 #include "drm_types.h"
+#include "link_const.h"
 
 struct ioctl_args {
 	__s32 fd;
@@ -83,8 +84,11 @@ static __always_inline void slot_release(struct ioctl_slot *sl)
 
 #ifndef GD_NO_IOCTL_FLUSH
 
-/* Set by the loader in every family (see above). */
-const volatile __u32 ioctl_defer = 0;
+/*
+ * Set by the loader in every family (see above), as a link-time constant (link_const.h):
+ * every record reservation of every hook reads it, and the submit ioctl's entry too.
+ */
+#define IOCTL_DEFER() LINK_CONST(gd_ioctl_defer)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -138,7 +142,7 @@ static __always_inline void read_drm_driver(struct ioctl_enter_record *r, struct
  */
 static __always_inline void ioctl_flush(void)
 {
-	if (!ioctl_defer)
+	if (!IOCTL_DEFER())
 		return;
 	__u64 *n = deferred_count();
 	if (!n || !*(volatile __u64 *)n)

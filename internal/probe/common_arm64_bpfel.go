@@ -198,7 +198,6 @@ const (
 	commonMapInflightTs             = "inflight_ts"
 	commonMapIoctlDeferred          = "ioctl_deferred"
 	commonMapLost                   = "lost"
-	commonVarIoctlDefer             = "ioctl_defer"
 	commonVarUnusedFenceRecord      = "unused_fence_record"
 	commonVarUnusedFlag             = "unused_flag"
 	commonVarUnusedHook             = "unused_hook"
@@ -268,7 +267,6 @@ type commonMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type commonVariableSpecs struct {
-	IoctlDefer             *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	UnusedFenceRecord      *ebpf.VariableSpec `ebpf:"unused_fence_record"`
 	UnusedFlag             *ebpf.VariableSpec `ebpf:"unused_flag"`
 	UnusedHook             *ebpf.VariableSpec `ebpf:"unused_hook"`
@@ -319,7 +317,6 @@ func (m *commonMaps) Close() error {
 //
 // It can be passed to loadCommonObjects or ebpf.CollectionSpec.LoadAndAssign.
 type commonVariables struct {
-	IoctlDefer             *ebpf.Variable `ebpf:"ioctl_defer"`
 	UnusedFenceRecord      *ebpf.Variable `ebpf:"unused_fence_record"`
 	UnusedFlag             *ebpf.Variable `ebpf:"unused_flag"`
 	UnusedHook             *ebpf.Variable `ebpf:"unused_hook"`

@@ -81,7 +81,6 @@ const (
 	driversProgTpbtfXeSchedJobExec       = "tpbtf_xe_sched_job_exec"
 	driversProgTpbtfXeSchedJobFree       = "tpbtf_xe_sched_job_free"
 	driversProgTpbtfXeSchedJobRun        = "tpbtf_xe_sched_job_run"
-	driversVarIoctlDefer                 = "ioctl_defer"
 	driversVarWakeupBytes                = "wakeup_bytes"
 )
 
@@ -183,7 +182,6 @@ type driversMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type driversVariableSpecs struct {
-	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -226,7 +224,6 @@ func (m *driversMaps) Close() error {
 //
 // It can be passed to loadDriversObjects or ebpf.CollectionSpec.LoadAndAssign.
 type driversVariables struct {
-	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

@@ -59,7 +59,6 @@ const (
 	fenceProgTpbtfDmaFenceWaitEnd   = "tpbtf_dma_fence_wait_end"
 	fenceProgTpbtfDmaFenceWaitStart = "tpbtf_dma_fence_wait_start"
 	fenceVarFenceFilter             = "fence_filter"
-	fenceVarIoctlDefer              = "ioctl_defer"
 	fenceVarWakeupBytes             = "wakeup_bytes"
 )
 
@@ -139,7 +138,6 @@ type fenceMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type fenceVariableSpecs struct {
 	FenceFilter *ebpf.VariableSpec `ebpf:"fence_filter"`
-	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -187,7 +185,6 @@ func (m *fenceMaps) Close() error {
 // It can be passed to loadFenceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fenceVariables struct {
 	FenceFilter *ebpf.Variable `ebpf:"fence_filter"`
-	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

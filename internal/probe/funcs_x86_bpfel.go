@@ -45,7 +45,6 @@ const (
 	funcsProgFexitBoValidate  = "fexit_bo_validate"
 	funcsProgFexitRunJob      = "fexit_run_job"
 	funcsVarFuncId            = "func_id"
-	funcsVarIoctlDefer        = "ioctl_defer"
 	funcsVarWakeupBytes       = "wakeup_bytes"
 )
 
@@ -111,7 +110,6 @@ type funcsMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type funcsVariableSpecs struct {
 	FuncId      *ebpf.VariableSpec `ebpf:"func_id"`
-	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -155,7 +153,6 @@ func (m *funcsMaps) Close() error {
 // It can be passed to loadFuncsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type funcsVariables struct {
 	FuncId      *ebpf.Variable `ebpf:"func_id"`
-	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

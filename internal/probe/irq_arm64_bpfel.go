@@ -48,7 +48,6 @@ const (
 	irqProgTpIrqHandlerExit     = "tp_irq_handler_exit"
 	irqProgTpbtfIrqHandlerEntry = "tpbtf_irq_handler_entry"
 	irqProgTpbtfIrqHandlerExit  = "tpbtf_irq_handler_exit"
-	irqVarIoctlDefer            = "ioctl_defer"
 	irqVarWakeupBytes           = "wakeup_bytes"
 )
 
@@ -117,7 +116,6 @@ type irqMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type irqVariableSpecs struct {
-	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -162,7 +160,6 @@ func (m *irqMaps) Close() error {
 //
 // It can be passed to loadIrqObjects or ebpf.CollectionSpec.LoadAndAssign.
 type irqVariables struct {
-	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

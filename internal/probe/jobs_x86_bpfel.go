@@ -172,7 +172,6 @@ const (
 	jobsProgJobsTpbtfDrmSchedJobUnschedulable = "jobs_tpbtf_drm_sched_job_unschedulable"
 	jobsProgJobsTpbtfDrmSchedJobWaitDep       = "jobs_tpbtf_drm_sched_job_wait_dep"
 	jobsProgJobsTpbtfDrmSchedProcessJob       = "jobs_tpbtf_drm_sched_process_job"
-	jobsVarIoctlDefer                         = "ioctl_defer"
 	jobsVarNamesLast                          = "names_last"
 	jobsVarRunWindows                         = "run_windows"
 	jobsVarSchedOpsFinished                   = "sched_ops_finished"
@@ -277,7 +276,6 @@ type jobsMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type jobsVariableSpecs struct {
-	IoctlDefer           *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	NamesLast            *ebpf.VariableSpec `ebpf:"names_last"`
 	RunWindows           *ebpf.VariableSpec `ebpf:"run_windows"`
 	SchedOpsFinished     *ebpf.VariableSpec `ebpf:"sched_ops_finished"`
@@ -347,7 +345,6 @@ func (m *jobsMaps) Close() error {
 //
 // It can be passed to loadJobsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type jobsVariables struct {
-	IoctlDefer           *ebpf.Variable `ebpf:"ioctl_defer"`
 	NamesLast            *ebpf.Variable `ebpf:"names_last"`
 	RunWindows           *ebpf.Variable `ebpf:"run_windows"`
 	SchedOpsFinished     *ebpf.Variable `ebpf:"sched_ops_finished"`

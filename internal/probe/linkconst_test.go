@@ -5,21 +5,37 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf/asm"
+	"go.uber.org/zap"
 )
 
-// The syscalls object's link constants are what the loader sets: every immediate load of
-// one gets its value; a name the loader would not set, or one no program reads, is refused.
-func TestLinkConstsOfTheSyscallsObject(t *testing.T) {
+// syscallsLinkConsts is a value for every link constant the syscalls object reads.
+func syscallsLinkConsts() map[string]uint64 {
 	vals := map[string]uint64{"gd_cmd_gate": 1, "gd_cmd_types0": 0x11, "gd_cmd_types1": 1 << ('d' - 64),
-		"gd_cmd_types2": 0x22, "gd_cmd_types3": 0x33, "gd_hash_inflight": 1}
+		"gd_cmd_types2": 0x22, "gd_cmd_types3": 0x33, "gd_hash_inflight": 1, "gd_ioctl_defer": 1,
+		"gd_n_majors": 2, "gd_ctx_order0": 1, "gd_ctx_order1": 2}
+	for i, m := range []uint64{226, 1, 3, 4, 5, 6, 7, 8} {
+		vals["gd_major"+string(rune('0'+i))] = m
+	}
+	return vals
+}
+
+// The syscalls object's link constants are what the loader sets: every immediate load of
+// one gets its value, and a constant the loader would not set is refused by name.
+func TestLinkConstsOfTheSyscallsObject(t *testing.T) {
+	vals := syscallsLinkConsts()
 	spec, err := loadSyscalls()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := setLinkConsts(spec, vals); err != nil {
+	used, err := setLinkConsts(spec, vals)
+	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]int{}
+	for name := range vals {
+		if !used[name] {
+			t.Errorf("no program reads %s", name)
+		}
+	}
 	for pname, ps := range spec.Programs {
 		for _, ins := range ps.Instructions {
 			ref := ins.Reference()
@@ -29,15 +45,9 @@ func TestLinkConstsOfTheSyscallsObject(t *testing.T) {
 			if !ins.IsConstantLoad(asm.DWord) || uint64(ins.Constant) != vals[ref] {
 				t.Errorf("%s: %v reads %s as %#x, want %#x", pname, ins, ref, ins.Constant, vals[ref])
 			}
-			seen[ref]++
 		}
 	}
-	for name := range vals {
-		if seen[name] == 0 {
-			t.Errorf("no instruction reads %s", name)
-		}
-	}
-	// The ioctl programs read the gate; the exit programs read where slots are kept.
+	// The ioctl programs read the gate; the exits read where slots are kept.
 	for _, p := range []string{"tp_sys_enter_ioctl", "raw_sys_enter"} {
 		if !readsLinkConst(spec.Programs[p].Instructions, "gd_cmd_gate") {
 			t.Errorf("%s does not read gd_cmd_gate", p)
@@ -49,23 +59,54 @@ func TestLinkConstsOfTheSyscallsObject(t *testing.T) {
 		}
 	}
 
-	missing := map[string]uint64{}
-	for k, v := range vals {
-		if k != "gd_cmd_types2" {
-			missing[k] = v
-		}
-	}
+	delete(vals, "gd_major5")
 	spec, _ = loadSyscalls()
-	if err := setLinkConsts(spec, missing); err == nil || !strings.Contains(err.Error(), "gd_cmd_types2") {
+	if _, err := setLinkConsts(spec, vals); err == nil || !strings.Contains(err.Error(), "gd_major5") {
 		t.Errorf("a link constant left unset: err %v, want it named", err)
 	}
-	extra := map[string]uint64{"gd_no_such_constant": 1}
-	for k, v := range vals {
-		extra[k] = v
+}
+
+// The loader writes the configuration into the syscalls family's link constants (the
+// majors in order, unused slots 0) and the deferral flag into every family's.
+func TestLoaderSetsLinkConsts(t *testing.T) {
+	cfg, err := DefaultConfig().withDefaults()
+	if err != nil {
+		t.Fatal(err)
 	}
-	spec, _ = loadSyscalls()
-	if err := setLinkConsts(spec, extra); err == nil || !strings.Contains(err.Error(), "gd_no_such_constant") {
-		t.Errorf("a link constant no program reads: err %v, want it named", err)
+	cfg.DRMMajors = []uint32{226, 195, 238}
+	ld := newLoader(cfg, zap.NewNop())
+	if err := ld.loadCommon(); err != nil {
+		t.Skipf("cannot create the maps here: %v", err)
+	}
+	t.Cleanup(func() { ld.objs.close() })
+	f, err := ld.family(famSyscalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{"gd_n_majors": 3, "gd_major0": 226, "gd_major1": 195, "gd_major2": 238, "gd_major3": 0,
+		"gd_ioctl_defer": uint64(boolU32(ld.defersIoctls())), "gd_hash_inflight": uint64(boolU32(ld.hashInflight()))}
+	seen := map[string]bool{}
+	for pname, ps := range f.spec.Programs {
+		for _, ins := range ps.Instructions {
+			if v, ok := want[ins.Reference()]; ok {
+				seen[ins.Reference()] = true
+				if uint64(ins.Constant) != v {
+					t.Errorf("%s reads %s as %d, want %d", pname, ins.Reference(), ins.Constant, v)
+				}
+			}
+		}
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("no program of the loaded family reads %s", name)
+		}
+	}
+	fence, err := ld.family(famFence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !readsLinkConst(fence.spec.Programs["rawtp_dma_fence_init"].Instructions, "gd_ioctl_defer") {
+		t.Error("the fence family's init does not read gd_ioctl_defer (every reservation flushes a deferred ioctl entry)")
 	}
 }
 

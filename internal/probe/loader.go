@@ -140,11 +140,6 @@ func (ld *loader) setCommon(spec *ebpf.CollectionSpec) error {
 		// instruction touches (a task-storage map cannot be created on such kernels).
 		ts.Type, ts.Flags, ts.MaxEntries = ebpf.Hash, 0, 1
 	}
-	if v, ok := spec.Variables["ioctl_defer"]; ok {
-		if err := v.Set(boolU32(ld.defersIoctls())); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -198,22 +193,24 @@ func (ld *loader) family(name string) (*family, error) {
 	if name == famJobs {
 		jobsMapSizes(spec, ld.cfg)
 	}
+	// Link-time constants (bpf/include/link_const.h): every family's record reservations
+	// read gd_ioctl_defer; the syscalls family's ioctl hooks read the rest.
+	consts := map[string]uint64{"gd_ioctl_defer": uint64(boolU32(ld.defersIoctls()))}
+	var required []string
 	if name == famSyscalls {
-		var majors [maxMajors]uint32
-		copy(majors[:], ld.cfg.DRMMajors)
-		if err := spec.Variables["drm_majors"].Set(majors); err != nil {
-			return nil, err
-		}
-		if err := spec.Variables["n_drm_majors"].Set(uint32(len(ld.cfg.DRMMajors))); err != nil {
-			return nil, err
-		}
 		gate, types := ioctlGateFor(ld.cfg.DRMMajors, ld.cfg.IoctlTypes)
-		if err := setLinkConsts(spec, map[string]uint64{
+		syscalls := map[string]uint64{
 			"gd_cmd_gate": uint64(gate), "gd_cmd_types0": types[0], "gd_cmd_types1": types[1],
 			"gd_cmd_types2": types[2], "gd_cmd_types3": types[3],
 			"gd_hash_inflight": uint64(boolU32(ld.hashInflight())),
-		}); err != nil {
-			return nil, err
+			"gd_n_majors":      uint64(len(ld.cfg.DRMMajors)),
+		}
+		for i := range maxMajors {
+			var m uint32
+			if i < len(ld.cfg.DRMMajors) {
+				m = ld.cfg.DRMMajors[i]
+			}
+			syscalls[fmt.Sprintf("gd_major%d", i)] = uint64(m)
 		}
 		order, err := ld.cfg.ctxOrder()
 		if err != nil {
@@ -227,6 +224,11 @@ func (ld *loader) family(name string) (*family, error) {
 		if err := spec.Variables["ctx_order"].Set(order); err != nil {
 			return nil, err
 		}
+		syscalls["gd_ctx_order0"], syscalls["gd_ctx_order1"] = uint64(order[0]), uint64(order[1])
+		for k, v := range syscalls {
+			consts[k] = v
+			required = append(required, k)
+		}
 		if tsErr := HaveTaskStorage(); tsErr != nil {
 			ld.log.Info("submit ioctls wait for their exit in a tid hash (max 16384 threads in an ioctl at once); every followed ioctl's records are sent", zap.Error(tsErr))
 		}
@@ -236,6 +238,15 @@ func (ld *loader) family(name string) (*family, error) {
 		}
 		if hashPath {
 			spec.Maps["inflight"].MaxEntries = uint32(ld.cfg.InflightThreads)
+		}
+	}
+	used, err := setLinkConsts(spec, consts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, k := range required {
+		if !used[k] {
+			return nil, fmt.Errorf("%s: no program reads link constant %s", name, k)
 		}
 	}
 	if name == famFence && ld.cfg.FenceFilter {

@@ -68,7 +68,6 @@ const (
 	schedProgTpbtfDrmSchedJobUnschedulable = "tpbtf_drm_sched_job_unschedulable"
 	schedProgTpbtfDrmSchedJobWaitDep       = "tpbtf_drm_sched_job_wait_dep"
 	schedProgTpbtfDrmSchedProcessJob       = "tpbtf_drm_sched_process_job"
-	schedVarIoctlDefer                     = "ioctl_defer"
 	schedVarWakeupBytes                    = "wakeup_bytes"
 )
 
@@ -157,7 +156,6 @@ type schedMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type schedVariableSpecs struct {
-	IoctlDefer  *ebpf.VariableSpec `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
@@ -200,7 +198,6 @@ func (m *schedMaps) Close() error {
 //
 // It can be passed to loadSchedObjects or ebpf.CollectionSpec.LoadAndAssign.
 type schedVariables struct {
-	IoctlDefer  *ebpf.Variable `ebpf:"ioctl_defer"`
 	WakeupBytes *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 

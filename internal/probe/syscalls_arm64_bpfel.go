@@ -76,10 +76,7 @@ const (
 	syscallsProgTpbtfSchedProcessExec = "tpbtf_sched_process_exec"
 	syscallsProgTpbtfSchedProcessExit = "tpbtf_sched_process_exit"
 	syscallsVarCtxOrder               = "ctx_order"
-	syscallsVarDrmMajors              = "drm_majors"
 	syscallsVarInflightN              = "inflight_n"
-	syscallsVarIoctlDefer             = "ioctl_defer"
-	syscallsVarN_drmMajors            = "n_drm_majors"
 	syscallsVarUnusedObiTraceCtx      = "unused_obi_trace_ctx"
 	syscallsVarUnusedTlsRecipe        = "unused_tls_recipe"
 	syscallsVarWakeupBytes            = "wakeup_bytes"
@@ -158,10 +155,7 @@ type syscallsMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type syscallsVariableSpecs struct {
 	CtxOrder          *ebpf.VariableSpec `ebpf:"ctx_order"`
-	DrmMajors         *ebpf.VariableSpec `ebpf:"drm_majors"`
 	InflightN         *ebpf.VariableSpec `ebpf:"inflight_n"`
-	IoctlDefer        *ebpf.VariableSpec `ebpf:"ioctl_defer"`
-	N_drmMajors       *ebpf.VariableSpec `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.VariableSpec `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
 	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
@@ -215,10 +209,7 @@ func (m *syscallsMaps) Close() error {
 // It can be passed to loadSyscallsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type syscallsVariables struct {
 	CtxOrder          *ebpf.Variable `ebpf:"ctx_order"`
-	DrmMajors         *ebpf.Variable `ebpf:"drm_majors"`
 	InflightN         *ebpf.Variable `ebpf:"inflight_n"`
-	IoctlDefer        *ebpf.Variable `ebpf:"ioctl_defer"`
-	N_drmMajors       *ebpf.Variable `ebpf:"n_drm_majors"`
 	UnusedObiTraceCtx *ebpf.Variable `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.Variable `ebpf:"unused_tls_recipe"`
 	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`

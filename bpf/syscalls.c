@@ -56,7 +56,7 @@
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
-#define MAX_MAJORS 8
+#define MAX_MAJORS 8 /* gd_major0..7 below; internal/probe maxMajors */
 #define S_IFMT 00170000
 #define S_IFCHR 0020000
 #define MINORBITS 20
@@ -71,7 +71,7 @@ char __license[] SEC("license") = "Dual MIT/GPL";
  * The _IOC_TYPE bytes a followed ioctl may have, as a 256-bit set in four link-time
  * constants (link_const.h: every ioctl of the host reads them, and a .rodata load was most
  * of the filter-miss path's cost); gd_cmd_gate = 0 lets every type through. The loader
- * turns the gate on only when it knows the types of every major in drm_majors (DRM:
+ * turns the gate on only when it knows the types of every configured major (DRM:
  * DRM_IOCTL_BASE 'd'; NVIDIA: 'F', 'm', and 0 for UVM): the filter can be pointed at other
  * devices (tests: major 1, TCGETS is type 'T').
  */
@@ -109,7 +109,7 @@ static __always_inline bool cmd_type_followed(__u32 cmd)
  * helper is never checked). A link constant rather than .rodata: the exit of every
  * ioctl of the host reads it (link_const.h).
  */
-#define use_task_storage (!LINK_CONST(gd_hash_inflight))
+#define USE_TASK_STORAGE() (!LINK_CONST(gd_hash_inflight))
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -182,7 +182,7 @@ static __always_inline void thread_gone(void)
 {
 	if (!*(volatile __u64 *)&inflight_n)
 		return;
-	if (use_task_storage) {
+	if (USE_TASK_STORAGE()) {
 		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
 		if (!sl)
 			return;
@@ -357,7 +357,7 @@ static __always_inline void ioctl_enter(int fd, __u32 cmd, __u64 arg)
 		return;
 	if (!fd_is_drm(fd))
 		return;
-	if (use_task_storage) {
+	if (USE_TASK_STORAGE()) {
 		ioctl_enter_slot(HOOK_SYS_ENTER_IOCTL, fd, cmd, arg, 0);
 		return;
 	}
@@ -394,12 +394,12 @@ static __always_inline void ioctl_exit(long ret)
 	 * inflight_n's page. Threads with storage go on to inflight_n. Kernels whose task has
 	 * no bpf_storage have no task storage either (the hash path, pruned here).
 	 */
-	if (use_task_storage && bpf_core_field_exists(((struct task_struct *)0)->bpf_storage) &&
+	if (USE_TASK_STORAGE() && bpf_core_field_exists(((struct task_struct *)0)->bpf_storage) &&
 	    !bpf_get_current_task_btf()->bpf_storage)
 		return;
 	if (!*(volatile __u64 *)&inflight_n)
 		return; /* nothing followed is in flight: not this one either */
-	if (use_task_storage) {
+	if (USE_TASK_STORAGE()) {
 		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
 		if (sl && ioctl_exit_slot(sl) == SLOT_SENT)
 			emit_ioctl_exit(HOOK_SYS_EXIT_IOCTL, sl->a.fd, sl->a.cmd, ret);

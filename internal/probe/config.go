@@ -103,7 +103,7 @@ func (c Config) ctxOrder() ([maxCtxTiers]uint8, error) {
 	return ctxtier.KernelOrder(c.ContextTiers)
 }
 
-// maxMajors mirrors MAX_MAJORS in bpf/syscalls.c.
+// maxMajors mirrors MAX_MAJORS in bpf/syscalls.c (the link constants gd_major0..7).
 const maxMajors = 8
 
 // DefaultConfig returns the configuration used when the user sets nothing.

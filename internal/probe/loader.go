@@ -330,7 +330,7 @@ const (
 	drmIoctlBase = 'd'
 )
 
-// ioctlGate is syscalls.c's cmd_gate and cmd_types: when the types of every followed
+// ioctlGate is syscalls.c's gd_cmd_gate and gd_cmd_types0..3: when the types of every followed
 // major are known (DRM's built in, others from Config.IoctlTypes), an ioctl of any other
 // type is dropped before its fd is looked at (and its exit without a map lookup). With
 // a major of unknown types the filter keeps every type (gate 0).

@@ -541,15 +541,13 @@ func (ld *loader) precondition(def hookDef, ps *ebpf.ProgramSpec, targetMissing 
 // attachAll walks the hook table, climbing each ladder until a rung attaches.
 func (ld *loader) attachAll() {
 	for _, def := range liveHookDefs(ld.cfg) {
-		if def.stage == StageIRQ && len(ld.cfg.IRQNames) == 0 {
-			ld.rep.add(def.stage, "irq/"+def.event, StatusUnavailable,
-				"not asked for: no GPU interrupt names configured (live.irq_names); no stage uses interrupts")
-			continue
-		}
 		if def.stage == StageIRQ && len(ld.objs.irqNames) == 0 {
 			// Every device interrupt would run the program only to be filtered out.
-			ld.rep.add(def.stage, "irq/"+def.event, StatusUnavailable, fmt.Sprintf(
-				"no interrupt in /proc/interrupts belongs to a GPU driver (%s)", strings.Join(ld.cfg.IRQNames, ", ")))
+			why := "not asked for: no GPU interrupt names configured (live.irq_names); no stage uses interrupts"
+			if len(ld.cfg.IRQNames) > 0 {
+				why = fmt.Sprintf("no interrupt in /proc/interrupts belongs to a GPU driver (%s)", strings.Join(ld.cfg.IRQNames, ", "))
+			}
+			ld.rep.add(def.stage, "irq/"+def.event, StatusUnavailable, why)
 			continue
 		}
 		targetMissing := false
@@ -668,9 +666,6 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 
 // fillIRQs puts the GPU interrupt numbers found in /proc/interrupts into gpu_irqs.
 func (ld *loader) fillIRQs() {
-	if len(ld.cfg.IRQNames) == 0 {
-		return // the GPU interrupt hooks were not asked for
-	}
 	data, err := os.ReadFile(procInterrupts)
 	if err != nil {
 		ld.log.Debug("reading interrupts", zap.String("path", procInterrupts), zap.Error(err))

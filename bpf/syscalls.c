@@ -392,15 +392,19 @@ static __always_inline void ioctl_exit(long ret)
 	 * A thread that never had task storage of any BPF program has no slot, so none of its
 	 * ioctls is followed: one read of the task (which the syscall is running) instead of
 	 * inflight_n's page. Threads with storage go on to inflight_n. Kernels whose task has
-	 * no bpf_storage have no task storage either (the hash path, pruned here).
+	 * no bpf_storage have no task storage either (the hash path, pruned here). The task is
+	 * looked up once, for this check and the slot's lookup.
 	 */
-	if (USE_TASK_STORAGE() && bpf_core_field_exists(((struct task_struct *)0)->bpf_storage) &&
-	    !bpf_get_current_task_btf()->bpf_storage)
-		return;
+	struct task_struct *task = 0;
+	if (USE_TASK_STORAGE()) {
+		task = bpf_get_current_task_btf();
+		if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
+			return;
+	}
 	if (!*(volatile __u64 *)&inflight_n)
 		return; /* nothing followed is in flight: not this one either */
 	if (USE_TASK_STORAGE()) {
-		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
+		struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, task, 0, 0);
 		if (sl && ioctl_exit_slot(sl) == SLOT_SENT)
 			emit_ioctl_exit(HOOK_SYS_EXIT_IOCTL, sl->a.fd, sl->a.cmd, ret);
 		return;

@@ -14,13 +14,17 @@
 # Needs: qemu-system-arm, dpkg-deb, cpio, gzip, apt-get (the arm64 packages are fetched
 # through a private apt configuration; the machine's /etc/apt is not touched). Artifacts and
 # downloads: ARM64_CACHE (default build/arm64-rig). The virtual GPU driver's jobs run on the
-# same arm64 kernel after this script (make test-arm64: testdata/vgpu/run.sh 6.1-arm64).
+# same arm64 kernel after this script (make test-arm64: testdata/vgpu/run.sh 6.1-arm64), so
+# the kernel and busybox packages are downloaded once, into DEB_CACHE (default build/debs,
+# scripts/debcache.sh), and linked here.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${ARM64_CACHE:-$root/build/arm64-rig}
 cli=${ARM64_CLI:-$root/bin/linux-arm64/ghostdriver}
 case $cli in /*) ;; *) cli=$PWD/$cli ;; esac
 timeout_s=${ARM64_TIMEOUT:-600}
+# shellcheck source=debcache.sh
+. "$root/scripts/debcache.sh"
 mkdir -p "$cache"/apt/{lists/partial,cache/archives/partial} "$cache/deb" "$cache/out"
 cd "$cache"
 
@@ -40,9 +44,13 @@ if [ ! -s deb/kernel.deb ] || [ ! -s deb/busybox.deb ]; then
 	# linux-image-arm64 is a metapackage: its dependency names the current ABI's image.
 	img=$(apt-cache "${apt[@]}" depends linux-image-arm64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
 	[ -n "$img" ] || { echo "cannot resolve linux-image-arm64" >&2; exit 1; }
-	(cd deb && apt-get "${apt[@]}" -qq download "$img" busybox-static 2>/dev/null)
-	mv deb/linux-image-*_arm64.deb deb/kernel.deb
-	mv deb/busybox-static_*_arm64.deb deb/busybox.deb
+	# Each package's candidate (what apt-get download takes), through the shared cache.
+	for p in "$img=kernel" "busybox-static=busybox"; do
+		ver=$(apt-cache "${apt[@]}" policy "${p%=*}" | awk '/Candidate:/{print $2; exit}')
+		[ -n "$ver" ] && [ "$ver" != "(none)" ] || { echo "no candidate for ${p%=*}" >&2; exit 1; }
+		f=$(deb_cached "${p%=*}=$ver" "${apt[@]}") || { echo "cannot download ${p%=*} $ver" >&2; exit 1; }
+		deb_link "$f" "deb/${p#*=}.deb"
+	done
 fi
 rm -rf x && mkdir -p x/kernel x/busybox
 dpkg-deb -x deb/kernel.deb x/kernel

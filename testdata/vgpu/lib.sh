@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 # Helpers of the virtual GPU rig (sourced by run.sh). Everything downloaded or built lands in
-# $VGPU_CACHE (testdata/vgpu/cache/, gitignored) and is reused by later runs on the same machine.
+# $VGPU_CACHE (testdata/vgpu/cache/, gitignored) and is reused by later runs on the same machine;
+# the Debian packages are downloaded once into $DEB_CACHE (build/debs, shared with
+# scripts/test-arm64.sh: scripts/debcache.sh) and linked into $VGPU_CACHE.
 #
 # Kernel versions are never pinned here:
 #   6.1  the version of the host's installed linux-headers-amd64 (Debian bookworm)
@@ -10,6 +12,8 @@
 VGPU_DIR=${VGPU_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 VGPU_CACHE=${VGPU_CACHE:-$VGPU_DIR/cache}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# shellcheck source=../../scripts/debcache.sh
+. "$VGPU_DIR/../../scripts/debcache.sh"
 
 log() { printf '[vgpu %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -29,18 +33,19 @@ ensure_pkgs() {
 	fi
 }
 
-# download_deb DIR PKG=VER...: apt-get download into DIR unless the .deb is there already.
+# download_deb DIR PKG=VER...: each .deb into DIR unless it is there already, through the shared
+# package cache (deb_cached: downloaded once, keyed by name, version and SHA256; bookworm's arm64
+# image and busybox are scripts/test-arm64.sh's too).
 download_deb() {
 	local dir=$1; shift
-	local apt_opts=("${APT_OPTS[@]}") spec name ver
+	local spec name ver f
 	mkdir -p "$dir"
 	for spec in "$@"; do
 		name=${spec%%=*} ver=${spec#*=}
 		# NAME may carry an architecture (pkg:arm64); the file name does not.
 		if ls "$dir/${name%%:*}_${ver//:/%3a}_"*.deb >/dev/null 2>&1; then continue; fi
-		log "download $name $ver"
-		(cd "$dir" && apt-get "${apt_opts[@]}" -o APT::Sandbox::User=root -q download "$name=$ver" >&2) ||
-			{ log "apt-get download $name=$ver failed"; return 1; }
+		f=$(deb_cached "$name=$ver" "${APT_OPTS[@]}") || { log "apt-get download $name=$ver failed"; return 1; }
+		deb_link "$f" "$dir/${f##*/}"
 	done
 }
 

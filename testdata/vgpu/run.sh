@@ -13,6 +13,8 @@
 # Environment:
 #   VGPU_OUT         artifact directory (default testdata/vgpu/out/<kernel>)
 #   VGPU_CACHE       downloads and build cache (default testdata/vgpu/cache, gitignored)
+#   DEB_CACHE        the Debian packages, downloaded once for this rig and scripts/test-arm64.sh and
+#                    linked into VGPU_CACHE (default build/debs; scripts/debcache.sh)
 #   VGPU_JOBS        jobs per thread of the workload (default 16)
 #   VGPU_CREDIT_LIMIT  the vgpu schedulers' credit limit (jobs on the hardware per ring, default 2:
 #                    the rings fill and jobs wait for credits)

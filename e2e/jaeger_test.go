@@ -1,3 +1,5 @@
+//go:build linux
+
 // End to end, live: application traces and GPU job spans come back from a real Jaeger as
 // ONE trace, and a Prometheus scrape of the distribution shows the stage histograms with
 // the default tenant dimension. `scripts/test-jaeger.sh` builds Jaeger and the

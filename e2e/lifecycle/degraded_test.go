@@ -1,3 +1,5 @@
+//go:build linux
+
 // Degraded modes: error_mode decides between failing Start and running without the
 // source (reported through componentstatus); a ring buffer overrun is counted and
 // exported as a metric, never a crash.

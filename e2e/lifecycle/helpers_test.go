@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package lifecycle holds the whole-receiver tests of SECURITY.md: lifecycle leaks
 // (goroutines, file descriptors, BPF programs/maps/links checked against the kernel's
 // own lists), kill -9 of a live process, dropped privileges, ring buffer overrun.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // kill -9 of the ocb-built collector itself (not the CLI stand-in): the kernel frees every
 // program, map and link the receiver loaded, nothing stays pinned, and a restarted
 // collector attaches again and counts events. Runs when GHOSTDRIVER_DIST names the

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Lifecycle: Start/Shutdown many times leaves no goroutine, file descriptor or BPF
 // object behind; Shutdown works without Start and twice; kill -9 of a live process
 // leaves nothing attached or pinned, and a restarted one sees events again.

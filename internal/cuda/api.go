@@ -211,6 +211,18 @@ var apiByName = func() map[string]int {
 // cookieProcAddress marks a proc-address call (bpf/cuda.c COOKIE_PROCADDR).
 const cookieProcAddress = 1 << 12
 
+// cookieEntryPoint marks uprobes attached at a learned entry point (not in BPF's
+// layout: bits 13..15 are free there and only user space reads them).
+const cookieEntryPoint = 1 << 13
+
+// cookieEntryOnly marks an API attached with the entry program alone (bpf/cuda.c
+// COOKIE_ENTRY_ONLY; Config.LaunchesAtEntry).
+const cookieEntryOnly = 1 << 14
+
+// cookieFloor (with cookieEntryOnly) makes the entry program count the hit and return
+// (bpf/cuda.c COOKIE_FLOOR; Config.FloorLaunches, measurement only).
+const cookieFloor = 1 << 15
+
 // cookie builds the BPF attach cookie of API row id.
 func cookie(id int) uint64 {
 	a := apis[id]

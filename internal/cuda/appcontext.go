@@ -1,3 +1,5 @@
+//go:build linux
+
 // Application trace context for CUDA calls: the kernel's thread-context recipe table
 // (SetProcess), the process lifecycle programs that keep it honest, and OBI's map.
 //

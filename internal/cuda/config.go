@@ -77,6 +77,12 @@ type Config struct {
 // Stats.ReturnsWithoutFrame).
 const defaultThreadTable = 16384
 
+// defaultHookQueue bounds the learned entry points waiting for the worker. The runtime
+// asks cuGetProcAddress for every driver function once per process at initialisation
+// (a few hundred names, most of them not in the API table and not queued), so the queue
+// only fills when many processes start at once while the worker is slow.
+const defaultHookQueue = 1024
+
 func (c Config) withDefaults() (Config, error) {
 	if c.ProcRoot == "" {
 		c.ProcRoot = "/proc"

@@ -1,3 +1,5 @@
+//go:build linux
+
 // The decoder: one ring-buffer record into a Call, an Xid, a process-gone report or a
 // cuGetProcAddress result queued for the hook worker.
 package cuda

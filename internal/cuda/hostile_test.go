@@ -1,3 +1,5 @@
+//go:build linux
+
 // What a tenant controls, taken as hostile: the size of its maps, the addresses its
 // cuGetProcAddress returns, what sits at the paths its maps name. These run without
 // root: nothing here attaches (the Source has no programs: an accepted entry point gets

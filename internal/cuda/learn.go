@@ -1,3 +1,5 @@
+//go:build linux
+
 // Entry-point learning: a cuGetProcAddress return names a function pointer the runtime
 // will call instead of the exported symbol; the hook worker checks it against the
 // process's maps and the driver file's function starts, then hooks it.
@@ -15,18 +17,6 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
-
-// cookieEntryPoint marks uprobes attached at a learned entry point (not in BPF's
-// layout: bits 13..15 are free there and only user space reads them).
-const cookieEntryPoint = 1 << 13
-
-// cookieEntryOnly marks an API attached with the entry program alone (bpf/cuda.c
-// COOKIE_ENTRY_ONLY; Config.LaunchesAtEntry).
-const cookieEntryOnly = 1 << 14
-
-// cookieFloor (with cookieEntryOnly) makes the entry program count the hit and return
-// (bpf/cuda.c COOKIE_FLOOR; Config.FloorLaunches, measurement only).
-const cookieFloor = 1 << 15
 
 // maxLearntHooks bounds the entry points learned per driver library file. Each is a
 // uprobe pair on a file every process of the node may map, placed at an address a

@@ -1,3 +1,5 @@
+//go:build linux
+
 // The levers on the per-call hook cost (Config.Layers, Config.LaunchesAtEntry) must keep
 // the launch counts exact: the stub libraries count their own calls (ground truth printed
 // by the workload), and the assembler's top-level and nested launch counts must match

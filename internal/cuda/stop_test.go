@@ -1,3 +1,5 @@
+//go:build linux
+
 // Stopping the source loses nothing and does not wait for the poll deadline: with a
 // poll interval of a minute and no wake-up (the stub workload writes far less than the
 // ring's wake-up threshold), every record sits in the ring until the cancellation, which

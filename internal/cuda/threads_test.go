@@ -1,3 +1,5 @@
+//go:build linux
+
 // The kernel's per-thread frame table (cuda_threads) is an LRU: with more threads inside
 // traced calls at once than it holds, a thread's live frames are evicted and its calls'
 // returns come without a frame. Those calls are lost; they must be counted

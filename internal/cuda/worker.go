@@ -1,3 +1,5 @@
+//go:build linux
+
 // The hook worker: everything after Open that reads files, parses ELF or attaches
 // probes (library rescans of /proc/*/maps, entry points learned from cuGetProcAddress)
 // runs on its own goroutine, so that the ring-buffer reader never waits on a file. The
@@ -11,12 +13,6 @@ import (
 
 	"go.uber.org/zap"
 )
-
-// defaultHookQueue bounds the learned entry points waiting for the worker. The runtime
-// asks cuGetProcAddress for every driver function once per process at initialisation
-// (a few hundred names, most of them not in the API table and not queued), so the queue
-// only fills when many processes start at once while the worker is slow.
-const defaultHookQueue = 1024
 
 // learnRequest is one successful cuGetProcAddress return of a symbol of the API table.
 type learnRequest struct {

@@ -1,3 +1,5 @@
+//go:build linux
+
 // The reader never waits on the hook worker. Here the worker is stuck for as long as the
 // test wants: the fake proc root's maps file of the workload is a FIFO, so the first
 // learned entry point's maps read blocks in open(2). Meanwhile the stub workload's calls

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package kclock converts the kernel's BPF timestamps (CLOCK_MONOTONIC, bpf_ktime_get_ns)
 // to wall time: wall = mono + offset, where offset = realtime − monotonic is sampled as the
 // midpoint of a mono/real/mono triple; of several triples the one with the smallest mono

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Issue "silent degradation made visible", kernel side: each place where the kernel side
 // can drop or misattribute is provoked on this host and must show in the source's stats
 // (SourceStats.KernelDrops → ghostdriver.source.kernel_drops), and the syscall hooks' tracefs

@@ -1,3 +1,5 @@
+//go:build linux
+
 // The fence filter's user-space half (Config.FenceFilter; bpf/fence.c passes over dma_fence
 // events whose context is not in `fence_ctxs`): every fence context a decoded GPU job
 // event names — the job's finished fence and the scheduled fence before it (the

@@ -1,6 +1,10 @@
 package probe
 
-import "github.com/ghostdriver/ghostdriver/internal/event"
+import (
+	"github.com/cilium/ebpf"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+)
 
 // hookInfo is what user space knows about a record's hook: the event kind it decodes
 // to and the kernel's own name for the hook (Event.Name).
@@ -71,6 +75,16 @@ const (
 	famDrivers  = "drivers"
 	famFuncs    = "funcs"
 )
+
+// familySpecs loads each family's bpf2go object (the jobs family adds itself: jobs_hooks.go).
+var familySpecs = map[string]func() (*ebpf.CollectionSpec, error){
+	famSyscalls: loadSyscalls,
+	famSched:    loadSched,
+	famFence:    loadFence,
+	famIRQ:      loadIrq,
+	famDrivers:  loadDrivers,
+	famFuncs:    loadFuncs,
+}
 
 // Stage names used in the Report (docs/stages.md's points; driver families by driver).
 const (

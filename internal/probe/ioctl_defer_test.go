@@ -1,3 +1,5 @@
+//go:build linux
+
 // Deferred ioctl entries (bpf/include/ioctl_slot.h), on this host's syscall hooks: an ioctl
 // of a process user space knows sends nothing when nothing of its thread is recorded inside
 // it, and is counted in the kernel; the first record of the thread inside the ioctl sends the

@@ -1,3 +1,5 @@
+//go:build linux
+
 // GPU interrupt lines registered after Start (a device bound or a driver loaded later):
 // gpu_irqs is filled from /proc/interrupts at Start, so the reader reads that file again
 // every IRQRefreshInterval, adds new GPU lines to the map (attaching the irq hooks if

@@ -1,3 +1,5 @@
+//go:build linux
+
 package probe
 
 // The hook table and loader steps of the jobs record mode (bpf/jobs.c): which ladders the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package probe
 
 // The reader of the jobs record mode. A job record arrives when its job completes, with

@@ -1,3 +1,5 @@
+//go:build linux
+
 package probe
 
 // Memory per pending job in jobs mode (BENCHMARKS.md, "Per-job records in the kernel").

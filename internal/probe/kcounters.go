@@ -1,3 +1,5 @@
+//go:build linux
+
 // The kernel side's counts of what it passed over or could not keep, besides ring-buffer
 // loss: the per-CPU `kcounters` of bpf/include/kcounters.h, the evictions of the pre-5.11
 // `inflight` table, processes that did not fit `procs`, and GPU interrupt lines found

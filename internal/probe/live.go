@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package probe is the live source: it loads ghostdriver's eBPF programs, attaches
 // each hook through its ladder (fentry > tp_btf > raw_tp > tracepoint), reads the one
 // ring buffer and decodes records into event.Event for the same pipeline as replay.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package probe
 
 import (
@@ -108,15 +110,6 @@ type loader struct {
 	rep   Report
 	// opts are passed to every program load; tests point KernelTypes elsewhere.
 	progOpts ebpf.ProgramOptions
-}
-
-var familySpecs = map[string]func() (*ebpf.CollectionSpec, error){
-	famSyscalls: loadSyscalls,
-	famSched:    loadSched,
-	famFence:    loadFence,
-	famIRQ:      loadIrq,
-	famDrivers:  loadDrivers,
-	famFuncs:    loadFuncs,
 }
 
 func newLoader(cfg Config, log *zap.Logger) *loader {
@@ -498,11 +491,6 @@ func reason(ps *ebpf.ProgramSpec, err error) string {
 		return "not supported by this kernel: " + firstLine(err.Error())
 	}
 	return firstLine(err.Error())
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
 }
 
 // precondition returns why a rung cannot work here without trying it ("" = try).

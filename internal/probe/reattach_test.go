@@ -1,3 +1,5 @@
+//go:build linux
+
 // Loaders attached and detached one after another, as a test binary's ioctl tests do: each
 // one's ioctl enter program must run for the ioctls made while it is attached. Written for
 // the arm64 guest (scripts/test-arm64.sh), where a loader's enter program now and then was

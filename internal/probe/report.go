@@ -144,3 +144,10 @@ func (r Report) Summary() string {
 
 // Lines returns the entries in report order (one per hook tried).
 func (r Report) Lines() []Entry { return r.Entries }
+
+// firstLine is the first line of a multi-line error (a verifier log, a format file's
+// complaint): the report's entries are one line each.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package probe
 
 // The events mode's reader of the BPF ring buffer, reading records in place.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package probe
 
 // The OTEP 4947 read of a thread that has not been switched out since its thread pointer

@@ -1,3 +1,5 @@
+//go:build linux
+
 // tracefs for the loader: the syscall tracepoints (sys_enter_ioctl / sys_exit_ioctl) and
 // the classic-tracepoint rungs need it mounted while they are attached (event ids, format
 // files); where it is not, the submit ioctls fall to raw_tp sys_enter/sys_exit, which run

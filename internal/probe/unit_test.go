@@ -1,3 +1,5 @@
+//go:build linux
+
 package probe
 
 import (
@@ -122,17 +124,6 @@ func TestReportRendering(t *testing.T) {
 	}
 	if b, _ := (Report{}).JSON(); string(b) != "[]" {
 		t.Fatalf("empty report: %s", b)
-	}
-}
-
-// rawRecord serialises a generated record the way the kernel writes it.
-func rawRecord(r commonRecord) []byte {
-	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&r)), recordSize)...)
-}
-
-func setCString(dst []int8, s string) {
-	for i := 0; i < len(s) && i < len(dst)-1; i++ {
-		dst[i] = int8(s[i])
 	}
 }
 
@@ -301,11 +292,6 @@ func TestDecodeIoctlEnterRecord(t *testing.T) {
 			t.Errorf("hook %d in an entry-sized sample: %v, want errUnknownHook", h, err)
 		}
 	}
-}
-
-// fenceSample is a fence_record ring buffer sample.
-func fenceSample(r commonFenceRecord) []byte {
-	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&r)), fenceRecordSize)...)
 }
 
 // The dma_fence hooks' compact record decodes to the same event a full record gave

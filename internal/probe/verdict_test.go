@@ -1,3 +1,5 @@
+//go:build linux
+
 // The verdict from reports and host facts built by hand (no kernel needed).
 package probe
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 // The live reader's watermark against a producer stalled between reserving its ring buffer
 // record and committing it (docs/correlation.md, "reorder window"): Run asks the reader where
 // it stopped at the end of each poll, and holds the watermark while one record stays

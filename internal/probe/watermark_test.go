@@ -1,3 +1,5 @@
+//go:build linux
+
 // The live reader's watermark against a producer stalled between its reserve and its commit
 // (live.go: watermarkHold; ringread.go: BlockedAt).
 package probe

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -270,7 +269,7 @@ func TestReplayCutInsideLastLine(t *testing.T) {
 	})
 	t.Run("pipe", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "fifo")
-		if err := syscall.Mkfifo(path, 0o600); err != nil {
+		if err := mkfifo(path); err != nil {
 			testreq.Skip(t, testreq.FIFO, "no FIFO here: "+err.Error())
 		}
 		go func() {
@@ -428,7 +427,7 @@ func TestParseEpoch(t *testing.T) {
 // writing, and cancelling unblocks a Run that waits for input.
 func TestReplayPipe(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace_pipe")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
+	if err := mkfifo(path); err != nil {
 		testreq.Skip(t, testreq.FIFO, "no FIFO: "+err.Error())
 	}
 	s := mustNew(t, Config{Path: path})

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command cudatrace runs the CUDA source around one command and writes what it saw as
 // JSON: the capability report, the source's counters and every submission. It is the
 // validation tool of VALIDATION.md ("NVIDIA H200"); the receiver uses the same package.

@@ -39,8 +39,12 @@ run:
 # Everything CI checks: vet, unit + capture tests, the distribution end to end.
 test: vet test-unit test-fuzz test-dist test-docs test-jaeger
 
+# replay runs wherever Go runs: the live halves are Linux-only by build tags, the rest must
+# build elsewhere too (README, Platforms), so vet checks macOS and builds the CLI for Windows.
 vet:
 	$(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=windows $(GO) build -o /dev/null ./cmd/ghostdriver
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
 # e2e/lifecycle compares the kernel's own lists of BPF programs and maps before and

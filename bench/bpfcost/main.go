@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command bpfcost measures the kernel side of ghostdriver against its floor, from the
 // kernel's own BPF run-time statistics (kernel.bpf_stats_enabled), in one interleaved run:
 //

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command cudahook measures what the CUDA source's uprobes cost per launch on the stub
 // libraries (internal/cuda/testdata/stub), with and without the levers of issue 15:
 // hooking one layer (cuda.Config.Layers) and recording launches at entry without a return

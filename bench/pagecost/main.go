@@ -1,3 +1,5 @@
+//go:build linux
+
 // pagecost measures what a syscall tracepoint program pays on this machine for memory it
 // reads and for the clock (BENCHMARKS.md, "What a hook pays on this machine"): programs
 // built here with cilium/ebpf's assembler, attached in turn to syscalls:sys_enter_getppid,

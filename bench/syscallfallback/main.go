@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command syscallfallback measures what the submit-ioctl hooks cost every other syscall of
 // the host, by rung: a getppid loop with nothing attached ("none"), with the live source
 // on the syscall tracepoints ("tracepoint": tracefs mounted, by the loader where it was

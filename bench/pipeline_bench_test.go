@@ -1,3 +1,5 @@
+//go:build unix
+
 // User-space throughput of the whole receiver path on large generated captures:
 // replay (read + ftrace decode) → assemble → emit (span pdata + metrics), as fast as
 // possible. Reports events per CPU-second of the process (= events/s per core: the

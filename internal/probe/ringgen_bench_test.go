@@ -1,3 +1,5 @@
+//go:build linux
+
 package probe
 
 // TestRingGeneratorLoss is a benchmark (BENCHMARKS.md, "Loss at 100 000 jobs/s"): can the
@@ -27,10 +29,14 @@ package probe
 //
 // It only runs when GHOSTDRIVER_RINGGEN_OUT names a TSV file; GHOSTDRIVER_RINGGEN_RATES
 // (jobs/s, comma-separated; default 100000) and GHOSTDRIVER_RINGGEN_SECONDS (default 60).
+// GHOSTDRIVER_RINGGEN_SPANS says what the pipeline exports (column span_output): stages
+// (the default: each job's span and its stage spans), job (stage spans off) or none (no
+// span output, the metrics only: what the reader and the assembler alone sustain).
 
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -50,6 +56,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
@@ -57,42 +64,60 @@ import (
 )
 
 // genRing is a single-producer, single-consumer ring with the BPF ring buffer's loss
-// semantics.
+// semantics and layout: one byte buffer outside the garbage collector's scanning (no
+// pointers in it), each record an 8-byte header (its length) and its bytes, rounded up to
+// 8, read in place as the live reader reads the kernel's ring (the record stays valid
+// until the next read) and released as it releases them (every ringPublishBytes, and
+// before a wait). As the kernel maps its ring's pages twice, a
+// record that runs past the end continues contiguously: the buffer has room for the
+// largest record after its capacity.
 type genRing struct {
-	capacity int64
-	wakeAt   int64
-	used     atomic.Int64 // bytes reserved and not yet consumed
-	slots    [][]byte
-	prod     atomic.Uint64
-	cons     atomic.Uint64
+	capacity uint64 // bytes, a power of two
+	wakeAt   uint64
+	buf      []byte
+	prod     atomic.Uint64 // bytes ever committed
+	cons     atomic.Uint64 // bytes ever released by the reader
+	next     uint64        // the reader's position after the record it holds
 	lost     atomic.Uint64
-	maxUsed  atomic.Int64
+	maxUsed  atomic.Uint64
 	wake     chan struct{}
 	deadline time.Time
 	closed   atomic.Bool
 }
 
+// genMaxRecord bounds a generated record (the largest record struct, with room to spare).
+const genMaxRecord = 1 << 12
+
 func newGenRing(capacity int) *genRing {
-	// As many slots as the smallest records fill the capacity with (each slot allocates
-	// its record's size once, when first used).
-	return &genRing{capacity: int64(capacity), wakeAt: int64(capacity / 4), slots: make([][]byte, 1<<18), wake: make(chan struct{}, 1)}
+	if capacity&(capacity-1) != 0 {
+		panic("genRing: capacity is not a power of two")
+	}
+	return &genRing{capacity: uint64(capacity), wakeAt: uint64(capacity / 4), buf: make([]byte, capacity+genMaxRecord),
+		wake: make(chan struct{}, 1)}
 }
 
-func ringBytes(n int) int64 { return int64(ringSpan(n)) }
+func ringBytes(n int) uint64 { return uint64(ringSpan(n)) }
+
+// used is what is committed and not yet released.
+func (r *genRing) used() uint64 { return r.prod.Load() - r.cons.Load() }
 
 // put copies one record in, or counts it lost when it does not fit.
 func (r *genRing) put(rec []byte) {
+	if len(rec)+ringbufHeaderSize > genMaxRecord {
+		panic("genRing: record larger than genMaxRecord")
+	}
 	sz := ringBytes(len(rec))
-	used := r.used.Load()
 	p := r.prod.Load()
-	if used+sz > r.capacity || p-r.cons.Load() >= uint64(len(r.slots)) {
+	used := p - r.cons.Load()
+	if used+sz > r.capacity {
 		r.lost.Add(1)
 		return
 	}
-	s := &r.slots[p&uint64(len(r.slots)-1)]
-	*s = append((*s)[:0], rec...)
-	used = r.used.Add(sz)
-	r.prod.Store(p + 1)
+	at := p & (r.capacity - 1)
+	binary.LittleEndian.PutUint32(r.buf[at:], uint32(len(rec)))
+	copy(r.buf[at+ringbufHeaderSize:], rec)
+	r.prod.Store(p + sz)
+	used += sz
 	if used > r.maxUsed.Load() {
 		r.maxUsed.Store(used)
 	}
@@ -105,7 +130,7 @@ func (r *genRing) put(rec []byte) {
 }
 
 func (r *genRing) SetDeadline(t time.Time) { r.deadline = t }
-func (r *genRing) AvailableBytes() int     { return int(r.used.Load()) }
+func (r *genRing) AvailableBytes() int     { return int(r.prod.Load() - r.next) }
 func (r *genRing) Close() error {
 	r.closed.Store(true)
 	select {
@@ -120,14 +145,19 @@ func (r *genRing) ReadInto(rec *ringbuf.Record) error {
 		if r.closed.Load() {
 			return ringbuf.ErrClosed
 		}
-		c := r.cons.Load()
-		if c != r.prod.Load() {
-			s := r.slots[c&uint64(len(r.slots)-1)]
-			rec.RawSample = append(rec.RawSample[:0], s...)
-			r.cons.Store(c + 1)
-			r.used.Add(-ringBytes(len(s)))
+		// Release what was read, as the live reader publishes its position: every
+		// ringPublishBytes, and before it waits (below).
+		if r.next-r.cons.Load() >= ringPublishBytes {
+			r.cons.Store(r.next)
+		}
+		if c := r.next; c != r.prod.Load() {
+			at := c & (r.capacity - 1)
+			n := int(binary.LittleEndian.Uint32(r.buf[at:]))
+			rec.RawSample = r.buf[at+ringbufHeaderSize : at+ringbufHeaderSize+uint64(n) : at+ringbufHeaderSize+uint64(n)]
+			r.next = c + ringBytes(n)
 			return nil
 		}
+		r.cons.Store(r.next)
 		d := time.Until(r.deadline)
 		if d <= 0 {
 			return os.ErrDeadlineExceeded
@@ -301,26 +331,33 @@ func TestRingGeneratorLoss(t *testing.T) {
 	if v := os.Getenv("GHOSTDRIVER_RINGGEN_RATES"); v != "" {
 		rates = v
 	}
+	spanOutput := "stages"
+	if v := os.Getenv("GHOSTDRIVER_RINGGEN_SPANS"); v != "" {
+		spanOutput = v
+	}
+	if spanOutput != "stages" && spanOutput != "job" && spanOutput != "none" {
+		t.Fatalf("GHOSTDRIVER_RINGGEN_SPANS=%q: want stages, job or none", spanOutput)
+	}
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	if st, _ := f.Stat(); st.Size() == 0 {
-		fmt.Fprintln(f, "jobs_per_s_target\tseconds\tjobs_sent\trecords_sent\trecords_lost\tevents_decoded\tjobs_whole\tjobs_completed\tjobs_incomplete\tspans_exported\tdropped_jobs\tmax_ring_fill_pct\treader_cpu_pct\treader_cpu_ns_per_job\tgenerator_cpu_pct\tloadavg1")
+		fmt.Fprintln(f, "jobs_per_s_target\tseconds\tjobs_sent\trecords_sent\trecords_lost\tevents_decoded\tjobs_whole\tjobs_completed\tjobs_incomplete\tspans_exported\tdropped_jobs\tmax_ring_fill_pct\treader_cpu_pct\treader_cpu_ns_per_job\tgenerator_cpu_pct\tloadavg1\tspan_output")
 	}
 	for _, rs := range strings.Split(rates, ",") {
 		rate, err := strconv.ParseFloat(strings.TrimSpace(rs), 64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		row := genRun(t, rate, seconds)
+		row := genRun(t, rate, seconds, spanOutput)
 		fmt.Fprintln(f, row)
 		t.Log(row)
 	}
 }
 
-func genRun(t *testing.T, rate, seconds float64) string {
+func genRun(t *testing.T, rate, seconds float64, spanOutput string) string {
 	cfg, err := DefaultConfig().withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -339,20 +376,24 @@ func genRun(t *testing.T, rate, seconds float64) string {
 	// dependencies are not among the generated records).
 	measured := []assemble.Point{assemble.PointIoctlEnter, assemble.PointQueued, assemble.PointIoctlExit, assemble.PointRun,
 		assemble.PointEmitted, assemble.PointHWDone, assemble.PointFinished}
-	p := pipeline.New(pipeline.Config{Assemble: assemble.DefaultConfig(), Metrics: metadata.DefaultMetricsConfig()}, src,
-		pipeline.Outputs{Job: func(j *assemble.Job) {
-			for _, pt := range measured {
-				if j.Points[pt].Src != assemble.Measured {
-					return
-				}
+	outs := pipeline.Outputs{Job: func(j *assemble.Job) {
+		for _, pt := range measured {
+			if j.Points[pt].Src != assemble.Measured {
+				return
 			}
-			whole.Add(1)
-		}, Traces: func(_ context.Context, td ptrace.Traces) error {
+		}
+		whole.Add(1)
+	}}
+	if spanOutput != "none" {
+		outs.Traces = func(_ context.Context, td ptrace.Traces) error {
 			b, err := m.MarshalTraces(td)
 			spans.Add(uint64(td.SpanCount()))
 			batches.Add(uint64(len(b)))
 			return err
-		}}, nil)
+		}
+	}
+	p := pipeline.New(pipeline.Config{Assemble: assemble.DefaultConfig(), Metrics: metadata.DefaultMetricsConfig(),
+		SpanOptions: []emit.SpanOption{emit.WithStageSpans(spanOutput == "stages")}}, src, outs, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -394,7 +435,7 @@ func genRun(t *testing.T, rate, seconds float64) string {
 	wg.Wait()
 	wall := time.Since(t0)
 	// Let the reader drain and the pipeline release what the window holds.
-	for i := 0; i < 200 && ring.used.Load() > 0; i++ {
+	for i := 0; i < 200 && ring.used() > 0; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -416,8 +457,8 @@ func genRun(t *testing.T, rate, seconds float64) string {
 	if ring.lost.Load() == 0 && whole.Load() != sent {
 		t.Errorf("%d of %d generated jobs whole (%d completed) with nothing lost: the generated records are not a whole job", whole.Load(), sent, as.Completed)
 	}
-	return fmt.Sprintf("%.0f\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%s", rate, wall.Seconds(), sent, sent*genRecordsPerJob,
+	return fmt.Sprintf("%.0f\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%s\t%s", rate, wall.Seconds(), sent, sent*genRecordsPerJob,
 		ring.lost.Load(), decoded, whole.Load(), as.Completed, as.Incomplete, spans.Load(), st.DroppedJobs,
 		100*float64(ring.maxUsed.Load())/float64(ring.capacity), 100*cpu.Seconds()/wall.Seconds(), float64(cpu.Nanoseconds())/float64(max(sent, 1)),
-		100*genCPU.Seconds()/wall.Seconds(), strings.Fields(string(load))[0])
+		100*genCPU.Seconds()/wall.Seconds(), strings.Fields(string(load))[0], spanOutput)
 }

@@ -218,6 +218,10 @@ if has jobloss; then
 	GHOSTDRIVER_RINGGEN_OUT="$OUT/jobloss.tsv" GHOSTDRIVER_RINGGEN_RATES=$JOBLOSS_RATES GHOSTDRIVER_RINGGEN_SECONDS=$JOBLOSS_SECONDS \
 		go test -count=1 -timeout 30m -run 'TestRingGeneratorLoss' ./internal/probe >"$OUT/jobloss.log" 2>&1 ||
 		{ cat "$OUT/jobloss.log" >&2; die "generated-ring loss test failed"; }
+	# the same at the highest rate with no span output: what the reader and the assembler sustain
+	GHOSTDRIVER_RINGGEN_SPANS=none GHOSTDRIVER_RINGGEN_OUT="$OUT/jobloss.tsv" GHOSTDRIVER_RINGGEN_RATES=${JOBLOSS_RATES##*,} \
+		GHOSTDRIVER_RINGGEN_SECONDS=$JOBLOSS_SECONDS go test -count=1 -timeout 30m -run 'TestRingGeneratorLoss' ./internal/probe >>"$OUT/jobloss.log" 2>&1 ||
+		{ cat "$OUT/jobloss.log" >&2; die "generated-ring loss test failed"; }
 	loadavg jobloss
 fi
 
@@ -241,6 +245,9 @@ if has user; then
 		done
 	done
 	"$BUILD/userbench" delay -seconds "$DELAY_S" -style 6.17 -rate 2000 >"$OUT/user_delay.tsv"
+	# what pdata alone costs these jobs' spans, beside the SpanBuilder and the JobEncoder
+	go run ./bench/pdatafloor -jobs "$GEN_JOBS" -rounds "$ROUNDS" -o "$OUT/pdatafloor.tsv" ||
+		die "pdata floor benchmark failed"
 	loadavg user
 fi
 

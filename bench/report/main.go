@@ -110,6 +110,7 @@ func (r *rep) run() {
 	r.loss()
 	r.jobLoss()
 	r.user()
+	r.pdataFloor()
 	r.guest()
 	r.model()
 }
@@ -310,6 +311,21 @@ func (r *rep) jobLoss() {
 				verdict(row["records_lost"] == "0" && row["jobs_whole"] == row["jobs_sent"] && reached >= 99000))
 		}
 	}
+}
+
+// pdataFloor: bench/pdatafloor's medians (what pdata alone costs the same jobs' spans).
+func (r *rep) pdataFloor() {
+	b, err := os.ReadFile(filepath.Join(r.dir, "pdatafloor.tsv"))
+	if err != nil {
+		return
+	}
+	_, med, ok := strings.Cut(string(b), "\n# medians")
+	if !ok {
+		return
+	}
+	title, rows, _ := strings.Cut(med, "\n")
+	r.p("\n## 4c. What the data model costs a job (bench/pdatafloor: medians%s)\n", title)
+	r.mdTable(rows)
 }
 
 func (r *rep) mdTable(tsv string) {

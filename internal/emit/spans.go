@@ -67,6 +67,15 @@ func WithIDSalt(salt uint64) SpanOption { return func(c *spanConfig) { c.salt = 
 // throughput (BENCHMARKS.md), for hosts whose job rate makes child spans too many to store.
 func WithStageSpans(on bool) SpanOption { return func(c *spanConfig) { c.noStages = !on } }
 
+// StageSpans reports whether opts leave the stage child spans on (they are by default).
+func StageSpans(opts ...SpanOption) bool {
+	var c spanConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return !c.noStages
+}
+
 // WithLinkMemory sets how many recently emitted jobs are remembered so that a link to
 // one of them carries its real trace id (default DefaultLinkMemory; 0 disables).
 func WithLinkMemory(n int) SpanOption { return func(c *spanConfig) { c.linkMemory = n } }

@@ -42,6 +42,8 @@ type exporter struct {
 	collectEvery time.Duration
 	// what the spans are, for the log ("GPU job spans", "CUDA submission spans", both).
 	what string
+	// dropHint ends the dropped-spans warning: what the configuration can do about it.
+	dropHint string
 	// takeSpans returns the buffered spans (false when there are none); collect the
 	// metrics. Both take the caller's lock themselves.
 	takeSpans func() (spanBatch, bool)
@@ -234,7 +236,7 @@ func (e *exporter) warnDrops(final bool) {
 		return
 	}
 	e.log.Warn(e.what+" dropped: the next consumer is slower than the source (the span buffer was full); "+
-		"they are still counted in the metrics",
+		"they are still counted in the metrics"+e.dropHint,
 		zap.Uint64("dropped_since_last_report", total-e.warnedDrops), zap.Uint64("dropped_total", total))
 	e.warnedDrops, e.warnedAt = total, time.Now()
 }

@@ -162,6 +162,11 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 	p.asm = assemble.New(cfg.Assemble, p.onJob)
 	p.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "GPU job spans", p.takeSpans, p.collect,
 		p.droppedSpans)
+	if src != nil && emit.StageSpans(cfg.SpanOptions...) {
+		// Most of a job's span cost is the collector's data model (BENCHMARKS.md): at high
+		// job rates one span a job instead of one per stage is the lever the receiver has.
+		p.exp.dropHint = "; if the job rate stays this high, stage_spans: false (--no-stage-spans) sends one span a job instead of one per stage"
+	}
 	if cfg.Lossless && out.wantsSpans() {
 		p.exp.lossless()
 	}

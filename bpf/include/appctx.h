@@ -25,13 +25,13 @@
 
 #define MAX_CTX_TIERS 2
 
-/* In-kernel tiers in lookup order, CTX_TIER_NONE-terminated. Set by the loader. */
+/* In-kernel tiers in lookup order, CTX_TIER_NONE-terminated. Set by the CUDA loader. */
 const volatile __u8 ctx_order[MAX_CTX_TIERS] = {CTX_TIER_OTEP4947, CTX_TIER_OBI};
 
 /*
  * How the programs read the order: the .rodata array above, unless the object defines
  * CTX_ORDER before including this file (syscalls.c reads link-time constants, link_const.h,
- * on the path every followed ioctl runs; the loader sets both from the same order).
+ * on the path every followed ioctl runs, and the loader sets the array for CUDA's only).
  */
 #ifndef CTX_ORDER
 #define CTX_ORDER(i) (ctx_order[i])

@@ -214,9 +214,8 @@ func (ld *loader) family(name string) (*family, error) {
 			// pinned later is not picked up), so every lookup would miss. Skip the tier.
 			order = withoutTier(order, ctxtier.OBI)
 		}
-		if err := spec.Variables["ctx_order"].Set(order); err != nil {
-			return nil, err
-		}
+		// The tiers' order is link-time constants here; the object's .rodata ctx_order (the
+		// C default, appctx.h) is read by no syscalls program, only by the CUDA object's.
 		syscalls["gd_ctx_order0"], syscalls["gd_ctx_order1"] = uint64(order[0]), uint64(order[1])
 		for k, v := range syscalls {
 			consts[k] = v

@@ -215,13 +215,15 @@ fi
 # the OTLP protobuf encoding (TestRingGeneratorLoss; this host has no DRM to run jobs) ----
 if has jobloss; then
 	log "3b jobloss: ${JOBLOSS_RATES} jobs/s × ${JOBLOSS_SECONDS}s (generated 6.17 records → live reader → pipeline → OTLP)"
-	GHOSTDRIVER_RINGGEN_OUT="$OUT/jobloss.tsv" GHOSTDRIVER_RINGGEN_RATES=$JOBLOSS_RATES GHOSTDRIVER_RINGGEN_SECONDS=$JOBLOSS_SECONDS \
-		go test -count=1 -timeout 30m -run 'TestRingGeneratorLoss' ./internal/probe >"$OUT/jobloss.log" 2>&1 ||
-		{ cat "$OUT/jobloss.log" >&2; die "generated-ring loss test failed"; }
-	# the same at the highest rate with no span output: what the reader and the assembler sustain
-	GHOSTDRIVER_RINGGEN_SPANS=none GHOSTDRIVER_RINGGEN_OUT="$OUT/jobloss.tsv" GHOSTDRIVER_RINGGEN_RATES=${JOBLOSS_RATES##*,} \
-		GHOSTDRIVER_RINGGEN_SECONDS=$JOBLOSS_SECONDS go test -count=1 -timeout 30m -run 'TestRingGeneratorLoss' ./internal/probe >>"$OUT/jobloss.log" 2>&1 ||
-		{ cat "$OUT/jobloss.log" >&2; die "generated-ring loss test failed"; }
+	jobloss_run() { # the rates and span output come in the environment
+		GHOSTDRIVER_RINGGEN_OUT="$OUT/jobloss.tsv" GHOSTDRIVER_RINGGEN_SECONDS=$JOBLOSS_SECONDS \
+			go test -count=1 -timeout 30m -run 'TestRingGeneratorLoss' ./internal/probe >>"$OUT/jobloss.log" 2>&1 ||
+			{ cat "$OUT/jobloss.log" >&2; die "generated-ring loss test failed"; }
+	}
+	: >"$OUT/jobloss.log"
+	GHOSTDRIVER_RINGGEN_RATES=$JOBLOSS_RATES jobloss_run
+	# the highest rate again with no span output: what the reader and the assembler sustain
+	GHOSTDRIVER_RINGGEN_SPANS=none GHOSTDRIVER_RINGGEN_RATES=${JOBLOSS_RATES##*,} jobloss_run
 	loadavg jobloss
 fi
 

@@ -167,7 +167,7 @@ system_run() {
 	gd-* | base-* | send-*)
 		kill -TERM "$pid"
 		wait "$pid" || true
-		lost=$(sed -n 's/^events lost before decoding: //p' "$tmp.out")
+		lost=$(sed -n 's/^events lost before decoding: \([0-9]*\).*/\1/p' "$tmp.out") # the leading count (a live run adds its two kinds)
 		events=$(sed -n 's/^events decoded: .*(total \([0-9]*\)).*/\1/p' "$tmp.out")
 		;;
 	bpftrace)

@@ -260,7 +260,7 @@ if [ -e "$DIR/spans.json" ]; then echo "info  spans.json present ($(wc -c <"$DIR
 if [ -e "$DIR/ghostdriver-jobs.log" ]; then
 	jl=$(grep -m1 '^jobs: ' "$DIR/ghostdriver-jobs.log")
 	jc=$(echo "$jl" | sed -n 's/^jobs: \([0-9]*\) completed.*/\1/p')
-	jlost=$(sed -n 's/^events lost before decoding: \([0-9]*\)$/\1/p' "$DIR/ghostdriver-jobs.log" | head -1)
+	jlost=$(sed -n 's/^events lost before decoding: \([0-9]*\).*/\1/p' "$DIR/ghostdriver-jobs.log" | head -1)
 	# As on the Go side (e2e jobDamage): a record the kernel could not reserve (counted by
 	# the receiver) damages at most one job, so up to that many jobs short are excused;
 	# nothing may go missing uncounted.

@@ -18,3 +18,4 @@ const struct ioctl_enter_record *unused_ioctl_enter_record __attribute__((unused
 const enum hook *unused_hook __attribute__((unused));
 const enum record_flag *unused_flag __attribute__((unused));
 const enum ctx_tier *unused_tier __attribute__((unused));
+const enum ctx_error *unused_ctx_error __attribute__((unused));

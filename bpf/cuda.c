@@ -53,6 +53,7 @@ enum cuda_flag {
 	CUDA_F_STACK_OVERFLOW = 1 << 0, /* the call nested deeper than MAX_DEPTH: not timed */
 	CUDA_F_ARG_FAULT = 1 << 1,	/* an argument could not be read from user memory */
 	CUDA_F_NO_RETURN = 1 << 2,	/* recorded at entry (COOKIE_ENTRY_ONLY): end = start, no result */
+	CUDA_F_CTX_UNREADABLE = 1 << 3, /* no context: the OTEP 4947 read faulted (ctx_tier.h CTX_ERR_UNREADABLE) */
 };
 
 /* One record per API call (or per proc-address resolution, or per Xid). */
@@ -243,8 +244,12 @@ static __always_inline int enter_only(struct pt_regs *ctx, __u64 cookie)
 	r->handle = read_loc(ctx, cookie >> 48, &flags);
 	r->depth = d > 255 ? 255 : d;
 	r->ctx_tier = CTX_TIER_NONE;
-	if (d == 0)
-		r->ctx_tier = read_app_ctx(r->trace_id, r->span_id);
+	if (d == 0) {
+		__u8 err = CTX_ERR_NONE;
+		r->ctx_tier = read_app_ctx(r->trace_id, r->span_id, &err);
+		if (err != CTX_ERR_NONE)
+			flags |= CUDA_F_CTX_UNREADABLE;
+	}
 	r->flags = flags;
 	r->start = r->end = bpf_ktime_get_ns();
 	submit(r);
@@ -312,8 +317,12 @@ static __always_inline int enter_body(struct pt_regs *ctx)
 		f->aux = 0;
 	}
 	f->ctx_tier = CTX_TIER_NONE;
-	if (d == 0)
-		f->ctx_tier = read_app_ctx(f->trace_id, f->span_id);
+	if (d == 0) {
+		__u8 err = CTX_ERR_NONE;
+		f->ctx_tier = read_app_ctx(f->trace_id, f->span_id, &err);
+		if (err != CTX_ERR_NONE)
+			f->flags |= CUDA_F_CTX_UNREADABLE;
+	}
 	/* Last, so that the argument reads are not part of the call's time. */
 	f->start = bpf_ktime_get_ns();
 	return 0;

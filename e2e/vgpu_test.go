@@ -621,6 +621,7 @@ func TestVirtualGPUAppContext(t *testing.T) {
 	ctxPIDs := map[string]map[int64]bool{}      // context kind -> processes
 	crossLinks := 0
 	damage := &jobDamage{}
+	var unreadable []string // OTEP 4947 jobs that went out without any context
 	for _, a := range app {
 		damage.endJob()
 		perCtx[a.ctx]++
@@ -655,6 +656,13 @@ func TestVirtualGPUAppContext(t *testing.T) {
 		case "otep4947", "traceparent":
 			if len(a.trace) != 32 || len(a.span) != 16 {
 				t.Fatalf("job %s: app.txt has no trace/span ids for ctx=%s", a.fence, a.ctx)
+			}
+			if tier == "none" && a.ctx == "otep4947" {
+				// No context at all: the kernel's read of the thread's record may have
+				// faulted (its memory being collapsed or migrated at that instant), which
+				// the receiver counts. Accepted only up to that count, below.
+				unreadable = append(unreadable, fmt.Sprintf("job %s (%s): no context, want the thread's trace %s span %s", a.fence, a.thread, a.trace, a.span))
+				break // the switch: the job's other checks go on
 			}
 			if tier != a.ctx {
 				damage.errorf("job %s (%s): context tier %q, want %s", a.fence, a.thread, tier, a.ctx)
@@ -762,6 +770,19 @@ func TestVirtualGPUAppContext(t *testing.T) {
 		t.Error("no cross-process dependency was checked: the workload did not exercise one")
 	}
 	damage.report(t, reportedLost(t, dir))
+	// Each context the kernel could not read is counted (kernel_drops{reason=
+	// thread_context_unreadable}); a job without one beyond that count is a wrong answer.
+	counted := summaryCount(t, filepath.Join(dir, "ghostdriver.log"), "counted in the kernel, not sent:", "thread_context_unreadable")
+	if len(unreadable) > counted {
+		t.Errorf("%d OTEP 4947 jobs have no context, the receiver counted %d thread contexts it could not read", len(unreadable), counted)
+		for _, u := range unreadable {
+			t.Error(u)
+		}
+	} else {
+		for _, u := range unreadable {
+			t.Logf("explained by the %d thread contexts the receiver counted unreadable: %s", counted, u)
+		}
+	}
 	t.Logf("jobs per context: %v; OTEP 4947 threads %d; cross-process links %d", perCtx, len(threadTraces), crossLinks)
 }
 

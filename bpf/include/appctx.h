@@ -95,43 +95,62 @@ static __always_inline bool ids_zero(const __u8 *trace, const __u8 *span)
 	return (t0 | t1) == 0 || s == 0;
 }
 
-static __always_inline bool read_otep4947(__u8 trace_id[16], __u8 span_id[8], struct tls_recipe *rc)
+/*
+ * What read_otep4947 found. CTX_READ_FAULT: a read of the thread's memory failed. The
+ * programs may not take page faults, so a page that is not mapped at that instant cannot
+ * be read: the kernel moving the memory (a huge-page collapse, which unmaps the whole
+ * 2 MiB range while it copies; a page migration), or a recipe that points nowhere. The
+ * thread's context may well have been there; the caller reports it (ctx_error).
+ */
+enum ctx_read {
+	CTX_READ_NONE = 0,  /* no recipe, no thread pointer, or no valid record published */
+	CTX_READ_OK = 1,
+	CTX_READ_FAULT = 2,
+};
+
+static __always_inline enum ctx_read read_otep4947(__u8 trace_id[16], __u8 span_id[8], struct tls_recipe *rc)
 {
 	if (!rc || rc->kind == TLS_NONE)
-		return false;
+		return CTX_READ_NONE;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 tp = TASK_USER_TP(task);
 	if (!tp)
-		return false;
+		return CTX_READ_NONE;
 	__u64 slot = 0;
 	if (rc->kind == TLS_STATIC) {
 		slot = tp + rc->tp_offset;
 	} else if (rc->kind == TLS_DTV) {
 		__u64 dtv = 0, block = 0, len = 0;
-		if (bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(tp + rc->dtv_offset)) || !dtv)
-			return false;
+		if (bpf_probe_read_user(&dtv, sizeof(dtv), (void *)(tp + rc->dtv_offset)))
+			return CTX_READ_FAULT;
+		if (!dtv)
+			return CTX_READ_NONE;
 		/* A module id beyond the thread's DTV: the thread never saw the module. */
-		if (bpf_probe_read_user(&len, sizeof(len), (void *)(dtv + rc->dtv_len_offset)) || rc->module_id > len)
-			return false;
+		if (bpf_probe_read_user(&len, sizeof(len), (void *)(dtv + rc->dtv_len_offset)))
+			return CTX_READ_FAULT;
+		if (rc->module_id > len)
+			return CTX_READ_NONE;
 		if (bpf_probe_read_user(&block, sizeof(block), (void *)(dtv + rc->module_id * rc->dtv_entry_size)))
-			return false;
+			return CTX_READ_FAULT;
 		if (block == 0 || block == ~0ULL) /* TLS_DTV_UNALLOCATED: never touched in this thread */
-			return false;
+			return CTX_READ_NONE;
 		slot = block + rc->block_offset;
 	} else {
-		return false;
+		return CTX_READ_NONE;
 	}
 	__u64 rec = 0;
-	if (bpf_probe_read_user(&rec, sizeof(rec), (void *)slot) || !rec)
-		return false;
+	if (bpf_probe_read_user(&rec, sizeof(rec), (void *)slot))
+		return CTX_READ_FAULT;
+	if (!rec)
+		return CTX_READ_NONE;
 	struct otel_thread_ctx_hdr h;
 	if (bpf_probe_read_user(&h, sizeof(h), (void *)rec))
-		return false;
+		return CTX_READ_FAULT;
 	if (h.valid != 1 || ids_zero(h.trace_id, h.span_id))
-		return false;
+		return CTX_READ_NONE;
 	__builtin_memcpy(trace_id, h.trace_id, 16);
 	__builtin_memcpy(span_id, h.span_id, 8);
-	return true;
+	return CTX_READ_OK;
 }
 
 static __always_inline bool read_obi(__u8 trace_id[16], __u8 span_id[8])
@@ -148,17 +167,27 @@ static __always_inline bool read_obi(__u8 trace_id[16], __u8 span_id[8])
 /*
  * Fills trace_id/span_id from the first in-kernel tier that has a context and returns
  * that tier (CTX_TIER_NONE: none had one; the ids are left alone). rc is the process's
- * `procs` row (NULL: none), which the caller has looked up.
+ * `procs` row (NULL: none), which the caller has looked up. *err is set to
+ * CTX_ERR_UNREADABLE when no tier had a context and the OTEP 4947 read faulted (ctx_tier.h),
+ * else left alone.
  */
-static __always_inline __u8 read_app_ctx_row(struct tls_recipe *rc, __u8 trace_id[16], __u8 span_id[8])
+static __always_inline __u8 read_app_ctx_row(struct tls_recipe *rc, __u8 trace_id[16], __u8 span_id[8], __u8 *err)
 {
+	bool fault = false;
 	for (int i = 0; i < MAX_CTX_TIERS; i++) {
 		__u8 tier = CTX_ORDER(i);
-		if (tier == CTX_TIER_OTEP4947 && read_otep4947(trace_id, span_id, rc))
-			return tier;
+		if (tier == CTX_TIER_OTEP4947) {
+			enum ctx_read got = read_otep4947(trace_id, span_id, rc);
+			if (got == CTX_READ_OK)
+				return tier;
+			if (got == CTX_READ_FAULT)
+				fault = true;
+		}
 		if (tier == CTX_TIER_OBI && read_obi(trace_id, span_id))
 			return tier;
 	}
+	if (fault)
+		*err = CTX_ERR_UNREADABLE;
 	return CTX_TIER_NONE;
 }
 
@@ -170,7 +199,7 @@ static __always_inline struct tls_recipe *procs_row(void)
 }
 
 /* read_app_ctx_row for the current process. */
-static __always_inline __u8 read_app_ctx(__u8 trace_id[16], __u8 span_id[8])
+static __always_inline __u8 read_app_ctx(__u8 trace_id[16], __u8 span_id[8], __u8 *err)
 {
-	return read_app_ctx_row(procs_row(), trace_id, span_id);
+	return read_app_ctx_row(procs_row(), trace_id, span_id, err);
 }

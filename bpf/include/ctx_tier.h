@@ -12,3 +12,19 @@ enum ctx_tier {
 	CTX_TIER_OTEP4947 = 1, /* otel_thread_ctx_v1 TLS record of the calling thread */
 	CTX_TIER_OBI = 2,      /* OBI's pinned traces_ctx_v1 map, by pid_tgid */
 };
+
+/*
+ * Why a record that could have carried a context carries none (ioctl_enter_record.ctx_error,
+ * cuda_record.flags CUDA_F_CTX_UNREADABLE). 0: nothing went wrong (no context published, or
+ * none looked for).
+ */
+enum ctx_error {
+	CTX_ERR_NONE = 0,
+	/*
+	 * The process has an OTEP 4947 recipe and reading the thread's record faulted: its
+	 * memory was not mapped at that instant (the kernel collapsing it into a huge page or
+	 * migrating it), or the recipe points nowhere. User space counts these
+	 * (kernel_drops{reason=thread_context_unreadable}).
+	 */
+	CTX_ERR_UNREADABLE = 1,
+};

@@ -317,8 +317,8 @@ struct ioctl_enter_record {
 	__u32 cmd;
 	__u32 cpu;
 	__u16 hook;
-	__u8 ctx_tier; /* enum ctx_tier */
-	__u8 _pad;
+	__u8 ctx_tier;	/* enum ctx_tier */
+	__u8 ctx_error; /* enum ctx_error: why there is no context where one was looked for */
 	char comm[16];
 	char driver[16];    /* DRM driver name of the ioctl's file (fentry drm_ioctl) */
 	__u8 trace_id[16]; /* application trace context (W3C byte order), when ctx_tier != 0 */

@@ -54,7 +54,8 @@ struct ioctl_slot {
 	__u16 hook;  /* the entry's hook */
 	__u8 ctx_tier;
 	__u8 busy;   /* a program of this thread is changing the slot (slot_claim) */
-	__u8 _pad[4];
+	__u8 ctx_error; /* enum ctx_error of the entry's read */
+	__u8 _pad[3];
 	__u8 trace_id[16];
 	__u8 span_id[8];
 };
@@ -174,6 +175,7 @@ static __always_inline void ioctl_flush(void)
 	r->cmd = sl->a.cmd;
 	r->arg = sl->a.arg;
 	r->ctx_tier = sl->ctx_tier;
+	r->ctx_error = sl->ctx_error;
 	if (sl->ctx_tier != CTX_TIER_NONE) {
 		__builtin_memcpy(r->trace_id, sl->trace_id, sizeof(r->trace_id));
 		__builtin_memcpy(r->span_id, sl->span_id, sizeof(r->span_id));

@@ -225,8 +225,8 @@ func (c *cudaSummary) print(w io.Writer, ps pipeline.Stats, src cuda.Stats, ran 
 		fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "application context: otep4947 %d, obi %d, traceparent %d, none %d submissions; %d calls carried an in-kernel context; %d recipes pushed\n",
-		c.tiers[1], c.tiers[2], c.tiers[3], c.tiers[0], src.WithContext, src.Recipes)
+	fmt.Fprintf(w, "application context: otep4947 %d, obi %d, traceparent %d, none %d submissions; %d calls carried an in-kernel context, %d could not read it (thread memory unmapped at that instant); %d recipes pushed\n",
+		c.tiers[1], c.tiers[2], c.tiers[3], c.tiers[0], src.WithContext, src.ContextUnreadable, src.Recipes)
 	fmt.Fprintf(w, "source: %d calls, %d libraries, %d entry-point hooks (%d refused, %d dropped: hook queue full), %d records lost, %d malformed, %d returns missed, %d returns without a frame, %d maps reads cut at their bound\n",
 		src.Calls, src.Libraries, src.EntryPointHooks, src.EntryPointsRefused, src.EntryPointsDropped, src.Lost, src.Malformed, src.StaleFrames, src.ReturnsWithoutFrame, src.MapsTruncated)
 	if st.DroppedSubmissions > 0 || ps.ExportErrors > 0 {

@@ -19,6 +19,7 @@ const (
 	cudaBPFCudaFlagCUDA_F_STACK_OVERFLOW cudaBPFCudaFlag = 1
 	cudaBPFCudaFlagCUDA_F_ARG_FAULT      cudaBPFCudaFlag = 2
 	cudaBPFCudaFlagCUDA_F_NO_RETURN      cudaBPFCudaFlag = 4
+	cudaBPFCudaFlagCUDA_F_CTX_UNREADABLE cudaBPFCudaFlag = 8
 )
 
 type cudaBPFCudaFrameLoss uint32

@@ -75,6 +75,8 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 		s.mu.Lock()
 		if r.CtxTier != 0 {
 			s.stats.WithContext++
+		} else if r.Flags&uint8(cudaBPFCudaFlagCUDA_F_CTX_UNREADABLE) != 0 {
+			s.stats.ContextUnreadable++
 		}
 		s.stats.Calls++
 		s.stats.ByAPI[a.Name]++

@@ -99,6 +99,10 @@ type Stats struct {
 	Recipes             uint64 // processes pushed into the kernel's thread-context table
 	ProcessesGone       uint64 // exec/exit records of those processes
 	WithContext         uint64 // top-level calls that carried an in-kernel application context
+	// ContextUnreadable counts top-level calls of processes with an OTEP 4947 recipe whose
+	// thread context could not be read: a read of the thread's memory faulted in the kernel
+	// (memory being collapsed into a huge page or migrated at that instant).
+	ContextUnreadable uint64
 }
 
 // Losses are the calls the source saw begin (or return) but could not record, by cause,

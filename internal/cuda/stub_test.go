@@ -19,6 +19,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/cuda/cudatest"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // buildStubs compiles the stub driver, the stub runtime and the two-thread workload
@@ -62,6 +63,7 @@ type goneSink struct {
 	mu    sync.Mutex
 	gone  map[uint32]bool   // pid → exec
 	byAPI map[string]uint64 // the workload's calls by API name (Stats().ByAPI counts every process's)
+	top   int               // the workload's top-level calls (depth 0) read
 }
 
 func (g *goneSink) Calls(batch []Call) {
@@ -77,6 +79,9 @@ func (g *goneSink) Calls(batch []Call) {
 	}
 	for _, c := range g.keep {
 		g.byAPI[apis[c.API].Name]++
+		if c.Depth == 0 {
+			g.top++
+		}
 	}
 	g.mu.Unlock()
 	g.Assembler.Calls(g.keep)
@@ -384,5 +389,66 @@ func TestStubHooksAddedUnderLoad(t *testing.T) {
 	}
 	if got := asm.Counts[ClassSync]; got != uint64(n) {
 		t.Errorf("top-level syncs = %d, want %d", got, n)
+	}
+}
+
+// A process whose thread context cannot be read (its recipe points beyond the user address
+// space, so every read faults, as a read of memory the kernel is moving does): every
+// top-level call of the workload goes out without context and is counted
+// (Stats.ContextUnreadable), none silently.
+func TestStubContextUnreadableIsCounted(t *testing.T) {
+	needRootAndGCC(t)
+	app := buildStubs(t, t.TempDir())
+	src, _, err := Open(Config{RescanInterval: 20 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	asm := NewAssembler(AssemblerConfig{FlushAfter: int64(10 * time.Minute)}, func(*Submission) {})
+	sink := &goneSink{Assembler: asm, gone: map[uint32]bool{}}
+	stop := runSource(t, src, sink)
+
+	cmd := exec.Command(app, "5")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(stdout)
+	expect := func(prefix string) {
+		line, err := rd.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, prefix) {
+			t.Fatalf("workload said %q (%v), want %q", line, err, prefix)
+		}
+	}
+	expect("mapped") // no CUDA call made yet: it waits for a line
+	pid := uint32(cmd.Process.Pid)
+	sink.pid.Store(pid)
+	if err := src.SetProcess(pid, &appctx.TLSAccess{Kind: appctx.TLSStatic, TPOffset: 1 << 62}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "both stub libraries hooked", func() bool { return src.Stats().Libraries >= 2 })
+	io.WriteString(stdin, "\n")
+	expect("ready")
+	io.WriteString(stdin, "\n")
+	expect("counts")
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the workload's exit reported", func() bool { return sink.exited(pid) })
+	stop()
+	st := src.Stats()
+	sink.mu.Lock()
+	top := sink.top
+	sink.mu.Unlock()
+	t.Logf("%d top-level calls of the workload read; %d counted unreadable, %d with context", top, st.ContextUnreadable, st.WithContext)
+	if top == 0 {
+		t.Fatal("no top-level call of the workload was read")
+	}
+	// Only the workload has a row in this source's table: the counts are its calls alone.
+	if st.ContextUnreadable != uint64(top) || st.WithContext != 0 {
+		t.Errorf("%d top-level calls without a readable context; counted %d unreadable and %d with context, want %d and 0",
+			top, st.ContextUnreadable, st.WithContext, top)
 	}
 }

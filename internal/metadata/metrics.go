@@ -189,7 +189,9 @@ var Metrics = []MetricDesc{
 			"gpu_irq_found_late (GPU interrupt lines found after start: counts lines, not events), job_state_full, " +
 			"job_state_evicted (records: jobs: jobs whose kernel state did not fit or was taken out after 5 s; " +
 			"their stamps are decoded, not lost; counts jobs), ioctl_without_job (not a loss: ioctls of known " +
-			"processes with nothing recorded inside, counted instead of sent).",
+			"processes with nothing recorded inside, counted instead of sent), thread_context_unreadable " +
+			"(submissions sent without their OTEP 4947 thread context because the kernel could not read it: the " +
+			"memory was being collapsed into a huge page or migrated at that instant).",
 		Unit:       "{event}",
 		Instrument: Sum,
 		Value:      Int,

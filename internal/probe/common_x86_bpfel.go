@@ -13,6 +13,13 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type commonCtxError uint32
+
+const (
+	commonCtxErrorCTX_ERR_NONE       commonCtxError = 0
+	commonCtxErrorCTX_ERR_UNREADABLE commonCtxError = 1
+)
+
 type commonCtxTier uint32
 
 const (
@@ -88,20 +95,20 @@ const (
 )
 
 type commonIoctlEnterRecord struct {
-	_       structs.HostLayout
-	Ts      uint64
-	PidTgid uint64
-	Arg     uint64
-	Fd      int32
-	Cmd     uint32
-	Cpu     uint32
-	Hook    uint16
-	CtxTier uint8
-	Pad     uint8
-	Comm    [16]int8
-	Driver  [16]int8
-	TraceId [16]uint8
-	SpanId  [8]uint8
+	_        structs.HostLayout
+	Ts       uint64
+	PidTgid  uint64
+	Arg      uint64
+	Fd       int32
+	Cmd      uint32
+	Cpu      uint32
+	Hook     uint16
+	CtxTier  uint8
+	CtxError uint8
+	Comm     [16]int8
+	Driver   [16]int8
+	TraceId  [16]uint8
+	SpanId   [8]uint8
 }
 
 type commonIoctlExitRecord struct {
@@ -124,16 +131,17 @@ type commonIoctlSlot struct {
 		Cmd uint32
 		Arg uint64
 	}
-	State   uint32
-	Cpu     uint32
-	Ts      uint64
-	Filp    uint64
-	Hook    uint16
-	CtxTier uint8
-	Busy    uint8
-	Pad     [4]uint8
-	TraceId [16]uint8
-	SpanId  [8]uint8
+	State    uint32
+	Cpu      uint32
+	Ts       uint64
+	Filp     uint64
+	Hook     uint16
+	CtxTier  uint8
+	Busy     uint8
+	CtxError uint8
+	Pad      [3]uint8
+	TraceId  [16]uint8
+	SpanId   [8]uint8
 }
 
 type commonRawRecord struct {
@@ -198,6 +206,7 @@ const (
 	commonMapInflightTs             = "inflight_ts"
 	commonMapIoctlDeferred          = "ioctl_deferred"
 	commonMapLost                   = "lost"
+	commonVarUnusedCtxError         = "unused_ctx_error"
 	commonVarUnusedFenceRecord      = "unused_fence_record"
 	commonVarUnusedFlag             = "unused_flag"
 	commonVarUnusedHook             = "unused_hook"
@@ -267,6 +276,7 @@ type commonMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type commonVariableSpecs struct {
+	UnusedCtxError         *ebpf.VariableSpec `ebpf:"unused_ctx_error"`
 	UnusedFenceRecord      *ebpf.VariableSpec `ebpf:"unused_fence_record"`
 	UnusedFlag             *ebpf.VariableSpec `ebpf:"unused_flag"`
 	UnusedHook             *ebpf.VariableSpec `ebpf:"unused_hook"`
@@ -317,6 +327,7 @@ func (m *commonMaps) Close() error {
 //
 // It can be passed to loadCommonObjects or ebpf.CollectionSpec.LoadAndAssign.
 type commonVariables struct {
+	UnusedCtxError         *ebpf.Variable `ebpf:"unused_ctx_error"`
 	UnusedFenceRecord      *ebpf.Variable `ebpf:"unused_fence_record"`
 	UnusedFlag             *ebpf.Variable `ebpf:"unused_flag"`
 	UnusedHook             *ebpf.Variable `ebpf:"unused_hook"`

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/kclock"
+	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
 // ioctlsOf counts the ioctl events of tid in the sink.
@@ -122,28 +123,9 @@ func TestDeferredIoctlEntryGoesOutBeforeTheThreadsFirstRecord(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.DRMMajors = []uint32{1}
 	cfg.OBIMapPath = pin
-	l, rep, err := Open(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
-	if err != nil {
-		t.Fatalf("Open: %v\n%s", err, rep)
-	}
+	l, fence, fenceArg := deferredFenceRig(t, cfg, nil)
 	defer l.Close()
-	if err := l.SetProcess(uint32(os.Getpid()), nil); err != nil {
-		t.Fatal(err)
-	}
-	detach(t, l, l.program(t, "sys_exit"))
-
-	// The fence hook's raw_tp twin, on the live source's maps (ring, slots), and its fake fence.
-	ld := &loader{cfg: l.cfg, log: zap.NewNop(), cache: btf.NewCache(), objs: l.objs}
-	fence, err := ld.loadProgram(l.objs.families[famFence], "rawtp_dma_fence_signaled", rung{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer fence.Close()
-	df := kernelStruct(t, "dma_fence")
-	s := newScratch(t)
-	s.put64(memberOffset(t, df, "context"), 0x77)
-	s.put64(memberOffset(t, df, "seqno"), 5)
-	s.flush(t)
 
 	sink, stop := startRun(t, l)
 	defer stop()
@@ -174,7 +156,7 @@ func TestDeferredIoctlEntryGoesOutBeforeTheThreadsFirstRecord(t *testing.T) {
 		r.after = kclock.MonoNow()
 		time.Sleep(5 * cfg.PollInterval) // a deferred entry is not read meanwhile
 		r.readBeforeFence, _ = ioctlsOf(sink, r.tid)
-		if _, err := fence.Run(&ebpf.RunOptions{Context: []uint64{s.addr}}); err != nil {
+		if _, err := fence.Run(&ebpf.RunOptions{Context: []uint64{fenceArg}}); err != nil {
 			t.Error(err)
 		}
 		done <- r
@@ -213,6 +195,36 @@ func TestDeferredIoctlEntryGoesOutBeforeTheThreadsFirstRecord(t *testing.T) {
 	if c := deferredNow(t, l.objs); c != 0 {
 		t.Errorf("%d entries still marked deferred after the flush", c)
 	}
+}
+
+// deferredFenceRig opens the live source for a deferred-entry test: this process in the
+// kernel's table with recipe tls, the exit hook detached (an ioctl's slot stays as its entry
+// left it), and the dma_fence_signaled hook's raw_tp twin on the source's maps with the
+// address of a fake fence to run it on (BPF_PROG_TEST_RUN runs it on the calling thread:
+// a record of that thread inside its ioctl).
+func deferredFenceRig(t *testing.T, cfg Config, tls *appctx.TLSAccess) (*Live, *ebpf.Program, uint64) {
+	t.Helper()
+	l, rep, err := Open(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	if err != nil {
+		t.Fatalf("Open: %v\n%s", err, rep)
+	}
+	if err := l.SetProcess(uint32(os.Getpid()), tls); err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	detach(t, l, l.program(t, "sys_exit"))
+	ld := &loader{cfg: l.cfg, log: zap.NewNop(), cache: btf.NewCache(), objs: l.objs}
+	fence, err := ld.loadProgram(l.objs.families[famFence], "rawtp_dma_fence_signaled", rung{})
+	if err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	df := kernelStruct(t, "dma_fence")
+	s := newScratch(t)
+	s.put64(memberOffset(t, df, "context"), 0x77)
+	s.put64(memberOffset(t, df, "seqno"), 5)
+	s.flush(t)
+	return l, fence, s.addr
 }
 
 func kindsOf(evs []event.Event) []string {
@@ -358,5 +370,77 @@ func TestJobsQueueSendsTheDeferredEntry(t *testing.T) {
 	}
 	if deferred := deferredNow(t, ld.objs); deferred != 0 {
 		t.Errorf("%d entries still deferred after the queue", deferred)
+	}
+}
+
+// A deferred entry whose thread-context read faulted carries that to its flush: the entry
+// goes out without context and is counted (thread_context_unreadable) when it is sent, not
+// at the entry. The recipe points beyond the user address space from any thread pointer,
+// so the read faults every time.
+func TestDeferredIoctlEntryCarriesUnreadableContext(t *testing.T) {
+	requireRoot(t)
+	cfg := DefaultConfig()
+	cfg.DRMMajors = []uint32{1}
+	nowhere := &appctx.TLSAccess{Kind: appctx.TLSStatic, TPOffset: 1 << 62}
+	l, fence, fenceArg := deferredFenceRig(t, cfg, nowhere)
+	defer l.Close()
+	defer fence.Close()
+	sink, stop := startRun(t, l)
+	defer stop()
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	counted := func() uint64 { return l.Stats().KernelDrops[event.KernelDropThreadContextUnreadable] }
+	type result struct {
+		tid         int
+		tp          bool   // the thread has a user thread pointer (else nothing is read)
+		beforeFlush uint64 // counted before the fence record was made
+	}
+	done := make(chan result)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		r := result{tid: unix.Gettid(), tp: userThreadPointer() != 0}
+		// The exit hook is detached: this ioctl's slot stays deferred until the fence
+		// record flushes it.
+		_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(unix.TCGETS), 0)
+		time.Sleep(5 * cfg.PollInterval)
+		r.beforeFlush = counted()
+		if _, err := fence.Run(&ebpf.RunOptions{Context: []uint64{fenceArg}}); err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	r := <-done
+	if !r.tp {
+		t.Skip("this Go thread has no user thread pointer on " + runtime.GOARCH + " (the kernel reads nothing without one): the fault cannot be made here")
+	}
+	if r.beforeFlush != 0 {
+		t.Errorf("%d counted before the entry was sent: a deferred entry's fault is counted when it goes out", r.beforeFlush)
+	}
+	evs := waitEvents(t, sink, func(evs []event.Event) bool {
+		for _, e := range evs {
+			if int(e.TID) == r.tid && e.Kind == event.FenceSignaled {
+				return true
+			}
+		}
+		return false
+	})
+	var mine []event.Event
+	for _, e := range evs {
+		if int(e.TID) == r.tid {
+			mine = append(mine, e)
+		}
+	}
+	if len(mine) != 2 || mine[0].Kind != event.IoctlEnter {
+		t.Fatalf("the thread's events: %v, want its ioctl entry, then the fence record", kindsOf(mine))
+	}
+	if mine[0].CtxTier != 0 {
+		t.Errorf("entry context tier %d, want none (the read faulted)", mine[0].CtxTier)
+	}
+	if c := counted(); c != 1 {
+		t.Errorf("thread_context_unreadable = %d after the flush, want 1", c)
 	}
 }

@@ -34,16 +34,17 @@ type jobsIoctlSlot struct {
 		Cmd uint32
 		Arg uint64
 	}
-	State   uint32
-	Cpu     uint32
-	Ts      uint64
-	Filp    uint64
-	Hook    uint16
-	CtxTier uint8
-	Busy    uint8
-	Pad     [4]uint8
-	TraceId [16]uint8
-	SpanId  [8]uint8
+	State    uint32
+	Cpu      uint32
+	Ts       uint64
+	Filp     uint64
+	Hook     uint16
+	CtxTier  uint8
+	Busy     uint8
+	CtxError uint8
+	Pad      [3]uint8
+	TraceId  [16]uint8
+	SpanId   [8]uint8
 }
 
 type jobsJobCounter uint32

@@ -61,6 +61,7 @@ func (l *Live) kernelDrops() map[string]uint64 {
 	out[event.KernelDropIoctlSlotEvicted] = l.inflightEvictions()
 	out[event.KernelDropProcessTableFull] = l.procsFull.Load()
 	out[event.KernelDropIRQFoundLate] = l.irqsLate.Load()
+	out[event.KernelDropThreadContextUnreadable] = l.dec.ctxUnreadable.Load()
 	return out
 }
 

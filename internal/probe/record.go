@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -134,6 +135,8 @@ func (d *decoder) decodeIoctlEnter(b []byte, ev *event.Event) error {
 	ev.Driver = d.names.FromC(r.Driver[:])
 	if r.CtxTier != uint8(commonCtxTierCTX_TIER_NONE) {
 		ev.TraceID, ev.SpanID, ev.CtxTier = r.TraceId, r.SpanId, r.CtxTier
+	} else if r.CtxError == uint8(commonCtxErrorCTX_ERR_UNREADABLE) {
+		d.ctxUnreadable.Add(1)
 	}
 	return nil
 }
@@ -164,6 +167,9 @@ type decoder struct {
 	classic *classicDecoder
 	// names caches the comm, ring, device and driver strings of the records.
 	names kstr.Interner
+	// ctxUnreadable counts ioctl entries whose thread context could not be read
+	// (kernel_drops{reason=thread_context_unreadable}); read by other goroutines.
+	ctxUnreadable atomic.Uint64
 }
 
 // decode decodes one raw sample into ev. An unknown hook returns errUnknownHook with

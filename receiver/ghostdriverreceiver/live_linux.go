@@ -32,5 +32,6 @@ func cudaSourceFields(g *graph.Graph) []zap.Field {
 	}
 	st := src.Stats()
 	return []zap.Field{zap.Uint64("records_lost", st.Lost), zap.Uint64("returns_missed", st.StaleFrames),
-		zap.Uint64("entry_points_refused", st.EntryPointsRefused), zap.Uint64("maps_reads_cut", st.MapsTruncated)}
+		zap.Uint64("entry_points_refused", st.EntryPointsRefused), zap.Uint64("maps_reads_cut", st.MapsTruncated),
+		zap.Uint64("thread_contexts_unreadable", st.ContextUnreadable)}
 }

@@ -267,6 +267,22 @@ func mapStr(m pcommon.Map, k string) string {
 	return ""
 }
 
+// guestFacts is the named key=value lines of the guest's guest.txt, joined ("key=?" when absent).
+func guestFacts(dir string, keys ...string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, "guest.txt"))
+	var out []string
+	for _, k := range keys {
+		v := "?"
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, k+"="); ok {
+				v = rest
+			}
+		}
+		out = append(out, k+"="+v)
+	}
+	return strings.Join(out, "; ")
+}
+
 // reportedLost is what the receiver itself counted as lost in the kernel (ring buffer
 // reserve failures and program runs the kernel skipped), from its summary.
 func reportedLost(t *testing.T, dir string) int {
@@ -773,6 +789,10 @@ func TestVirtualGPUAppContext(t *testing.T) {
 	// Each context the kernel could not read is counted (kernel_drops{reason=
 	// thread_context_unreadable}); a job without one beyond that count is a wrong answer.
 	counted := summaryCount(t, filepath.Join(dir, "ghostdriver.log"), "counted in the kernel, not sent:", "thread_context_unreadable")
+	if len(unreadable) > 0 {
+		// What moved the guest's user memory while the workload ran (guest/init).
+		t.Logf("guest: %s", guestFacts(dir, "thp_enabled", "memory_moved_during_app"))
+	}
 	if len(unreadable) > counted {
 		t.Errorf("%d OTEP 4947 jobs have no context, the receiver counted %d thread contexts it could not read", len(unreadable), counted)
 		for _, u := range unreadable {

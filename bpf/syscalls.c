@@ -287,6 +287,8 @@ static __always_inline void ioctl_enter_slot(__u16 hook, int fd, __u32 cmd, __u6
 			sl->cpu = bpf_get_smp_processor_id();
 			sl->ctx_error = CTX_ERR_NONE;
 			sl->ctx_tier = read_app_ctx_row(rc, sl->trace_id, sl->span_id, &sl->ctx_error);
+			if (sl->ctx_error != CTX_ERR_NONE)
+				__builtin_memcpy(&sl->rc, rc, sizeof(sl->rc)); /* the flush reads again */
 			sl->state = SLOT_DEFERRED;
 			__u64 *n = deferred_count();
 			if (n)

@@ -31,6 +31,7 @@
 
 #include "drm_types.h"
 #include "link_const.h"
+#include "otep_read.h"
 
 struct ioctl_args {
 	__s32 fd;
@@ -58,6 +59,8 @@ struct ioctl_slot {
 	__u8 _pad[3];
 	__u8 trace_id[16];
 	__u8 span_id[8];
+	/* The process's recipe, kept when the entry's OTEP 4947 read faulted: the flush reads again. */
+	struct tls_recipe rc;
 };
 
 /*
@@ -136,6 +139,23 @@ static __always_inline void read_drm_driver(struct ioctl_enter_record *r, struct
 }
 
 /*
+ * The entry's read of the thread's record faulted (its memory was being moved): read it
+ * again. The thread is still stopped in the same syscall, so its record is the one the
+ * entry would have read; what stays unreadable is counted by user space (ctx_error). A
+ * subprogram, not inlined: every record reservation of every hook flushes, and five user
+ * reads inlined at each of them grew the objects by half (funcs 2.2x) for a path that runs
+ * only after a fault.
+ */
+static __noinline int ioctl_reread_ctx(struct ioctl_slot *sl)
+{
+	if (read_otep4947(sl->trace_id, sl->span_id, &sl->rc) != CTX_READ_OK)
+		return 0;
+	sl->ctx_tier = CTX_TIER_OTEP4947;
+	sl->ctx_error = CTX_ERR_NONE;
+	return 1;
+}
+
+/*
  * Sends the current thread's deferred entry record, if it has one; called before any
  * record is reserved. The record is what the entry hook would have sent: its time, CPU
  * and hook, the arguments and trace context it read; comm and the driver's name are read
@@ -157,6 +177,8 @@ static __always_inline void ioctl_flush(void)
 		return;
 	}
 	__sync_fetch_and_add(n, -1);
+	if (sl->ctx_error == CTX_ERR_UNREADABLE)
+		ioctl_reread_ctx(sl);
 	struct ioctl_enter_record *r = ring_reserve_raw(sizeof(*r));
 	if (!r) {
 		sl->state = SLOT_LOST; /* counted in `lost`; the exit sends nothing either */

@@ -142,6 +142,17 @@ type commonIoctlSlot struct {
 	Pad      [3]uint8
 	TraceId  [16]uint8
 	SpanId   [8]uint8
+	Rc       struct {
+		_            structs.HostLayout
+		Kind         uint8
+		Pad          [7]uint8
+		TpOffset     int64
+		ModuleId     uint64
+		BlockOffset  uint64
+		DtvOffset    uint64
+		DtvEntrySize uint64
+		DtvLenOffset int64
+	}
 }
 
 type commonRawRecord struct {

@@ -32,6 +32,17 @@ type fenceIoctlSlot struct {
 	Pad      [3]uint8
 	TraceId  [16]uint8
 	SpanId   [8]uint8
+	Rc       struct {
+		_            structs.HostLayout
+		Kind         uint8
+		Pad          [7]uint8
+		TpOffset     int64
+		ModuleId     uint64
+		BlockOffset  uint64
+		DtvOffset    uint64
+		DtvEntrySize uint64
+		DtvLenOffset int64
+	}
 }
 
 // Names of all BPF objects in the ELF.

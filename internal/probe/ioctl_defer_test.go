@@ -7,12 +7,14 @@
 package probe
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"runtime"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -442,5 +444,108 @@ func TestDeferredIoctlEntryCarriesUnreadableContext(t *testing.T) {
 	}
 	if c := counted(); c != 1 {
 		t.Errorf("thread_context_unreadable = %d after the flush, want 1", c)
+	}
+}
+
+// A deferred entry whose read faulted reads again at its flush: the thread is still in the
+// same ioctl, so its record is the one the entry would have read, and memory that was not
+// mapped at the entry may be by then. Here the slot and the record live in a fresh
+// anonymous page that nothing has touched at the entry (no page table entry: the read
+// faults), and that the thread writes after the ioctl, before the record that flushes it.
+func TestDeferredIoctlEntryRereadsAFaultedContext(t *testing.T) {
+	requireRoot(t)
+	page, err := unix.Mmap(-1, 0, os.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(page)
+	base := uint64(uintptr(unsafe.Pointer(&page[0])))
+	cfg := DefaultConfig()
+	cfg.DRMMajors = []uint32{1}
+	type result struct {
+		tid         int
+		tp          uint64
+		beforeFlush uint64
+	}
+	done := make(chan result)
+	ready := make(chan uint64)
+	var l *Live
+	var fence *ebpf.Program
+	var fenceArg uint64
+	var sink *collectSink
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		r := result{tid: unix.Gettid(), tp: userThreadPointer()}
+		ready <- r.tp
+		if r.tp == 0 {
+			done <- r
+			return
+		}
+		<-ready // the recipe is in
+		f, err := os.Open("/dev/null")
+		if err != nil {
+			t.Error(err)
+			done <- r
+			return
+		}
+		defer f.Close()
+		_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(unix.TCGETS), 0) // deferred: the read faults
+		// The page mapped now: the slot (its first 8 bytes) points at the record after it.
+		binary.NativeEndian.PutUint64(page[0:8], base+64)
+		rec := page[64 : 64+28]
+		for i := 0; i < 16; i++ {
+			rec[i] = byte(0x40 + i) // trace id
+		}
+		for i := 0; i < 8; i++ {
+			rec[16+i] = byte(0x90 + i) // span id
+		}
+		rec[24] = 1 // valid
+		r.beforeFlush = l.Stats().KernelDrops[event.KernelDropThreadContextUnreadable]
+		if _, err := fence.Run(&ebpf.RunOptions{Context: []uint64{fenceArg}}); err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	tp := <-ready
+	if tp == 0 {
+		<-done
+		t.Skip("this Go thread has no user thread pointer on " + runtime.GOARCH + " (the kernel reads nothing without one): the recipe cannot be aimed at the page")
+	}
+	// TLS_STATIC: slot = tp + tp_offset, aimed at the page's start.
+	recipe := &appctx.TLSAccess{Kind: appctx.TLSStatic, TPOffset: int64(base - tp)}
+	l, fence, fenceArg = deferredFenceRig(t, cfg, recipe)
+	defer l.Close()
+	defer fence.Close()
+	var stop func()
+	sink, stop = startRun(t, l)
+	defer stop()
+	ready <- 0
+	r := <-done
+	evs := waitEvents(t, sink, func(evs []event.Event) bool {
+		for _, e := range evs {
+			if int(e.TID) == r.tid && e.Kind == event.FenceSignaled {
+				return true
+			}
+		}
+		return false
+	})
+	var enter *event.Event
+	for i, e := range evs {
+		if int(e.TID) == r.tid && e.Kind == event.IoctlEnter {
+			enter = &evs[i]
+		}
+	}
+	if enter == nil {
+		t.Fatalf("no entry record of the thread: %v", kindsOf(evs))
+	}
+	wantTrace := [16]byte{0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4a, 0x4b, 0x4c, 0x4d, 0x4e, 0x4f}
+	wantSpan := [8]byte{0x90, 0x91, 0x92, 0x93, 0x94, 0x95, 0x96, 0x97}
+	if enter.CtxTier != 1 || enter.TraceID != wantTrace || enter.SpanID != wantSpan {
+		t.Errorf("entry context tier %d trace %x span %x, want the record read again at the flush: tier 1 %x %x",
+			enter.CtxTier, enter.TraceID, enter.SpanID, wantTrace, wantSpan)
+	}
+	if c := l.Stats().KernelDrops[event.KernelDropThreadContextUnreadable]; c != 0 || r.beforeFlush != 0 {
+		t.Errorf("thread_context_unreadable = %d before the flush, %d after, want 0 and 0 (the second read found it)", r.beforeFlush, c)
 	}
 }

@@ -34,6 +34,7 @@ type syscallsIoctlSlot struct {
 	Pad      [3]uint8
 	TraceId  [16]uint8
 	SpanId   [8]uint8
+	Rc       syscallsTlsRecipe
 }
 
 type syscallsObiTraceCtx struct {

@@ -95,11 +95,12 @@ const (
 	// records were not sent (probe.Config.SendJoblessIoctls); user space would only have
 	// counted it. Counts ioctls.
 	KernelDropIoctlWithoutJob = "ioctl_without_job"
-	// A submission (a followed ioctl's entry, a CUDA call) of a process with an OTEP 4947
-	// recipe whose thread context could not be read: a read of the thread's memory faulted
-	// in the kernel, where no page fault may be taken. The memory was not mapped at that
-	// instant (the kernel collapsing it into a huge page, or migrating it), or the recipe
-	// points nowhere. The submission goes out without its context. Counts submissions.
+	// A followed ioctl's entry of a process with an OTEP 4947 recipe whose thread context
+	// could not be read: a read of the thread's memory faulted in the kernel, where no page
+	// fault may be taken, at the entry and (deferred entries) again when it was sent. The
+	// memory was not mapped at that instant (the kernel collapsing it into a huge page, or
+	// migrating it), or the recipe points nowhere. The entry goes out without its context.
+	// Counts entries. (CUDA calls: cuda.Stats.ContextUnreadable.)
 	KernelDropThreadContextUnreadable = "thread_context_unreadable"
 )
 

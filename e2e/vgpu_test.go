@@ -244,14 +244,21 @@ func (d *jobDamage) endJob() {
 
 func (d *jobDamage) report(t *testing.T, lost int) {
 	t.Helper()
+	d.reportAgainst(t, lost, "lost events")
+}
+
+// reportAgainst accepts the jobs with findings when the receiver counted at least as many
+// of what explains them (n of what), and fails with every finding otherwise.
+func (d *jobDamage) reportAgainst(t *testing.T, n int, what string) {
+	t.Helper()
 	d.endJob()
-	if len(d.jobs) <= lost {
+	if len(d.jobs) <= n {
 		for _, f := range d.jobs {
-			t.Logf("explained by the %d events the receiver reported lost: %s", lost, strings.Join(f, "; "))
+			t.Logf("explained by the %d %s the receiver counted: %s", n, what, strings.Join(f, "; "))
 		}
 		return
 	}
-	t.Errorf("%d jobs have findings, the receiver reported %d lost events", len(d.jobs), lost)
+	t.Errorf("%d jobs have findings, the receiver counted %d %s", len(d.jobs), n, what)
 	for _, f := range d.jobs {
 		for _, e := range f {
 			t.Error(e)
@@ -637,9 +644,10 @@ func TestVirtualGPUAppContext(t *testing.T) {
 	ctxPIDs := map[string]map[int64]bool{}      // context kind -> processes
 	crossLinks := 0
 	damage := &jobDamage{}
-	var unreadable []string // OTEP 4947 jobs that went out without any context
+	unreadable := &jobDamage{} // OTEP 4947 jobs that went out without any context
 	for _, a := range app {
 		damage.endJob()
+		unreadable.endJob()
 		perCtx[a.ctx]++
 		if ctxPIDs[a.ctx] == nil {
 			ctxPIDs[a.ctx] = map[int64]bool{}
@@ -677,7 +685,7 @@ func TestVirtualGPUAppContext(t *testing.T) {
 				// No context at all: the kernel's read of the thread's record may have
 				// faulted (its memory being collapsed or migrated at that instant), which
 				// the receiver counts. Accepted only up to that count, below.
-				unreadable = append(unreadable, fmt.Sprintf("job %s (%s): no context, want the thread's trace %s span %s", a.fence, a.thread, a.trace, a.span))
+				unreadable.errorf("job %s (%s): no context, want the thread's trace %s span %s", a.fence, a.thread, a.trace, a.span)
 				break // the switch: the job's other checks go on
 			}
 			if tier != a.ctx {
@@ -788,21 +796,13 @@ func TestVirtualGPUAppContext(t *testing.T) {
 	damage.report(t, reportedLost(t, dir))
 	// Each context the kernel could not read is counted (kernel_drops{reason=
 	// thread_context_unreadable}); a job without one beyond that count is a wrong answer.
-	counted := summaryCount(t, filepath.Join(dir, "ghostdriver.log"), "counted in the kernel, not sent:", "thread_context_unreadable")
-	if len(unreadable) > 0 {
+	unreadable.endJob()
+	if len(unreadable.jobs) > 0 {
 		// What moved the guest's user memory while the workload ran (guest/init).
 		t.Logf("guest: %s", guestFacts(dir, "thp_enabled", "memory_moved_during_app"))
 	}
-	if len(unreadable) > counted {
-		t.Errorf("%d OTEP 4947 jobs have no context, the receiver counted %d thread contexts it could not read", len(unreadable), counted)
-		for _, u := range unreadable {
-			t.Error(u)
-		}
-	} else {
-		for _, u := range unreadable {
-			t.Logf("explained by the %d thread contexts the receiver counted unreadable: %s", counted, u)
-		}
-	}
+	unreadable.reportAgainst(t, summaryCount(t, filepath.Join(dir, "ghostdriver.log"), "counted in the kernel, not sent:", "thread_context_unreadable"),
+		"unreadable thread contexts")
 	t.Logf("jobs per context: %v; OTEP 4947 threads %d; cross-process links %d", perCtx, len(threadTraces), crossLinks)
 }
 

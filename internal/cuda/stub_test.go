@@ -408,34 +408,15 @@ func TestStubContextUnreadableIsCounted(t *testing.T) {
 	sink := &goneSink{Assembler: asm, gone: map[uint32]bool{}}
 	stop := runSource(t, src, sink)
 
-	cmd := exec.Command(app, "5")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(stdout)
-	expect := func(prefix string) {
-		line, err := rd.ReadString('\n')
-		if err != nil || !strings.HasPrefix(line, prefix) {
-			t.Fatalf("workload said %q (%v), want %q", line, err, prefix)
-		}
-	}
-	expect("mapped") // no CUDA call made yet: it waits for a line
-	pid := uint32(cmd.Process.Pid)
+	w := cudatest.Start(t, app, 5, nil) // no CUDA call made yet: it waits for a line
+	pid := w.PID
 	sink.pid.Store(pid)
 	if err := src.SetProcess(pid, &appctx.TLSAccess{Kind: appctx.TLSStatic, TPOffset: 1 << 62}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "both stub libraries hooked", func() bool { return src.Stats().Libraries >= 2 })
-	io.WriteString(stdin, "\n")
-	expect("ready")
-	io.WriteString(stdin, "\n")
-	expect("counts")
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	w.Init(t)
+	w.Work(t)
 	waitFor(t, "the workload's exit reported", func() bool { return sink.exited(pid) })
 	stop()
 	st := src.Stats()

@@ -167,20 +167,7 @@ func TestDeferredIoctlEntryGoesOutBeforeTheThreadsFirstRecord(t *testing.T) {
 	if r.readBeforeFence != 0 {
 		t.Fatalf("%d entry records read before anything happened inside the ioctl: the entry was not deferred", r.readBeforeFence)
 	}
-	evs := waitEvents(t, sink, func(evs []event.Event) bool {
-		for _, e := range evs {
-			if int(e.TID) == r.tid && e.Kind == event.FenceSignaled {
-				return true
-			}
-		}
-		return false
-	})
-	var mine []event.Event
-	for _, e := range evs {
-		if int(e.TID) == r.tid {
-			mine = append(mine, e)
-		}
-	}
+	mine := threadEventsUntilFence(t, sink, r.tid)
 	if len(mine) != 2 || mine[0].Kind != event.IoctlEnter || mine[1].Kind != event.FenceSignaled {
 		t.Fatalf("the thread's events: %v, want its ioctl entry, then the fence record", kindsOf(mine))
 	}
@@ -227,6 +214,27 @@ func deferredFenceRig(t *testing.T, cfg Config, tls *appctx.TLSAccess) (*Live, *
 	s.put64(memberOffset(t, df, "seqno"), 5)
 	s.flush(t)
 	return l, fence, s.addr
+}
+
+// threadEventsUntilFence waits for tid's fence record (the deferred-entry tests make it on
+// the thread) and returns every event of tid read by then, in order.
+func threadEventsUntilFence(t *testing.T, sink *collectSink, tid int) []event.Event {
+	t.Helper()
+	evs := waitEvents(t, sink, func(evs []event.Event) bool {
+		for _, e := range evs {
+			if int(e.TID) == tid && e.Kind == event.FenceSignaled {
+				return true
+			}
+		}
+		return false
+	})
+	var mine []event.Event
+	for _, e := range evs {
+		if int(e.TID) == tid {
+			mine = append(mine, e)
+		}
+	}
+	return mine
 }
 
 func kindsOf(evs []event.Event) []string {
@@ -422,20 +430,7 @@ func TestDeferredIoctlEntryCarriesUnreadableContext(t *testing.T) {
 	if r.beforeFlush != 0 {
 		t.Errorf("%d counted before the entry was sent: a deferred entry's fault is counted when it goes out", r.beforeFlush)
 	}
-	evs := waitEvents(t, sink, func(evs []event.Event) bool {
-		for _, e := range evs {
-			if int(e.TID) == r.tid && e.Kind == event.FenceSignaled {
-				return true
-			}
-		}
-		return false
-	})
-	var mine []event.Event
-	for _, e := range evs {
-		if int(e.TID) == r.tid {
-			mine = append(mine, e)
-		}
-	}
+	mine := threadEventsUntilFence(t, sink, r.tid)
 	if len(mine) != 2 || mine[0].Kind != event.IoctlEnter {
 		t.Fatalf("the thread's events: %v, want its ioctl entry, then the fence record", kindsOf(mine))
 	}
@@ -522,22 +517,15 @@ func TestDeferredIoctlEntryRereadsAFaultedContext(t *testing.T) {
 	defer stop()
 	ready <- 0
 	r := <-done
-	evs := waitEvents(t, sink, func(evs []event.Event) bool {
-		for _, e := range evs {
-			if int(e.TID) == r.tid && e.Kind == event.FenceSignaled {
-				return true
-			}
-		}
-		return false
-	})
+	mine := threadEventsUntilFence(t, sink, r.tid)
 	var enter *event.Event
-	for i, e := range evs {
-		if int(e.TID) == r.tid && e.Kind == event.IoctlEnter {
-			enter = &evs[i]
+	for i, e := range mine {
+		if e.Kind == event.IoctlEnter {
+			enter = &mine[i]
 		}
 	}
 	if enter == nil {
-		t.Fatalf("no entry record of the thread: %v", kindsOf(evs))
+		t.Fatalf("no entry record of the thread: %v", kindsOf(mine))
 	}
 	wantTrace := [16]byte{0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4a, 0x4b, 0x4c, 0x4d, 0x4e, 0x4f}
 	wantSpan := [8]byte{0x90, 0x91, 0x92, 0x93, 0x94, 0x95, 0x96, 0x97}

@@ -217,6 +217,16 @@ static __always_inline __u64 read_loc(struct pt_regs *ctx, __u16 loc, __u8 *flag
 static __always_inline struct cuda_record *reserve(__u16 kind);
 static __always_inline void submit(struct cuda_record *r);
 
+/* A top-level call's application context (appctx.h); a faulted read marks the call's flags. */
+static __always_inline __u8 read_call_ctx(__u8 trace_id[16], __u8 span_id[8], __u8 *flags)
+{
+	__u8 err = CTX_ERR_NONE;
+	__u8 tier = read_app_ctx(trace_id, span_id, &err);
+	if (err != CTX_ERR_NONE)
+		*flags |= CUDA_F_CTX_UNREADABLE;
+	return tier;
+}
+
 /*
  * An entry-only call (a launch where the return adds nothing but its duration and
  * result): one uprobe instead of a uprobe + uretprobe pair, and no frame. Its depth is
@@ -244,12 +254,8 @@ static __always_inline int enter_only(struct pt_regs *ctx, __u64 cookie)
 	r->handle = read_loc(ctx, cookie >> 48, &flags);
 	r->depth = d > 255 ? 255 : d;
 	r->ctx_tier = CTX_TIER_NONE;
-	if (d == 0) {
-		__u8 err = CTX_ERR_NONE;
-		r->ctx_tier = read_app_ctx(r->trace_id, r->span_id, &err);
-		if (err != CTX_ERR_NONE)
-			flags |= CUDA_F_CTX_UNREADABLE;
-	}
+	if (d == 0)
+		r->ctx_tier = read_call_ctx(r->trace_id, r->span_id, &flags);
 	r->flags = flags;
 	r->start = r->end = bpf_ktime_get_ns();
 	submit(r);
@@ -317,12 +323,8 @@ static __always_inline int enter_body(struct pt_regs *ctx)
 		f->aux = 0;
 	}
 	f->ctx_tier = CTX_TIER_NONE;
-	if (d == 0) {
-		__u8 err = CTX_ERR_NONE;
-		f->ctx_tier = read_app_ctx(f->trace_id, f->span_id, &err);
-		if (err != CTX_ERR_NONE)
-			f->flags |= CUDA_F_CTX_UNREADABLE;
-	}
+	if (d == 0)
+		f->ctx_tier = read_call_ctx(f->trace_id, f->span_id, &f->flags);
 	/* Last, so that the argument reads are not part of the call's time. */
 	f->start = bpf_ktime_get_ns();
 	return 0;

@@ -89,7 +89,6 @@ func (p *Pipeline) AddCUDA(cfg CUDAConfig, src CUDASource) {
 	p.branches = append(p.branches, b)
 	if p.src == nil {
 		p.exp.what = "CUDA submission spans"
-		p.exp.dropHint = "" // stage spans are the DRM branch's
 	} else {
 		p.exp.what = "GPU job and CUDA submission spans"
 	}

@@ -165,6 +165,7 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 	if src != nil && emit.StageSpans(cfg.SpanOptions...) {
 		// Most of a job's span cost is the collector's data model (BENCHMARKS.md): at high
 		// job rates one span a job instead of one per stage is the lever the receiver has.
+		// Stage spans are the DRM source's: a CUDA-only pipeline (no src) gets no hint.
 		p.exp.dropHint = "; if the job rate stays this high, stage_spans: false (--no-stage-spans) sends one span a job instead of one per stage"
 	}
 	if cfg.Lossless && out.wantsSpans() {

@@ -54,6 +54,9 @@ type Submission struct {
 	CtxTier uint8
 	TraceID [16]byte
 	SpanID  [8]byte
+	// GPU is what the GPU did for the submission, from the process's CUPTI timeline
+	// (gpu.go); nil when the timeline was not on for all of it.
+	GPU *GPUWork
 }
 
 // AssemblerConfig bounds the assembler.

@@ -14,6 +14,19 @@ const (
 	SpanCUDAFree        = "cuda.free"
 	SpanCUDASync        = "cuda.sync"
 
+	// The GPU's own timeline (the injection library's CUPTI records, internal/cupti):
+	// children of cuda.submission when the process's timeline was on for all of it.
+	// gpu_queue: the first-starting kernel's launch call returned → that kernel started;
+	// gpu_execution: first kernel start → last kernel end (busy = union of kernels);
+	// gpu_completion: last kernel end → the sync's return. Every bound is measured
+	// (uprobes for the host's, CUPTI for the GPU's).
+	SpanCUDAGPUQueue      = "cuda.gpu_queue"
+	SpanCUDAGPUExecution  = "cuda.gpu_execution"
+	SpanCUDAGPUCompletion = "cuda.gpu_completion"
+	// EventCUDAKernel is a span event of cuda.gpu_execution, one per top kernel name by
+	// GPU time.
+	EventCUDAKernel = "cuda.kernel"
+
 	// EventNvidiaXid is the span event of an Xid error on cuda.submission.
 	EventNvidiaXid = "nvidia.xid"
 )
@@ -22,6 +35,7 @@ const (
 var CUDASpans = []string{
 	SpanCUDASubmission, SpanCUDALaunch, SpanCUDAMemcpy, SpanCUDAMemset, SpanCUDAEventRecord,
 	SpanCUDAAlloc, SpanCUDAFree, SpanCUDASync,
+	SpanCUDAGPUQueue, SpanCUDAGPUExecution, SpanCUDAGPUCompletion,
 }
 
 // Span attributes of the CUDA spans. Handles and pointers are process addresses (uint64):
@@ -43,6 +57,19 @@ const (
 	AttrCUDAFunction          = "ghostdriver.cuda.function"
 	AttrCUDAEvent             = "ghostdriver.cuda.event"
 	AttrCUDAPointer           = "ghostdriver.cuda.pointer"
+
+	// The GPU timeline's attributes (cuda.submission and its gpu_* children).
+	AttrCUDAGPUKernelCount  = "ghostdriver.cuda.gpu.kernel_count"
+	AttrCUDAGPUBusyNs       = "ghostdriver.cuda.gpu.busy_ns"
+	AttrCUDAGPUIdleNs       = "ghostdriver.cuda.gpu.idle_ns"
+	AttrCUDAGPUDevices      = "ghostdriver.cuda.gpu.devices"
+	AttrCUDAGPUComplete     = "ghostdriver.cuda.gpu.complete"
+	AttrCUDAGPUUnmatched    = "ghostdriver.cuda.gpu.launches_unmatched"
+	AttrCUDAGPUClockRule    = "ghostdriver.cuda.gpu.clock_rule_violations"
+	AttrCUDAGPUTimeline     = "ghostdriver.cuda.gpu.timeline"
+	AttrCUDAKernelName      = "ghostdriver.cuda.kernel.name"
+	AttrCUDAKernelCount     = "ghostdriver.cuda.kernel.count"
+	AttrCUDAKernelGPUTimeNs = "ghostdriver.cuda.kernel.gpu_time_ns"
 
 	// Attributes of the nvidia.xid span event, and of ghostdriver.nvidia.xid (code).
 	AttrNvidiaXidCode    = "ghostdriver.nvidia.xid.code"

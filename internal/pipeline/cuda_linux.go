@@ -47,6 +47,15 @@ type CUDAConfig struct {
 	OnSubmission func(*cuda.Submission)
 	// Enricher is the enrich stage (nil: submissions keep what the kernel read).
 	Enricher CUDAEnricher
+	// Timeline is the GPU's own timeline (internal/cupti's channels; nil: none): its
+	// records are joined to the submissions by a cuda.Fuser configured by Fuser.
+	Timeline GPUTimeline
+	Fuser    cuda.FuserConfig
+}
+
+// GPUTimeline is what the branch needs of the GPU timeline source.
+type GPUTimeline interface {
+	Run(ctx context.Context, sink cuda.GPUSink) error
 }
 
 // CUDAEnricher is what the branch needs of the enrich stage (receiver wires
@@ -68,6 +77,7 @@ type cudaBranch struct {
 	src CUDASource
 
 	asm     *cuda.Assembler
+	fuser   *cuda.Fuser // nil without a timeline
 	spans   *cudaspans.Builder
 	metrics *cudaspans.Recorder
 
@@ -85,7 +95,12 @@ func (p *Pipeline) AddCUDA(cfg CUDAConfig, src CUDASource) {
 	b := &cudaBranch{p: p, cfg: cfg, src: src}
 	b.spans = cudaspans.NewBuilder(cfg.Clock, cfg.Options...)
 	b.metrics = cudaspans.NewRecorder(p.cfg.Metrics, time.Now(), cfg.Options...)
-	b.asm = cuda.NewAssembler(cfg.Assembler, b.onSubmission)
+	if cfg.Timeline != nil {
+		b.fuser = cuda.NewFuser(cfg.Fuser, b.onSubmission)
+		b.asm = cuda.NewAssembler(cfg.Assembler, b.fuser.Submission)
+	} else {
+		b.asm = cuda.NewAssembler(cfg.Assembler, b.onSubmission)
+	}
 	p.branches = append(p.branches, b)
 	if p.src == nil {
 		p.exp.what = "CUDA submission spans"
@@ -156,19 +171,53 @@ func (b *cudaBranch) ProcessGone(pid uint32, exec bool) {
 func (b *cudaBranch) Watermark(t int64) {
 	b.p.mu.Lock()
 	b.asm.Watermark(t)
+	if b.fuser != nil {
+		b.fuser.Watermark(t)
+	}
 	b.p.mu.Unlock()
 }
 
-// run drives the source until ctx is cancelled or the source is closed.
+// run drives the source (and the timeline, when there is one) until ctx is cancelled
+// or the source is closed.
 func (b *cudaBranch) run(ctx context.Context) error {
+	var tlErr chan error
+	if b.cfg.Timeline != nil {
+		tlErr = make(chan error, 1)
+		tctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { tlErr <- b.cfg.Timeline.Run(tctx, gpuSink{b}) }()
+		defer func() {
+			cancel()
+			<-tlErr
+		}()
+	}
 	if err := b.src.Run(ctx, b); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("CUDA source: %w", err)
 	}
 	return nil
 }
 
-// flush closes all open work (as unsynchronized submissions).
-func (b *cudaBranch) flush() { b.asm.Flush() }
+// flush closes all open work (as unsynchronized submissions) and hands on what waited
+// for GPU records.
+func (b *cudaBranch) flush() {
+	b.asm.Flush()
+	if b.fuser != nil {
+		b.fuser.Flush()
+	}
+}
+
+// gpuSink is the timeline's way into the fuser, under the pipeline's mutex.
+type gpuSink struct{ b *cudaBranch }
+
+func (g gpuSink) Kernel(k cuda.GPUKernel) { g.b.p.mu.Lock(); g.b.fuser.Kernel(k); g.b.p.mu.Unlock() }
+func (g gpuSink) API(a cuda.GPUAPI)       { g.b.p.mu.Lock(); g.b.fuser.API(a); g.b.p.mu.Unlock() }
+func (g gpuSink) State(s cuda.GPUState)   { g.b.p.mu.Lock(); g.b.fuser.State(s); g.b.p.mu.Unlock() }
+func (g gpuSink) Mark(pid uint32, mono int64) {
+	g.b.p.mu.Lock()
+	g.b.fuser.Mark(pid, mono)
+	g.b.p.mu.Unlock()
+}
+func (g gpuSink) Gone(pid uint32) { g.b.p.mu.Lock(); g.b.fuser.Gone(pid); g.b.p.mu.Unlock() }
 
 func (b *cudaBranch) takeSpans(dst ptrace.ResourceSpansSlice) {
 	if b.spans.Len() == 0 {
@@ -186,4 +235,8 @@ func (b *cudaBranch) droppedSpans() uint64 { return b.dropped.Load() }
 func (b *cudaBranch) stats(st *Stats) {
 	st.CUDA = &CUDAStats{Submissions: b.submissions.Load(), DroppedSubmissions: b.dropped.Load(), Xids: b.xids.Load(),
 		TopLevel: append([]uint64(nil), b.asm.Counts[:]...), Nested: append([]uint64(nil), b.asm.NestedCounts[:]...)}
+	if b.fuser != nil {
+		fs := b.fuser.Stats
+		st.CUDA.GPU = &fs
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
@@ -427,6 +428,8 @@ type CUDAStats struct {
 	Xids               uint64
 	// TopLevel and Nested count the assembler's calls by class (cuda.Class order).
 	TopLevel, Nested []uint64
+	// GPU is what the GPU timeline's fuser counted (nil without a timeline).
+	GPU *cuda.FuserStats
 }
 
 // Stats returns a snapshot; safe to call concurrently with Run.

@@ -200,6 +200,7 @@ func (b *Builder) Append(s *cuda.Submission) {
 	sp.SetStartTimestamp(start)
 	sp.SetEndTimestamp(end)
 	putSubmissionAttributes(sp.Attributes(), s)
+	putGPUAttributes(sp.Attributes(), s.GPU)
 	for _, x := range s.Xids {
 		ev := sp.Events().AppendEmpty()
 		ev.SetName(metadata.EventNvidiaXid)
@@ -228,6 +229,9 @@ func (b *Builder) Append(s *cuda.Submission) {
 	}
 	if s.Sync != nil {
 		b.appendCall(spans, traceID, spanID, childID(spanID, ids.TagSync, 0), s.Sync)
+	}
+	if s.GPU != nil {
+		b.appendGPU(spans, traceID, spanID, s)
 	}
 	b.n++
 }

@@ -39,6 +39,7 @@ const (
 	TagSubmission Tag = 'U' // salt, pid, stream, scope, start, end, tid
 	TagOp         Tag = 'p' // a submission's i-th call span
 	TagSync       Tag = 'y' // a submission's sync span
+	TagGPU        Tag = 'g' // a submission's i-th GPU stage span (queue, execution, completion)
 )
 
 // Fields is an identity's input as it is built: New, then U64/Str/Bytes in a fixed order.

@@ -1,0 +1,493 @@
+// The GPU's own timeline joined to the host's submissions: CUPTI's kernel records and
+// the API records of the launch calls (internal/cupti reads them from the injection
+// library's channel) are attached to the cuda.submission whose launch calls made them.
+// A submission of a process whose timeline is on is held until the process's records for
+// its time have arrived (a flush mark at or after its sync's return), then released with
+// its GPUWork; everything else passes straight through.
+//
+// The join is measured end to end, never guessed from order:
+//   - kernel → launch API record: CUPTI's correlation id (the kernel carries the id of the
+//     runtime or driver call that launched it; a graph's kernels all carry the graph
+//     launch's);
+//   - API record → the uprobe's launch op: the same process, the API record's interval
+//     inside the op's entry..return (CUPTI's clock converted to CLOCK_MONOTONIC with the
+//     batch's clock pair), the closest such op winning; CUPTI's thread id is not the OS
+//     thread id (measured: the low 32 bits of pthread_self()), so it is not compared.
+package cuda
+
+import (
+	"sort"
+)
+
+// GPUKernel is one kernel's execution as CUPTI measured it (times CLOCK_MONOTONIC ns).
+type GPUKernel struct {
+	PID                     uint32
+	Start, End              int64
+	Correlation             uint32
+	Device, Context, Stream uint32
+	Grid, Block             [3]uint32
+	GraphID                 uint32
+	Name                    string
+}
+
+// GPUAPI is the API record of one launch call (times CLOCK_MONOTONIC ns).
+type GPUAPI struct {
+	PID         uint32
+	Start, End  int64
+	Correlation uint32
+	CBID        uint32
+	Driver      bool // the driver API's record, else the runtime's
+}
+
+// GPUState is a change of a process's timeline (on, off, backed off, ...) at Mono.
+type GPUState struct {
+	PID  uint32
+	Mono int64
+	On   bool
+}
+
+// GPUWork is what the GPU did for one submission.
+type GPUWork struct {
+	// Kernels of the submission's launches, in start order (at most MaxKernels kept,
+	// KernelCount counts them all).
+	Kernels     []GPUKernel
+	KernelCount int
+	// FirstStart is the first kernel's start, LastEnd the last kernel's end; Busy the
+	// union of the kernel intervals (≤ LastEnd-FirstStart: the rest is idle time inside
+	// the execution window).
+	FirstStart, LastEnd, Busy int64
+	// QueueFrom is the return of the first launch call whose kernel started first: the
+	// GPU queue stage runs from it to FirstStart.
+	QueueFrom int64
+	// Launches matched to an API record, and those that found none (their kernels are
+	// not in the submission).
+	Matched, Unmatched int
+	// Complete: a flush mark after the sync's return arrived, so every kernel that ended
+	// before it is here; false when the wait timed out or the process went away.
+	Complete bool
+	// ClockRuleViolations counts kernels that started before their launch call entered
+	// or ended after the sync that waited for them returned (the clock rule; a nonzero
+	// count means the clock conversion is off).
+	ClockRuleViolations int
+	// Devices the kernels ran on.
+	Devices []uint32
+	// Top are the kernel names by GPU time, largest first (at most TopKernels).
+	Top []KernelTime
+}
+
+// KernelTime is one kernel name's share of a submission.
+type KernelTime struct {
+	Name  string
+	Count int
+	Time  int64
+}
+
+// FuserConfig bounds the fuser.
+type FuserConfig struct {
+	// MaxWait is how long a submission waits for its records after its sync returned
+	// (source clock ns; default 2 s). Released without them it is marked incomplete.
+	MaxWait int64
+	// MaxPending submissions held at once (default 4096); more pass without GPU work,
+	// counted in Stats.PendingFull.
+	MaxPending int
+	// MaxRecords per process kept for joining (default 1 << 18 API records and as many
+	// kernels); older ones are dropped first, counted.
+	MaxRecords int
+	// MaxKernels kept per submission (default 512); TopKernels names (default 5).
+	MaxKernels, TopKernels int
+	// Tolerance widens a launch op's window when looking for its API record (default
+	// 20 µs: the clock pair's spread is well under it).
+	Tolerance int64
+}
+
+// FuserStats counts what the fuser did.
+type FuserStats struct {
+	Fused, Incomplete, Uncovered, PendingFull uint64
+	LaunchesMatched, LaunchesUnmatched        uint64
+	KernelsAttributed, KernelsUnattributed    uint64
+	RecordsEvicted, ClockRuleViolations       uint64
+}
+
+type gpuProc struct {
+	on      bool
+	changes []GPUState // state changes in arrival order (bounded)
+	mark    int64      // the latest flush mark: records up to here have arrived
+	apis    []GPUAPI   // sorted by Start
+	kernels map[uint32][]GPUKernel
+	nk      int
+	used    map[uint32]bool
+}
+
+// GPUSink takes a timeline source's records (internal/cupti's channels); the Fuser is one.
+type GPUSink interface {
+	Kernel(GPUKernel)
+	API(GPUAPI)
+	State(GPUState)
+	// Mark: every record of pid for work finished before mono has been delivered.
+	Mark(pid uint32, mono int64)
+	// Gone: pid's channel was drained for the last time (the process exited).
+	Gone(pid uint32)
+}
+
+var _ GPUSink = (*Fuser)(nil)
+
+// Fuser joins GPU records to submissions. Not safe for concurrent use.
+type Fuser struct {
+	cfg     FuserConfig
+	emit    func(*Submission)
+	procs   map[uint32]*gpuProc
+	pending []*Submission
+	Stats   FuserStats
+}
+
+// NewFuser returns a fuser that hands every submission, with or without GPU work, to emit.
+func NewFuser(cfg FuserConfig, emit func(*Submission)) *Fuser {
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 2e9
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = 4096
+	}
+	if cfg.MaxRecords <= 0 {
+		cfg.MaxRecords = 1 << 18
+	}
+	if cfg.MaxKernels <= 0 {
+		cfg.MaxKernels = 512
+	}
+	if cfg.TopKernels <= 0 {
+		cfg.TopKernels = 5
+	}
+	if cfg.Tolerance <= 0 {
+		cfg.Tolerance = 20e3
+	}
+	return &Fuser{cfg: cfg, emit: emit, procs: map[uint32]*gpuProc{}}
+}
+
+func (f *Fuser) proc(pid uint32) *gpuProc {
+	p := f.procs[pid]
+	if p == nil {
+		p = &gpuProc{kernels: map[uint32][]GPUKernel{}, used: map[uint32]bool{}}
+		f.procs[pid] = p
+	}
+	return p
+}
+
+// State records a change of pid's timeline.
+func (f *Fuser) State(s GPUState) {
+	p := f.proc(s.PID)
+	p.on = s.On
+	if len(p.changes) == 64 {
+		p.changes = p.changes[1:]
+	}
+	p.changes = append(p.changes, s)
+	f.release(false)
+}
+
+// Mark says every record of pid up to mono has arrived (a flush mark).
+func (f *Fuser) Mark(pid uint32, mono int64) {
+	p := f.proc(pid)
+	if mono > p.mark {
+		p.mark = mono
+	}
+	f.release(false)
+}
+
+// API adds a launch call's API record.
+func (f *Fuser) API(a GPUAPI) {
+	p := f.proc(a.PID)
+	if len(p.apis) >= f.cfg.MaxRecords {
+		f.evict(a.PID, p)
+	}
+	i := len(p.apis)
+	if i > 0 && p.apis[i-1].Start > a.Start { // buffers may come out of order
+		i = sort.Search(len(p.apis), func(j int) bool { return p.apis[j].Start > a.Start })
+	}
+	p.apis = append(p.apis, GPUAPI{})
+	copy(p.apis[i+1:], p.apis[i:])
+	p.apis[i] = a
+}
+
+// Kernel adds a kernel record.
+func (f *Fuser) Kernel(k GPUKernel) {
+	p := f.proc(k.PID)
+	if p.nk >= f.cfg.MaxRecords {
+		f.evict(k.PID, p)
+	}
+	p.kernels[k.Correlation] = append(p.kernels[k.Correlation], k)
+	p.nk++
+}
+
+// evict drops the older half of a process's records (API records by start; kernels
+// whose correlation is no longer among them).
+func (f *Fuser) evict(pid uint32, p *gpuProc) {
+	half := len(p.apis) / 2
+	keep := map[uint32]bool{}
+	for _, a := range p.apis[half:] {
+		keep[a.Correlation] = true
+	}
+	f.Stats.RecordsEvicted += uint64(half)
+	p.apis = append(p.apis[:0], p.apis[half:]...)
+	for c, ks := range p.kernels {
+		if !keep[c] || p.nk >= f.cfg.MaxRecords {
+			f.Stats.RecordsEvicted += uint64(len(ks))
+			f.Stats.KernelsUnattributed += uint64(len(ks))
+			p.nk -= len(ks)
+			delete(p.kernels, c)
+			delete(p.used, c)
+		}
+	}
+}
+
+// Gone says pid exited and its channel was drained for the last time.
+func (f *Fuser) Gone(pid uint32) {
+	f.release(false)
+	for _, s := range f.pending {
+		if s.PID == pid {
+			f.fuse(s, true) // drained for the last time: every record it made is here
+		}
+	}
+	f.dropPending(func(s *Submission) bool { return s.PID == pid })
+	if p := f.procs[pid]; p != nil {
+		for c, ks := range p.kernels {
+			if !p.used[c] {
+				f.Stats.KernelsUnattributed += uint64(len(ks))
+			}
+		}
+	}
+	delete(f.procs, pid)
+}
+
+// Submission takes a closed submission from the assembler.
+func (f *Fuser) Submission(s *Submission) {
+	p := f.procs[s.PID]
+	if p == nil || !p.coveredAt(s.Start) {
+		f.Stats.Uncovered++
+		f.emit(s)
+		return
+	}
+	if len(f.pending) >= f.cfg.MaxPending {
+		f.Stats.PendingFull++
+		f.emit(s)
+		return
+	}
+	f.pending = append(f.pending, s)
+	f.release(false)
+}
+
+// Watermark releases what waited longer than MaxWait (now: source clock ns).
+func (f *Fuser) Watermark(now int64) {
+	var late []*Submission
+	for _, s := range f.pending {
+		if now-s.End > f.cfg.MaxWait {
+			late = append(late, s)
+		}
+	}
+	for _, s := range late {
+		f.fuse(s, false)
+	}
+	if len(late) > 0 {
+		f.dropPending(func(s *Submission) bool { return now-s.End > f.cfg.MaxWait })
+	}
+	f.release(false)
+}
+
+// Flush releases everything (end of input).
+func (f *Fuser) Flush() { f.release(true) }
+
+func (f *Fuser) dropPending(drop func(*Submission) bool) {
+	keep := f.pending[:0]
+	for _, s := range f.pending {
+		if !drop(s) {
+			keep = append(keep, s)
+		}
+	}
+	clear(f.pending[len(keep):])
+	f.pending = keep
+}
+
+// release hands on, in arrival order, the pending submissions whose records have all
+// arrived (or all of them when all is set).
+func (f *Fuser) release(all bool) {
+	n := 0
+	for _, s := range f.pending {
+		p := f.procs[s.PID]
+		ready := p != nil && p.mark >= s.End
+		if !ready && !all {
+			break // keep arrival order: spans of one process stay in order
+		}
+		f.fuse(s, ready)
+		n++
+	}
+	if n > 0 {
+		clear(f.pending[:n])
+		f.pending = append(f.pending[:0], f.pending[n:]...)
+	}
+}
+
+// coveredAt says whether the timeline was on at t by the state changes seen.
+func (p *gpuProc) coveredAt(t int64) bool {
+	on := false
+	for _, c := range p.changes {
+		if c.Mono > t {
+			break
+		}
+		on = c.On
+	}
+	return on
+}
+
+// covered says whether the timeline was on for all of [start, end].
+func (p *gpuProc) covered(start, end int64) bool {
+	if !p.coveredAt(start) {
+		return false
+	}
+	for _, c := range p.changes {
+		if c.Mono > start && c.Mono <= end && !c.On {
+			return false
+		}
+	}
+	return true
+}
+
+// fuse attaches the GPU work of s and emits it.
+func (f *Fuser) fuse(s *Submission, complete bool) {
+	p := f.procs[s.PID]
+	if p == nil || !p.covered(s.Start, s.End) {
+		f.Stats.Uncovered++
+		f.emit(s)
+		return
+	}
+	w := &GPUWork{Complete: complete}
+	var firstQueue int64
+	for i := range s.Ops {
+		op := &s.Ops[i]
+		if op.Info().Class != ClassLaunch {
+			continue
+		}
+		a, ok := p.matchAPI(op.Start-f.cfg.Tolerance, op.End+f.cfg.Tolerance, op.Start, op.End)
+		if !ok {
+			w.Unmatched++
+			continue
+		}
+		w.Matched++
+		p.used[a.Correlation] = true
+		for _, k := range p.kernels[a.Correlation] {
+			w.KernelCount++
+			if len(w.Kernels) < f.cfg.MaxKernels {
+				w.Kernels = append(w.Kernels, k)
+			}
+			if w.FirstStart == 0 || k.Start < w.FirstStart {
+				w.FirstStart = k.Start
+				firstQueue = op.End
+			}
+			if k.End > w.LastEnd {
+				w.LastEnd = k.End
+			}
+			if k.Start < op.Start || (s.Outcome == Synced && k.End > s.End) {
+				w.ClockRuleViolations++
+			}
+		}
+		delete(p.kernels, a.Correlation)
+	}
+	w.QueueFrom = firstQueue
+	sort.Slice(w.Kernels, func(i, j int) bool { return w.Kernels[i].Start < w.Kernels[j].Start })
+	w.Busy = unionLength(w.Kernels)
+	w.Devices, w.Top = summarize(w.Kernels, f.cfg.TopKernels)
+	p.nk -= w.KernelCount
+	s.GPU = w
+	f.Stats.Fused++
+	if !complete {
+		f.Stats.Incomplete++
+	}
+	f.Stats.LaunchesMatched += uint64(w.Matched)
+	f.Stats.LaunchesUnmatched += uint64(w.Unmatched)
+	f.Stats.KernelsAttributed += uint64(w.KernelCount)
+	f.Stats.ClockRuleViolations += uint64(w.ClockRuleViolations)
+	p.prune(s.Start - f.cfg.MaxWait)
+	f.emit(s)
+}
+
+// matchAPI finds the unused API record inside [lo, hi] that overlaps the op [start,
+// end] most (the launch the op made), preferring one that launched kernels.
+func (p *gpuProc) matchAPI(lo, hi, start, end int64) (GPUAPI, bool) {
+	i := sort.Search(len(p.apis), func(j int) bool { return p.apis[j].Start >= lo })
+	best, bestScore := -1, int64(-1)
+	for ; i < len(p.apis) && p.apis[i].Start <= hi; i++ {
+		a := p.apis[i]
+		if a.End > hi || p.used[a.Correlation] {
+			continue
+		}
+		ov := min(a.End, end) - max(a.Start, start)
+		score := ov
+		if len(p.kernels[a.Correlation]) > 0 {
+			score += 1 << 40
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 {
+		return GPUAPI{}, false
+	}
+	return p.apis[best], true
+}
+
+// prune drops API records that started before t (their submissions are gone).
+func (p *gpuProc) prune(t int64) {
+	i := sort.Search(len(p.apis), func(j int) bool { return p.apis[j].Start >= t })
+	for _, a := range p.apis[:i] {
+		delete(p.used, a.Correlation)
+	}
+	p.apis = append(p.apis[:0], p.apis[i:]...)
+}
+
+// unionLength is the length of the union of the kernels' intervals (sorted by start).
+func unionLength(ks []GPUKernel) int64 {
+	var total, curS, curE int64
+	for i, k := range ks {
+		if i == 0 || k.Start > curE {
+			total += curE - curS
+			curS, curE = k.Start, k.End
+		} else if k.End > curE {
+			curE = k.End
+		}
+	}
+	if len(ks) > 0 {
+		total += curE - curS
+	}
+	return total
+}
+
+func summarize(ks []GPUKernel, top int) ([]uint32, []KernelTime) {
+	var devs []uint32
+	seen := map[uint32]bool{}
+	by := map[string]*KernelTime{}
+	for _, k := range ks {
+		if !seen[k.Device] {
+			seen[k.Device] = true
+			devs = append(devs, k.Device)
+		}
+		t := by[k.Name]
+		if t == nil {
+			t = &KernelTime{Name: k.Name}
+			by[k.Name] = t
+		}
+		t.Count++
+		t.Time += k.End - k.Start
+	}
+	out := make([]KernelTime, 0, len(by))
+	for _, t := range by {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Time != out[j].Time {
+			return out[i].Time > out[j].Time
+		}
+		return out[i].Name < out[j].Name
+	})
+	if len(out) > top {
+		out = out[:top]
+	}
+	sort.Slice(devs, func(i, j int) bool { return devs[i] < devs[j] })
+	return devs, out
+}

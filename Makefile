@@ -11,11 +11,21 @@ RUN_FOR ?=
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 VERSION_LDFLAGS := -X github.com/ghostdriver/ghostdriver/internal/version.Version=$(VERSION)
 
-.PHONY: all build cli dist run test test-unit test-dist test-docs test-fuzz test-jaeger test-vgpu generate generate-metadata check-generate build-arm64 test-arm64 bench vet clean
+
+.PHONY: all build cli cupti-lib dist run test test-unit test-dist test-docs test-fuzz test-jaeger test-vgpu generate generate-metadata check-generate build-arm64 test-arm64 bench vet clean
 
 all: build
 
-build: cli dist
+build: cli cupti-lib dist
+
+# The CUDA injection library (the GPU timeline, cuptilib/): a plain C compiler, no CUDA
+# toolkit (CUPTI is dlopen'ed at run time).
+CUPTI_LIB := build/lib/libghostdriver_cupti.so
+CC ?= gcc
+cupti-lib: $(CUPTI_LIB)
+$(CUPTI_LIB): cuptilib/ghostdriver_cupti.c cuptilib/channel.h cuptilib/cupti_abi.h
+	mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -Wl,-soname,libghostdriver_cupti.so -o $@ $< -ldl -lpthread
 
 cli:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/ghostdriver ./cmd/ghostdriver

@@ -21,7 +21,12 @@
  *   GHOSTDRIVER_CUPTI_POLL_MS=N           how often the control word is read (default 50)
  *   GHOSTDRIVER_CUPTI_FLUSH_MS=N          while on, how often CUPTI is flushed (default 200)
  *   GHOSTDRIVER_CUPTI_BEAT_TIMEOUT_MS=N   collector silent this long: turn off (default 3000)
+ *   GHOSTDRIVER_CUPTI_RETRY_MS=N          backed off or failed: try again this often (default 10000)
  *   GHOSTDRIVER_CUPTI_ACCEPT_VERSION=N    read CUPTI version N with the newest known layout
+ *   GHOSTDRIVER_CUPTI_API=all|launch      API records of every runtime and driver call (all, the
+ *                                         default), or of the launch calls only (per callback id;
+ *                                         on the H100 with PyTorch 2.11 that gave no records for
+ *                                         most launches: docs/nvidia-timeline.md)
  *   GHOSTDRIVER_CUPTI_LOG=1               one line to stderr per state change
  */
 #define _GNU_SOURCE
@@ -53,7 +58,8 @@ static struct {
 	void *lib;
 	struct cupti_api api;
 	const struct cupti_kernel_layout *layout;
-	int fine_grained; /* launch API records enabled per callback id */
+	int fine_grained;    /* launch API records enabled per callback id */
+	int api_launch_only; /* GHOSTDRIVER_CUPTI_API=launch */
 
 	/* CUPTI buffers: a fixed pool (the memory budget), handed out and taken back. */
 	size_t buf_bytes;
@@ -62,7 +68,7 @@ static struct {
 	uint8_t *buf_used;
 	pthread_mutex_t buf_mu;
 
-	long poll_ms, flush_ms, beat_timeout_ms;
+	long poll_ms, flush_ms, beat_timeout_ms, retry_ms;
 	int log;
 	uint32_t state;
 } g = { .fd = -1, .write_mu = PTHREAD_MUTEX_INITIALIZER, .buf_mu = PTHREAD_MUTEX_INITIALIZER };
@@ -447,7 +453,7 @@ static void turn_on(void)
 	}
 	/* Only the launch calls' API records: every kernel's correlation id names its launch,
 	 * and the launch's thread and time join it to the host's span. */
-	g.fine_grained = g.api.ActivityEnableRuntimeApi && g.api.ActivityEnableDriverApi;
+	g.fine_grained = g.api_launch_only && g.api.ActivityEnableRuntimeApi && g.api.ActivityEnableDriverApi;
 	if (g.fine_grained) {
 		enable_api_records(1);
 	} else {
@@ -502,7 +508,7 @@ static void flush_and_mark(void)
 static void *control_loop(void *arg)
 {
 	(void)arg;
-	uint64_t last_flush = 0;
+	uint64_t last_flush = 0, last_try = 0;
 	for (;;) {
 		struct timespec d = { .tv_sec = g.poll_ms / 1000, .tv_nsec = (g.poll_ms % 1000) * 1000000L };
 		nanosleep(&d, NULL);
@@ -523,9 +529,12 @@ static void *control_loop(void *arg)
 				last_flush = now;
 			}
 		} else if (want && (g.state == GD_STATE_DORMANT || g.state == GD_STATE_OFF ||
-				    ((g.state == GD_STATE_BACKED_OFF || g.state == GD_STATE_ERROR) && seq != seen))) {
-			/* A backed-off or failed timeline tries again only when the collector writes
-			 * its control word again (the next duty cycle), not every poll. */
+				    ((g.state == GD_STATE_BACKED_OFF || g.state == GD_STATE_ERROR) &&
+				     (seq != seen || now - last_try >= (uint64_t)g.retry_ms * 1000000ull)))) {
+			/* A backed-off or failed timeline tries again when the collector writes its
+			 * control word again (the next duty cycle) or every retry period, not every
+			 * poll: the other profiler may still be there. */
+			last_try = now;
 			turn_on();
 			last_flush = now;
 		}
@@ -599,6 +608,9 @@ EXPORT int InitializeInjection(void)
 	g.poll_ms = env_long("GHOSTDRIVER_CUPTI_POLL_MS", 50, 1, 10000);
 	g.flush_ms = env_long("GHOSTDRIVER_CUPTI_FLUSH_MS", 200, 1, 60000);
 	g.beat_timeout_ms = env_long("GHOSTDRIVER_CUPTI_BEAT_TIMEOUT_MS", 3000, 10, 600000);
+	g.retry_ms = env_long("GHOSTDRIVER_CUPTI_RETRY_MS", 10000, 10, 3600000);
+	const char *api = getenv("GHOSTDRIVER_CUPTI_API");
+	g.api_launch_only = api && !strcmp(api, "launch");
 	g.buf_bytes = (size_t)env_long("GHOSTDRIVER_CUPTI_BUFFER_BYTES", 1L << 20, 4096, 64L << 20) & ~(size_t)7;
 	g.nbufs = (int)env_long("GHOSTDRIVER_CUPTI_BUFFERS", 8, 1, 1024);
 	g.bufs = calloc((size_t)g.nbufs, sizeof *g.bufs);

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
+	"github.com/ghostdriver/ghostdriver/internal/cupti"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
 	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
@@ -47,19 +48,38 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	layers := fs.String("layers", defaults.Live.CUDA.Layers, "hook the API functions of: both (runtime and driver), driver or runtime")
 	atEntry := fs.Bool("launches-at-entry", defaults.Live.CUDA.LaunchesAtEntry, "record launches at entry with no return probe (no duration, no result code)")
 	multi := fs.Bool("uprobe-multi", defaults.Live.CUDA.UprobeMulti, "attach with uprobe_multi links where the kernel has them (6.6+)")
+	timeline := fs.String("timeline", "off", "the GPU's own timeline from processes that loaded the injection library: off, on or duty")
+	onFor := fs.Duration("timeline-on-for", 2*time.Second, "with --timeline duty: how long it is on in each period")
+	every := fs.Duration("timeline-every", 60*time.Second, "with --timeline duty: the period")
+	inject := fs.String("inject", "", "with COMMAND: load this injection library (libghostdriver_cupti.so) into it through CUDA_INJECTION64_PATH")
 	var libs stringList
 	fs.Var(&libs, "library", "a CUDA library file to hook at start (repeatable; globs allowed)")
 	if code, done := parseArgs(fs, args, stdout, stderr); done {
 		return code
 	}
 	command := fs.Args()
+	policy := cupti.Policy{Mode: cupti.Mode(*timeline), OnFor: *onFor, Every: *every}
+	if err := policy.Validate(); err != nil {
+		fmt.Fprintf(stderr, "ghostdriver cuda: --timeline: %v\n", err)
+		return 2
+	}
+	if *inject != "" {
+		if len(command) == 0 {
+			fmt.Fprintln(stderr, "ghostdriver cuda: --inject needs a COMMAND to load the library into")
+			return 2
+		}
+		if _, err := os.Stat(*inject); err != nil {
+			fmt.Fprintf(stderr, "ghostdriver cuda: --inject: %v\n", err)
+			return 2
+		}
+	}
 	log := zap.NewNop()
 	if *verbose {
 		log, _ = zap.NewDevelopment()
 	}
 	g, err := graph.Open(graph.Spec{
 		CUDA: &graph.CUDASpec{Libraries: libs, RescanInterval: *rescan, IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid, RingBufferBytes: *ringBytes,
-			Layers: *layers, LaunchesAtEntry: *atEntry, UprobeMulti: *multi},
+			Layers: *layers, LaunchesAtEntry: *atEntry, UprobeMulti: *multi, Timeline: policy},
 		// The receiver's enrich stage: processes read at their first CUDA call, their
 		// OTEP 4947 recipes pushed into the source's kernel table, TRACEPARENT as fallback.
 		Enrich:  !*noTenant,
@@ -114,6 +134,9 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	if len(command) > 0 {
 		cmd := exec.Command(command[0], command[1:]...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+		if *inject != "" {
+			cmd.Env = append(os.Environ(), "CUDA_INJECTION64_PATH="+*inject)
+		}
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
 			code = 1
@@ -150,6 +173,9 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 			es := enr.Stats()
 			fmt.Fprintf(stdout, "processes read: %d (slowest %v); %d lookups answered before their process was read\n",
 				es.Loads, es.SlowestLoad.Round(time.Microsecond), es.WaitedOut)
+		}
+		if tl := g.Timeline(); tl != nil {
+			printTimeline(stdout, tl.Stats(), runner.Stats())
 		}
 		if *output != "" {
 			fmt.Fprintf(stdout, "spans written: %d to %s\n", spansWritten, *output)
@@ -248,3 +274,22 @@ func quantile(sorted []int64, q float64) int64 {
 }
 
 func cudaDur(ns int64) time.Duration { return time.Duration(ns).Round(time.Microsecond / 10) }
+
+// printTimeline is the GPU timeline's part of the summary: what the libraries did and
+// dropped, what the decoder met, and how the records joined the submissions.
+func printTimeline(w io.Writer, ts cupti.PollerStats, ps pipeline.Stats) {
+	t := ts.Total
+	fmt.Fprintf(w, "GPU timeline: %d channels seen; library: %d records written, %d dropped (ring full), %d dropped by CUPTI, %d refused (layout), %d buffer requests refused, %d enables, %d disables, %d back-offs\n",
+		ts.Opened, t.Counters.RecordsWritten, t.Counters.DroppedRingFull, t.Counters.DroppedCUPTI, t.Counters.RefusedLayout,
+		t.Counters.BuffersRefused, t.Counters.Enables, t.Counters.Disables, t.Counters.Backoffs)
+	fmt.Fprintf(w, "GPU timeline: decoded %d kernels, %d API records, %d batches; %d corrupt, %d without a clock\n",
+		t.Decoder.Kernels, t.Decoder.APIs, t.Decoder.Batches, t.Decoder.Corrupt+t.Ring.Corrupt, t.Decoder.NoClock)
+	for _, c := range ts.Channels {
+		fmt.Fprintf(w, "GPU timeline: pid %d: %s (%s)\n", c.PID, c.State, c.StateMsg)
+	}
+	if ps.CUDA != nil && ps.CUDA.GPU != nil {
+		f := ps.CUDA.GPU
+		fmt.Fprintf(w, "GPU timeline: submissions fused %d (%d incomplete), not covered %d; launches matched %d, unmatched %d; kernels attributed %d, unattributed %d; clock rule violations %d\n",
+			f.Fused, f.Incomplete, f.Uncovered, f.LaunchesMatched, f.LaunchesUnmatched, f.KernelsAttributed, f.KernelsUnattributed, f.ClockRuleViolations)
+	}
+}

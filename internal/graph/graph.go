@@ -14,6 +14,7 @@ package graph
 
 import (
 	"errors"
+	"github.com/ghostdriver/ghostdriver/internal/cupti"
 	"slices"
 	"time"
 
@@ -89,6 +90,9 @@ type CUDASpec struct {
 	Layers          string
 	LaunchesAtEntry bool
 	UprobeMulti     bool
+	// Timeline is when the GPU's own timeline (the injection library's CUPTI records,
+	// internal/cupti) is on in the processes that loaded it; the zero Mode is off.
+	Timeline cupti.Policy
 }
 
 // ContextSpec configures the application trace-context tiers.

@@ -12,10 +12,12 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
+	"github.com/ghostdriver/ghostdriver/internal/cupti"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
 	"github.com/ghostdriver/ghostdriver/internal/enrich"
@@ -28,6 +30,7 @@ import (
 type linuxParts struct {
 	live         *probe.Live
 	cudaSrc      *cuda.Source
+	timeline     *cupti.Source
 	cudaEnr      *enrich.Enricher
 	onSubmission func(*cuda.Submission)
 }
@@ -252,8 +255,19 @@ func (g *Graph) openCUDA() error {
 		enricher = enrich.CUDA{Enricher: enr}
 		opts = append(opts, cudaspans.WithResourceFunc(enrich.CUDA{Enricher: enr}.Resource))
 	}
+	var timeline pipeline.GPUTimeline
+	if m := cs.Timeline.Mode; m != "" && m != cupti.ModeOff {
+		// Channels are looked for every 250 ms: a process's timeline can only start
+		// once its channel is found.
+		tl, err := cupti.NewSource(cupti.SourceConfig{ProcRoot: g.procRoot(), Policy: cs.Timeline, RescanInterval: 250 * time.Millisecond})
+		if err != nil {
+			return fmt.Errorf("GPU timeline: %w", err)
+		}
+		g.linux.timeline = tl
+		timeline = tl
+	}
 	g.addCUDA = func(p *pipeline.Pipeline) {
-		cfg := pipeline.CUDAConfig{Options: opts, Enricher: enricher, OnSubmission: g.linux.onSubmission}
+		cfg := pipeline.CUDAConfig{Options: opts, Enricher: enricher, OnSubmission: g.linux.onSubmission, Timeline: timeline}
 		if g.linux.live != nil {
 			cfg.Clock = g.linux.live.Clock() // one CLOCK_MONOTONIC→wall conversion for both kinds
 		}
@@ -280,6 +294,9 @@ func (g *Graph) Live() *probe.Live { return g.linux.live }
 
 // CUDASource is the CUDA live source (nil when none is open).
 func (g *Graph) CUDASource() *cuda.Source { return g.linux.cudaSrc }
+
+// Timeline is the GPU timeline source (nil when its policy is off).
+func (g *Graph) Timeline() *cupti.Source { return g.linux.timeline }
 
 // CUDAEnricher is the CUDA source's enrich stage (nil without Spec.Enrich).
 func (g *Graph) CUDAEnricher() *enrich.Enricher { return g.linux.cudaEnr }

@@ -27,8 +27,9 @@ import (
 const PrebuiltEnv = "GHOSTDRIVER_CUDA_STUBS"
 
 // stubFiles are what build.sh writes (the workload finds the libraries beside itself:
-// RUNPATH $ORIGIN, so a copy of the three files works anywhere).
-var stubFiles = []string{"app", "libcuda.so.1", "libcudart.so.12"}
+// RUNPATH $ORIGIN, so a copy of the files works anywhere; libcupti.so.13 is the stub CUPTI
+// the injection library loads).
+var stubFiles = []string{"app", "libcuda.so.1", "libcudart.so.12", "libcupti.so.13"}
 
 // Need skips t, saying why, unless the process is root (BPF, uprobes) and gcc is there
 // (the stubs are built at test time) or PrebuiltEnv names built stubs; under a make

@@ -1,10 +1,14 @@
 /*
  * A stand-in for libcudart.so: like the real runtime it reaches the driver only through
  * pointers from cuGetProcAddress_v2 (the entry-point table), never the exported symbols.
+ * Its first call runs cuInit (which loads CUDA_INJECTION64_PATH, as the real runtime's
+ * first call does). Around its driver launch it sets stub_runtime_cbid, so the stub libcupti
+ * records the launch once, as this runtime call (cudaLaunchKernel_v7000, cbid 211).
  */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 typedef int cudaError_t;
 typedef struct CUstream_st *cudaStream_t;
@@ -24,6 +28,10 @@ typedef int (*alloc_fn)(unsigned long long *, size_t);
 typedef int (*free_fn)(unsigned long long);
 
 extern int cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, uint64_t flags, int *status);
+extern int cuInit(unsigned flags);
+extern int cuGraphLaunch(void *graph_exec, void *stream);
+extern __thread int stub_runtime_cbid;
+extern __thread uint64_t stub_runtime_enter_ns;
 
 static struct {
 	launch_fn launch;
@@ -44,6 +52,7 @@ static void get(const char *name, void *slot)
 
 static void init(void)
 {
+	cuInit(0);
 	get("cuLaunchKernel", &drv.launch);
 	get("cuStreamSynchronize", &drv.stream_sync);
 	get("cuEventSynchronize", &drv.event_sync);
@@ -57,10 +66,30 @@ static void init(void)
 
 #define API __attribute__((visibility("default"), noinline))
 
+static uint64_t realtime_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)
 {
 	pthread_once(&once, init);
-	return drv.launch((void *)func, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)shmem, stream, args, 0);
+	stub_runtime_enter_ns = realtime_ns();
+	stub_runtime_cbid = 211; /* cudaLaunchKernel_v7000 */
+	int r = drv.launch((void *)func, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)shmem, stream, args, 0);
+	stub_runtime_cbid = 0;
+	return r;
+}
+API cudaError_t cudaGraphLaunch(void *graph_exec, cudaStream_t stream)
+{
+	pthread_once(&once, init);
+	stub_runtime_enter_ns = realtime_ns();
+	stub_runtime_cbid = 311; /* cudaGraphLaunch_v10000 */
+	int r = cuGraphLaunch(graph_exec, stream);
+	stub_runtime_cbid = 0;
+	return r;
 }
 API cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {

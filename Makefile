@@ -23,9 +23,9 @@ build: cli cupti-lib dist
 CUPTI_LIB := build/lib/libghostdriver_cupti.so
 CC ?= gcc
 cupti-lib: $(CUPTI_LIB)
-$(CUPTI_LIB): cuptilib/ghostdriver_cupti.c cuptilib/channel.h cuptilib/cupti_abi.h
+$(CUPTI_LIB): cuptilib/ghostdriver_cupti.c cuptilib/peer.c cuptilib/channel.h cuptilib/cupti_abi.h cuptilib/peer.h
 	mkdir -p $(dir $@)
-	$(CC) -O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -Wl,-soname,libghostdriver_cupti.so -o $@ $< -ldl -lpthread
+	$(CC) -O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -Wl,-soname,libghostdriver_cupti.so -o $@ cuptilib/ghostdriver_cupti.c cuptilib/peer.c -ldl -lpthread
 
 cli:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/ghostdriver ./cmd/ghostdriver

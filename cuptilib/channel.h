@@ -11,6 +11,13 @@
  * release order after the frame's bytes, the consumer stores tail after it has copied
  * the frames out. This file is the single definition: internal/cupti/channel.go mirrors
  * it and TestChannelLayoutIsTheHeader compiles it to check every offset.
+ *
+ * The memfd is made with MFD_CLOEXEC (an exec'd program has no channel) and sealed
+ * against shrinking and growing where the kernel allows (the collector's mapping can
+ * then never fault). gd_header.pid is getpid() in the process's own pid namespace: the
+ * collector compares it with the last NSpid of /proc/<pid>/status, so a forked child
+ * that inherited the memfd is not taken for its parent. Head and tail are multiples of 8;
+ * a PAD frame runs to the ring's end.
  */
 #ifndef GD_CHANNEL_H
 #define GD_CHANNEL_H

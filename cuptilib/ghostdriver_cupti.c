@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -44,6 +45,7 @@
 
 #include "channel.h"
 #include "cupti_abi.h"
+#include "peer.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -69,9 +71,16 @@ static struct {
 	pthread_mutex_t buf_mu;
 
 	long poll_ms, flush_ms, beat_timeout_ms, retry_ms;
+	/* Another profiler in this process (peer.c): while one is in a session the timeline
+	 * keeps out; it may come back retry_ms after the session ended. */
+	pthread_mutex_t cupti_mu; /* our CUPTI state changes: control thread and peer wrappers */
+	int peer_active;
+	uint64_t peer_left_at;
+	struct peer_hooks peer;
 	int log;
 	uint32_t state;
-} g = { .fd = -1, .write_mu = PTHREAD_MUTEX_INITIALIZER, .buf_mu = PTHREAD_MUTEX_INITIALIZER };
+} g = { .fd = -1, .write_mu = PTHREAD_MUTEX_INITIALIZER, .buf_mu = PTHREAD_MUTEX_INITIALIZER,
+	.cupti_mu = PTHREAD_MUTEX_INITIALIZER };
 
 static uint64_t mono_ns(void)
 {
@@ -344,7 +353,20 @@ static int load_cupti(void)
 	};
 	char errs[200] = "";
 	const char *want = getenv("GHOSTDRIVER_CUPTI_LIBRARY");
-	if (want && *want) {
+	/* A libcupti the process already loaded (PyTorch links one for Kineto) comes first:
+	 * two CUPTI copies in one process compete for the driver's profiling interface, and
+	 * one sharing the process's copy is the one the peer hooks can yield to. */
+	static const char *loaded[] = { "libcupti.so.13", "libcupti.so" };
+	for (size_t i = 0; i < sizeof loaded / sizeof loaded[0] && !g.lib; i++)
+		if ((g.lib = dlopen(loaded[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD))) {
+			Dl_info di;
+			void *sym = dlsym(g.lib, "cuptiGetVersion");
+			snprintf(g.h->cupti_path, sizeof g.h->cupti_path, "%s",
+				 sym && dladdr(sym, &di) && di.dli_fname ? di.dli_fname : loaded[i]);
+		}
+	if (g.lib) {
+		/* already loaded: use it */
+	} else if (want && *want) {
 		g.lib = dlopen(want, RTLD_NOW | RTLD_LOCAL);
 		if (!g.lib) {
 			set_state(GD_STATE_NO_CUPTI, 0, "GHOSTDRIVER_CUPTI_LIBRARY=%s: %s", want, dlerror());
@@ -435,6 +457,12 @@ static void turn_on(void)
 {
 	if (!g.lib && load_cupti())
 		return;
+	if (g.peer_active) {
+		counter_add(&g.h->backoffs, 1);
+		set_state(GD_STATE_BACKED_OFF, 0, "another profiler in this process is in a CUPTI session; keeping out");
+		put_state_frame(GD_STATE_BACKED_OFF, 0);
+		return;
+	}
 	if (another_profiler()) {
 		counter_add(&g.h->backoffs, 1);
 		set_state(GD_STATE_BACKED_OFF, CUPTI_ERR_MULTIPLE_SUBSCRIBERS,
@@ -503,6 +531,46 @@ static void flush_and_mark(void)
 	pthread_mutex_unlock(&g.write_mu);
 }
 
+/* ---- another profiler --------------------------------------------------------------- */
+
+/* step_aside: the timeline hands its buffers over and disables its kinds (no
+ * cuptiFinalize: that would end the peer's session too), so that the peer's own calls,
+ * which come next, find CUPTI as if the library were not there. */
+static void peer_arrived(const char *call)
+{
+	pthread_mutex_lock(&g.cupti_mu);
+	if (!g.peer_active && g.h && !g.dead) {
+		g.peer_active = 1;
+		if (g.state == GD_STATE_ON) {
+			put_state_frame(GD_STATE_BACKED_OFF, 0);
+			g.api.ActivityFlushAll(CUPTI_FLUSH_FORCED);
+			g.api.ActivityDisable(CUPTI_KIND_CONCURRENT_KERNEL);
+			if (g.fine_grained)
+				enable_api_records(0);
+			else {
+				g.api.ActivityDisable(CUPTI_KIND_RUNTIME);
+				g.api.ActivityDisable(CUPTI_KIND_DRIVER);
+			}
+			g.api.ActivityFlushAll(CUPTI_FLUSH_FORCED);
+			counter_add(&g.h->backoffs, 1);
+			counter_add(&g.h->disables, 1);
+			set_state(GD_STATE_BACKED_OFF, 0, "another profiler in this process called %s: stepped aside", call);
+		}
+	}
+	pthread_mutex_unlock(&g.cupti_mu);
+}
+
+static void peer_left(const char *call)
+{
+	(void)call;
+	pthread_mutex_lock(&g.cupti_mu);
+	if (g.peer_active) {
+		g.peer_active = 0;
+		g.peer_left_at = mono_ns();
+	}
+	pthread_mutex_unlock(&g.cupti_mu);
+}
+
 /* ---- the control thread -------------------------------------------------------------- */
 
 static void *control_loop(void *arg)
@@ -521,6 +589,10 @@ static void *control_loop(void *arg)
 		int fresh = beat && beat <= now + 1000000000ull && now - beat < (uint64_t)g.beat_timeout_ms * 1000000ull;
 		int want = control == GD_CONTROL_ON && fresh;
 		uint32_t seen = __atomic_load_n(&g.h->lib_seen_seq, __ATOMIC_RELAXED);
+		peer_watch(&g.peer); /* modules loaded since the last poll */
+		pthread_mutex_lock(&g.cupti_mu);
+		if (g.peer_active || (g.peer_left_at && now - g.peer_left_at < (uint64_t)g.retry_ms * 1000000ull))
+			want = 0; /* keep out; come back only retry_ms after the peer's session ended */
 		if (g.state == GD_STATE_ON) {
 			if (!want)
 				turn_off(GD_STATE_OFF, fresh ? "off: the collector asked" : "off: the collector stopped visiting");
@@ -538,6 +610,7 @@ static void *control_loop(void *arg)
 			turn_on();
 			last_flush = now;
 		}
+		pthread_mutex_unlock(&g.cupti_mu);
 		__atomic_store_n(&g.h->lib_seen_seq, seq, __ATOMIC_RELEASE);
 	}
 }
@@ -570,11 +643,15 @@ static int make_channel(void)
 		ring = 8L << 20;
 	}
 	size_t total = GD_HEADER_SIZE + (size_t)ring;
-	g.fd = memfd_create(GD_CHANNEL_NAME, MFD_CLOEXEC);
+	g.fd = memfd_create(GD_CHANNEL_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (g.fd < 0 && errno == EINVAL)
+		g.fd = memfd_create(GD_CHANNEL_NAME, MFD_CLOEXEC);
 	if (g.fd < 0 || ftruncate(g.fd, (off_t)total)) {
 		fprintf(stderr, "ghostdriver-cupti: memfd: %s; the timeline is off for this process\n", strerror(errno));
 		return -1;
 	}
+	/* Sealed against shrinking: a mapping of it can never fault in the collector. */
+	fcntl(g.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 	void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, g.fd, 0);
 	if (m == MAP_FAILED) {
 		fprintf(stderr, "ghostdriver-cupti: mmap: %s; the timeline is off for this process\n", strerror(errno));
@@ -618,6 +695,9 @@ EXPORT int InitializeInjection(void)
 	if (!g.bufs || !g.buf_used || make_channel())
 		return 1; /* the application runs on; it just has no timeline */
 	set_state(GD_STATE_DORMANT, 0, "dormant: waiting for the collector");
+	g.peer.arrived = peer_arrived;
+	g.peer.left = peer_left;
+	peer_watch(&g.peer);
 	pthread_atfork(NULL, NULL, in_child);
 	atexit(at_exit);
 	pthread_attr_t a;

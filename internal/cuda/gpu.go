@@ -11,11 +11,15 @@
 //     launch's);
 //   - API record → the uprobe's launch op: the same process, the API record's interval
 //     inside the op's entry..return (CUPTI's clock converted to CLOCK_MONOTONIC with the
-//     batch's clock pair), the closest such op winning; CUPTI's thread id is not the OS
-//     thread id (measured: the low 32 bits of pthread_self()), so it is not compared.
+//     batch's clock pair), the closest such op winning. CUPTI's thread id is not the OS
+//     thread id (measured: the low 32 bits of pthread_self()): the fuser learns which is
+//     which from launches that had one candidate record only, and from then on a thread's
+//     op takes only its own thread's records (two threads launching at the same time
+//     have overlapping windows).
 package cuda
 
 import (
+	"math"
 	"sort"
 )
 
@@ -36,7 +40,8 @@ type GPUAPI struct {
 	Start, End  int64
 	Correlation uint32
 	CBID        uint32
-	Driver      bool // the driver API's record, else the runtime's
+	Driver      bool   // the driver API's record, else the runtime's
+	TID         uint32 // CUPTI's thread id (not the OS thread id: the low 32 bits of pthread_self)
 }
 
 // GPUState is a change of a process's timeline (on, off, backed off, ...) at Mono.
@@ -96,7 +101,10 @@ type FuserConfig struct {
 	// MaxKernels kept per submission (default 512); TopKernels names (default 5).
 	MaxKernels, TopKernels int
 	// Tolerance widens a launch op's window when looking for its API record (default
-	// 20 µs: the clock pair's spread is well under it).
+	// 2 µs): the conversion of CUPTI's clock errs by at most half the batch's clock-pair
+	// spread (sub-µs measured), and CUPTI stamps a call inside the function, after the
+	// uprobe's entry. Wider would let an op with no record of its own (a launch made as
+	// the timeline came on) take another thread's record made at the same time.
 	Tolerance int64
 }
 
@@ -116,6 +124,12 @@ type gpuProc struct {
 	kernels map[uint32][]GPUKernel
 	nk      int
 	used    map[uint32]bool
+	// CUPTI thread id ↔ OS thread id, learnt from unambiguous launches.
+	osTID, cuptiTID map[uint32]uint32
+	// gone: the process exited and its channel was drained for the last time (at goneAt,
+	// the fuser's latest watermark).
+	gone   bool
+	goneAt int64
 }
 
 // GPUSink takes a timeline source's records (internal/cupti's channels); the Fuser is one.
@@ -137,6 +151,7 @@ type Fuser struct {
 	emit    func(*Submission)
 	procs   map[uint32]*gpuProc
 	pending []*Submission
+	now     int64 // the latest watermark
 	Stats   FuserStats
 }
 
@@ -158,7 +173,7 @@ func NewFuser(cfg FuserConfig, emit func(*Submission)) *Fuser {
 		cfg.TopKernels = 5
 	}
 	if cfg.Tolerance <= 0 {
-		cfg.Tolerance = 20e3
+		cfg.Tolerance = 2e3
 	}
 	return &Fuser{cfg: cfg, emit: emit, procs: map[uint32]*gpuProc{}}
 }
@@ -166,7 +181,7 @@ func NewFuser(cfg FuserConfig, emit func(*Submission)) *Fuser {
 func (f *Fuser) proc(pid uint32) *gpuProc {
 	p := f.procs[pid]
 	if p == nil {
-		p = &gpuProc{kernels: map[uint32][]GPUKernel{}, used: map[uint32]bool{}}
+		p = &gpuProc{kernels: map[uint32][]GPUKernel{}, used: map[uint32]bool{}, osTID: map[uint32]uint32{}, cuptiTID: map[uint32]uint32{}}
 		f.procs[pid] = p
 	}
 	return p
@@ -238,21 +253,22 @@ func (f *Fuser) evict(pid uint32, p *gpuProc) {
 	}
 }
 
-// Gone says pid exited and its channel was drained for the last time.
+// Gone says pid exited and its channel was drained for the last time: every record it
+// made is here. Its last submissions may still be on their way from the uprobes' ring,
+// so the process is forgotten only MaxWait later (Watermark).
 func (f *Fuser) Gone(pid uint32) {
-	f.release(false)
-	for _, s := range f.pending {
-		if s.PID == pid {
-			f.fuse(s, true) // drained for the last time: every record it made is here
-		}
+	p := f.procs[pid]
+	if p == nil {
+		return
 	}
-	f.dropPending(func(s *Submission) bool { return s.PID == pid })
-	if p := f.procs[pid]; p != nil {
-		for c, ks := range p.kernels {
-			if !p.used[c] {
-				f.Stats.KernelsUnattributed += uint64(len(ks))
-			}
-		}
+	p.gone, p.goneAt, p.mark = true, f.now, math.MaxInt64
+	f.release(false)
+}
+
+// forget drops a gone process's records, counting the kernels no submission took.
+func (f *Fuser) forget(pid uint32, p *gpuProc) {
+	for _, ks := range p.kernels {
+		f.Stats.KernelsUnattributed += uint64(len(ks))
 	}
 	delete(f.procs, pid)
 }
@@ -276,6 +292,12 @@ func (f *Fuser) Submission(s *Submission) {
 
 // Watermark releases what waited longer than MaxWait (now: source clock ns).
 func (f *Fuser) Watermark(now int64) {
+	f.now = now
+	for pid, p := range f.procs {
+		if p.gone && now-p.goneAt > f.cfg.MaxWait {
+			f.forget(pid, p)
+		}
+	}
 	var late []*Submission
 	for _, s := range f.pending {
 		if now-s.End > f.cfg.MaxWait {
@@ -292,7 +314,14 @@ func (f *Fuser) Watermark(now int64) {
 }
 
 // Flush releases everything (end of input).
-func (f *Fuser) Flush() { f.release(true) }
+func (f *Fuser) Flush() {
+	f.release(true)
+	for pid, p := range f.procs {
+		if p.gone {
+			f.forget(pid, p)
+		}
+	}
+}
 
 func (f *Fuser) dropPending(drop func(*Submission) bool) {
 	keep := f.pending[:0]
@@ -364,7 +393,7 @@ func (f *Fuser) fuse(s *Submission, complete bool) {
 		if op.Info().Class != ClassLaunch {
 			continue
 		}
-		a, ok := p.matchAPI(op.Start-f.cfg.Tolerance, op.End+f.cfg.Tolerance, op.Start, op.End)
+		a, ok := p.matchAPI(op.TID, op.Start-f.cfg.Tolerance, op.End+f.cfg.Tolerance, op.Start, op.End)
 		if !ok {
 			w.Unmatched++
 			continue
@@ -407,18 +436,33 @@ func (f *Fuser) fuse(s *Submission, complete bool) {
 	f.emit(s)
 }
 
-// matchAPI finds the unused API record inside [lo, hi] that overlaps the op [start,
-// end] most (the launch the op made), preferring one that launched kernels.
-func (p *gpuProc) matchAPI(lo, hi, start, end int64) (GPUAPI, bool) {
+// matchAPI finds the unused API record inside [lo, hi] of the op's thread (as far as
+// the thread ids are known) that overlaps the op [start, end] most (the launch the op
+// made), preferring one that launched kernels; a launch with one candidate teaches the
+// fuser which CUPTI thread id is the op's thread.
+func (p *gpuProc) matchAPI(tid uint32, lo, hi, start, end int64) (GPUAPI, bool) {
 	i := sort.Search(len(p.apis), func(j int) bool { return p.apis[j].Start >= lo })
-	best, bestScore := -1, int64(-1)
+	best, bestScore, inside := -1, int64(-1), 0
 	for ; i < len(p.apis) && p.apis[i].Start <= hi; i++ {
 		a := p.apis[i]
 		if a.End > hi || p.used[a.Correlation] {
 			continue
 		}
+		if os, known := p.osTID[a.TID]; known && os != tid {
+			continue // another thread's launch
+		}
+		if c, known := p.cuptiTID[tid]; known && c != a.TID {
+			continue
+		}
 		ov := min(a.End, end) - max(a.Start, start)
 		score := ov
+		if a.Start >= start && a.End <= end {
+			// Strictly inside the op: a record of this call (another thread's, running at
+			// the same time, can be too; the thread map sorts those out once learnt). The
+			// tolerance's partial overlaps are a fallback only.
+			inside++
+			score += 1 << 41
+		}
 		if len(p.kernels[a.Correlation]) > 0 {
 			score += 1 << 40
 		}
@@ -429,7 +473,20 @@ func (p *gpuProc) matchAPI(lo, hi, start, end int64) (GPUAPI, bool) {
 	if best < 0 {
 		return GPUAPI{}, false
 	}
-	return p.apis[best], true
+	a := p.apis[best]
+	if inside == 1 && a.Start >= start && a.End <= end {
+		// One record strictly inside the op's own window: the op's thread. A mapping
+		// that contradicts it was learnt wrongly and is forgotten.
+		if c, known := p.cuptiTID[tid]; !known {
+			if _, taken := p.osTID[a.TID]; !taken {
+				p.cuptiTID[tid], p.osTID[a.TID] = a.TID, tid
+			}
+		} else if c != a.TID {
+			delete(p.osTID, c)
+			delete(p.cuptiTID, tid)
+		}
+	}
+	return a, true
 }
 
 // prune drops API records that started before t (their submissions are gone).

@@ -135,6 +135,7 @@ func TestFuserAPIRecordOutsideEveryWindowIsNotTaken(t *testing.T) {
 	f.Submission(&Submission{PID: 7, Outcome: Synced, Start: 10 * us, End: 200 * us, Ops: []Op{launchOp(10*us, 13*us)}})
 	f.Gone(7)
 	w := (*out)[0].GPU
+	f.Watermark(200*us + 3e9) // forgotten MaxWait after it went: its kernel counted as no one's
 	if w.Matched != 0 || w.KernelCount != 0 || !w.Complete {
 		t.Errorf("matched %d kernels %d complete %v, want 0 0 true", w.Matched, w.KernelCount, w.Complete)
 	}

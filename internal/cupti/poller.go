@@ -262,6 +262,10 @@ func (p *Poller) close(pid int, c *polled) {
 	_ = c.ch.Close()
 	delete(p.chans, pid)
 	p.stats.Closed++
+	// A sink that holds work for a process learns that its records are all in.
+	if g, ok := p.cfg.Sink.(interface{ Gone(pid uint32) }); ok {
+		g.Gone(uint32(pid))
+	}
 }
 
 // closeAll ends Run: each library still in its process is asked off (a collector that

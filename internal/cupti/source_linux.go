@@ -70,7 +70,7 @@ func (t toCUDA) Kernel(pid uint32, k *Kernel) {
 
 func (t toCUDA) API(pid uint32, a *API) {
 	t.sink.API(cuda.GPUAPI{PID: pid, Start: a.Start, End: a.End, Correlation: a.Correlation, CBID: a.CBID,
-		Driver: a.Domain == APIDriver})
+		Driver: a.Domain == APIDriver, TID: a.TID})
 }
 
 // Copy: the library does not enable copy records yet (GPU execution is the kernels').

@@ -187,3 +187,36 @@ func Run(t testing.TB, app string, iters int, env []string, afterMapped, afterIn
 	w.Work(t)
 	return w.PID
 }
+
+// BuildInjection compiles the CUDA injection library (cuptilib/, the GPU timeline) into
+// dir and returns its path; it needs gcc (the arm64 guest has none: the caller skips).
+func BuildInjection(t testing.TB, dir string) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		testreq.Skip(t, testreq.GCC, "needs gcc to build the injection library")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "..", "..", "..", "cuptilib")
+	out := filepath.Join(dir, "libghostdriver_cupti.so")
+	cmd := exec.Command("gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared", "-fvisibility=hidden", "-o", out,
+		filepath.Join(src, "ghostdriver_cupti.c"), filepath.Join(src, "peer.c"), "-ldl", "-lpthread")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the injection library: %v\n%s", err, b)
+	}
+	return out
+}
+
+// BuildPeer compiles internal/cupti/testdata/peer (a stand-in for the user's own
+// profiler, LD_PRELOAD'ed into the workload) against the stub libcupti of stubs.
+func BuildPeer(t testing.TB, stubs Stubs) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "..", "..", "cupti", "testdata", "peer", "peer_profiler.c")
+	out := filepath.Join(stubs.Dir, "libpeer_profiler.so")
+	cmd := exec.Command("gcc", "-O2", "-Wall", "-fPIC", "-shared", "-o", out, src, "-L"+stubs.Dir, "-l:libcupti.so.13",
+		"-lpthread", "-ldl", "-Wl,-rpath,"+stubs.Dir)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the peer profiler: %v\n%s", err, b)
+	}
+	return out
+}

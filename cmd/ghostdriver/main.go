@@ -40,6 +40,7 @@ var synopses = []struct{ cmd, text string }{
                    [--no-entry-points] [--no-xid] [--no-tenant] [--obi-map PATH] [--ready-file FILE] [--quiet]
                    [--verbose] [--flush-interval D] [--collection-interval D] [--ring-buffer-size N]
                    [--layers both|driver|runtime] [--launches-at-entry] [--uprobe-multi]
+                   [--timeline off|on|duty] [--timeline-on-for D] [--timeline-every D] [--inject PATH]
                    [-- COMMAND [ARGS...]]`},
 	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints] [--no-tracefs-mount]`},
 	{"spans", `ghostdriver spans  [--limit N] [--completed] FILE`},

@@ -82,6 +82,14 @@ func cudaSubmissions() []*cuda.Submission {
 		{PID: pid, Comm: "python3", Scope: cuda.ScopeContext, Outcome: cuda.Synced, Sync: &devSync, Start: 20000, End: 26000},
 		{PID: pid, Comm: "pt_worker", Stream: 0x5002, Scope: cuda.ScopeStream, Outcome: cuda.Unsynced,
 			Ops: []cuda.Op{later}, Launches: 1, Start: 10000, End: 11000},
+		// With the GPU timeline: two kernels of one launch (a graph), an unmatched launch,
+		// a clock rule violation counted.
+		{PID: pid, Comm: "python3", Stream: 0x5004, Scope: cuda.ScopeStream, Outcome: cuda.Synced,
+			Ops: []cuda.Op{launch}, Launches: 1, Sync: &streamSync, Start: 1000, End: 9000,
+			GPU: &cuda.GPUWork{KernelCount: 2, FirstStart: 2500, LastEnd: 7000, Busy: 4000, QueueFrom: 1500,
+				Matched: 1, Unmatched: 1, ClockRuleViolations: 1, Devices: []uint32{0},
+				Kernels: []cuda.GPUKernel{{PID: pid, Start: 2500, End: 4500, Name: "gemm"}, {PID: pid, Start: 5000, End: 7000, Name: "softmax"}},
+				Top:     []cuda.KernelTime{{Name: "gemm", Count: 1, Time: 2000}, {Name: "softmax", Count: 1, Time: 2000}}}},
 	}
 }
 

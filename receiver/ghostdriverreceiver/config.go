@@ -6,6 +6,7 @@ package ghostdriverreceiver
 import (
 	"errors"
 	"fmt"
+	"github.com/ghostdriver/ghostdriver/internal/cupti"
 	"math"
 	"path/filepath"
 	"strings"
@@ -246,6 +247,19 @@ type CUDAConfig struct {
 	// instead of one perf-event uprobe per function (default false); where the kernel
 	// refuses, classic uprobes are used and the capability report says why.
 	UprobeMulti bool `mapstructure:"uprobe_multi"`
+	// Timeline is the GPU's own timeline from the processes that loaded the injection
+	// library (libghostdriver_cupti.so through CUDA_INJECTION64_PATH): CUPTI's kernel
+	// records joined to the submissions (docs/nvidia-timeline.md).
+	Timeline CUDATimelineConfig `mapstructure:"timeline"`
+}
+
+// CUDATimelineConfig is live.cuda.timeline.
+type CUDATimelineConfig struct {
+	// Mode: off (default: every library stays dormant, CUPTI untouched), on, or duty
+	// (on for OnFor at the start of every Every, the same windows for every process).
+	Mode  string        `mapstructure:"mode"`
+	OnFor time.Duration `mapstructure:"on_for"`
+	Every time.Duration `mapstructure:"every"`
 }
 
 // live.cuda.layers values (the same as internal/cuda's Config.Layers, which builds on
@@ -265,7 +279,7 @@ const (
 
 func defaultCUDAConfig() CUDAConfig {
 	return CUDAConfig{RescanInterval: 2 * time.Second, FollowEntryPoints: true, Xid: true, RingBufferSize: 4 << 20,
-		Layers: CUDALayersBoth}
+		Layers: CUDALayersBoth, Timeline: CUDATimelineConfig{Mode: "off", OnFor: 2 * time.Second, Every: time.Minute}}
 }
 
 func (c *CUDAConfig) validate() []error {
@@ -283,6 +297,9 @@ func (c *CUDAConfig) validate() []error {
 	case CUDALayersBoth, CUDALayersDriver, CUDALayersRuntime:
 	default:
 		errs = append(errs, fmt.Errorf("live.cuda.layers must be %q, %q or %q, got %q", CUDALayersBoth, CUDALayersDriver, CUDALayersRuntime, c.Layers))
+	}
+	if err := c.Timeline.policy().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("live.cuda.timeline: %w", err))
 	}
 	if len(c.Libraries) > maxCUDALibraries {
 		errs = append(errs, fmt.Errorf("live.cuda.libraries lists %d entries; at most %d are allowed", len(c.Libraries), maxCUDALibraries))
@@ -443,4 +460,8 @@ func validIRQName(s string) bool {
 		}
 	}
 	return true
+}
+
+func (t CUDATimelineConfig) policy() cupti.Policy {
+	return cupti.Policy{Mode: cupti.Mode(t.Mode), OnFor: t.OnFor, Every: t.Every}
 }

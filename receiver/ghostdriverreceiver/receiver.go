@@ -182,6 +182,7 @@ func specOf(cfg *Config) (graph.Spec, error) {
 				Layers:            c.Layers,
 				LaunchesAtEntry:   c.LaunchesAtEntry,
 				UprobeMulti:       c.UprobeMulti,
+				Timeline:          c.Timeline.policy(),
 			}
 		}
 	default:

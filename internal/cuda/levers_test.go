@@ -9,6 +9,7 @@ package cuda
 import (
 	"bufio"
 	"fmt"
+	"github.com/ghostdriver/ghostdriver/internal/cuda/cudatest"
 	"io"
 	"os"
 	"os/exec"
@@ -192,6 +193,9 @@ func TestHookLeversKeepLaunchCountsExact(t *testing.T) {
 // stubs count their own launches, the program counts its hits.
 func TestFloorLaunchesHitOncePerLaunch(t *testing.T) {
 	needRootAndGCC(t)
+	// The floor's count is the program's hits from every process that maps a hooked file,
+	// and the source hooks whatever CUDA libraries /proc shows at its start.
+	cudatest.Exclusive(t)
 	dir := t.TempDir()
 	app := buildStubs(t, dir)
 	for _, multi := range []bool{false, true} {

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,6 +116,28 @@ type Workload struct {
 	Counts string
 }
 
+// lockPath is a lock every stub workload of every test binary holds shared while it
+// runs: a CUDA source scans /proc for every process that maps a CUDA library, so a test
+// that counts hits in the kernel globally (the floor) takes it exclusive (Exclusive) to
+// see no other package's workload. go test runs packages in parallel.
+const lockPath = "/tmp/ghostdriver-cuda-stub-workloads.lock"
+
+func hold(t testing.TB, how int) {
+	t.Helper()
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+}
+
+// Exclusive waits until no other test's stub workload runs and keeps others from starting
+// until t ends (tests of other packages that start theirs through Start).
+func Exclusive(t testing.TB) { t.Helper(); hold(t, syscall.LOCK_EX) }
+
 // Start starts app for iters iterations with env (nil: this process's) and returns once
 // it has printed "mapped" (its libraries are mapped, nothing called yet).
 func Start(t testing.TB, app string, iters int, env []string) *Workload {
@@ -140,6 +163,7 @@ func Start(t testing.TB, app string, iters int, env []string) *Workload {
 		}
 	})
 	w := &Workload{Cmd: cmd, PID: uint32(cmd.Process.Pid), stdin: stdin, out: bufio.NewReader(stdout)}
+	hold(t, syscall.LOCK_SH)
 	w.expect(t, "mapped")
 	return w
 }

@@ -494,9 +494,10 @@ static void turn_on(void)
 		  g.fine_grained ? "per-callback" : "all runtime and driver", g.h->cupti_path);
 }
 
-static void turn_off(uint32_t why, const char *msg)
+/* stop_records hands every buffer over and disables the timeline's kinds; what was in
+ * flight is flushed once more after the disable. */
+static void stop_records(void)
 {
-	put_state_frame(why, 0);
 	g.api.ActivityFlushAll(CUPTI_FLUSH_FORCED);
 	g.api.ActivityDisable(CUPTI_KIND_CONCURRENT_KERNEL);
 	if (g.fine_grained)
@@ -506,6 +507,12 @@ static void turn_off(uint32_t why, const char *msg)
 		g.api.ActivityDisable(CUPTI_KIND_DRIVER);
 	}
 	g.api.ActivityFlushAll(CUPTI_FLUSH_FORCED);
+}
+
+static void turn_off(uint32_t why, const char *msg)
+{
+	put_state_frame(why, 0);
+	stop_records();
 	/* cuptiActivityDisable alone leaves CUPTI's instrumentation in place (measured: 10-20 %
 	 * per launch); cuptiFinalize takes it out. A later turn_on starts CUPTI afresh. */
 	cupti_result r = g.api.Finalize();
@@ -543,15 +550,7 @@ static void peer_arrived(const char *call)
 		g.peer_active = 1;
 		if (g.state == GD_STATE_ON) {
 			put_state_frame(GD_STATE_BACKED_OFF, 0);
-			g.api.ActivityFlushAll(CUPTI_FLUSH_FORCED);
-			g.api.ActivityDisable(CUPTI_KIND_CONCURRENT_KERNEL);
-			if (g.fine_grained)
-				enable_api_records(0);
-			else {
-				g.api.ActivityDisable(CUPTI_KIND_RUNTIME);
-				g.api.ActivityDisable(CUPTI_KIND_DRIVER);
-			}
-			g.api.ActivityFlushAll(CUPTI_FLUSH_FORCED);
+			stop_records();
 			counter_add(&g.h->backoffs, 1);
 			counter_add(&g.h->disables, 1);
 			set_state(GD_STATE_BACKED_OFF, 0, "another profiler in this process called %s: stepped aside", call);

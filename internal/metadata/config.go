@@ -49,6 +49,9 @@ type MetricsConfig struct {
 	GhostdriverNvidiaXid              MetricConfig `mapstructure:"ghostdriver.nvidia.xid"`
 	GhostdriverCUDALostCalls          MetricConfig `mapstructure:"ghostdriver.cuda.lost_calls"`
 	GhostdriverCUDAEntryPointsDropped MetricConfig `mapstructure:"ghostdriver.cuda.entry_points.dropped"`
+	GhostdriverCUDAGPUBusyTime        MetricConfig `mapstructure:"ghostdriver.cuda.gpu.busy_time"`
+	GhostdriverCUDAGPUQueue           MetricConfig `mapstructure:"ghostdriver.cuda.gpu.queue"`
+	GhostdriverCUDAGPUCompletion      MetricConfig `mapstructure:"ghostdriver.cuda.gpu.completion"`
 
 	// Dimensions adds tenant attributes to the job metrics (those whose descriptor has
 	// Dimensions set). Each must be in AllowedDimensions: the list is reviewed one key at
@@ -99,6 +102,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverNvidiaXid:              on,
 		GhostdriverCUDALostCalls:          on,
 		GhostdriverCUDAEntryPointsDropped: on,
+		GhostdriverCUDAGPUBusyTime:        on,
+		GhostdriverCUDAGPUQueue:           on,
+		GhostdriverCUDAGPUCompletion:      on,
 	}
 }
 
@@ -155,6 +161,12 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverCUDALostCalls
 	case MetricCUDAEntryPointsDropped:
 		return &c.GhostdriverCUDAEntryPointsDropped
+	case MetricCUDAGPUBusyTime:
+		return &c.GhostdriverCUDAGPUBusyTime
+	case MetricCUDAGPUQueue:
+		return &c.GhostdriverCUDAGPUQueue
+	case MetricCUDAGPUCompletion:
+		return &c.GhostdriverCUDAGPUCompletion
 	}
 	return nil
 }

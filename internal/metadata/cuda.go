@@ -67,6 +67,7 @@ const (
 	AttrCUDAGPUUnmatched    = "ghostdriver.cuda.gpu.launches_unmatched"
 	AttrCUDAGPUClockRule    = "ghostdriver.cuda.gpu.clock_rule_violations"
 	AttrCUDAGPUTimeline     = "ghostdriver.cuda.gpu.timeline"
+	AttrCUDAGPUDevice       = "ghostdriver.cuda.gpu.device"
 	AttrCUDAKernelName      = "ghostdriver.cuda.kernel.name"
 	AttrCUDAKernelCount     = "ghostdriver.cuda.kernel.count"
 	AttrCUDAKernelGPUTimeNs = "ghostdriver.cuda.kernel.gpu_time_ns"
@@ -94,6 +95,10 @@ const (
 	MetricNvidiaXid              = "ghostdriver.nvidia.xid"
 	MetricCUDALostCalls          = "ghostdriver.cuda.lost_calls"
 	MetricCUDAEntryPointsDropped = "ghostdriver.cuda.entry_points.dropped"
+	// The GPU timeline's (docs/nvidia-timeline.md).
+	MetricCUDAGPUBusyTime   = "ghostdriver.cuda.gpu.busy_time"
+	MetricCUDAGPUQueue      = "ghostdriver.cuda.gpu.queue"
+	MetricCUDAGPUCompletion = "ghostdriver.cuda.gpu.completion"
 )
 
 // ghostdriver.cuda.lost_calls: why a call never became a record.

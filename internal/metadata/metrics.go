@@ -310,6 +310,31 @@ var Metrics = []MetricDesc{
 		Dimensions:  true,
 	},
 	{
+		Name: MetricCUDAGPUBusyTime,
+		Description: "Time at least one of a process's kernels ran on a GPU (the GPU timeline's kernel records, " +
+			"union over the process's kernels on that device): its rate is the kernel coverage.",
+		Unit:       "s",
+		Instrument: Sum,
+		Value:      Double,
+		Monotonic:  true,
+		Attributes: []string{AttrCUDAGPUDevice},
+		Dimensions: true,
+	},
+	{
+		Name:        MetricCUDAGPUQueue,
+		Description: "From a launch call's return to its kernel's start on the GPU (the cuda.gpu_queue span).",
+		Unit:        "s",
+		Instrument:  Histogram,
+		Dimensions:  true,
+	},
+	{
+		Name:        MetricCUDAGPUCompletion,
+		Description: "From a submission's last kernel end to the return of the sync that waited for it (the cuda.gpu_completion span).",
+		Unit:        "s",
+		Instrument:  Histogram,
+		Dimensions:  true,
+	},
+	{
 		Name:        MetricNvidiaXid,
 		Description: "Xid errors reported by the NVIDIA driver (nvidia:nvidia_dev_xid), by code.",
 		Unit:        "{error}",

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -40,6 +41,11 @@ func Need(t testing.TB) {
 	if os.Geteuid() != 0 {
 		testreq.Skip(t, testreq.Root, "needs root: loads eBPF programs and attaches uprobes")
 	}
+	// A test that needs the stubs opens a CUDA source, which hooks every process mapping a
+	// CUDA library, and runs a workload that every other source hooks: it holds the lock
+	// shared, and internal/cuda's tests (which count what their source saw) hold it
+	// exclusive for the whole package (LockPackage).
+	hold(t, syscall.LOCK_SH)
 	if os.Getenv(PrebuiltEnv) != "" {
 		return
 	}
@@ -116,14 +122,20 @@ type Workload struct {
 	Counts string
 }
 
-// lockPath is a lock every stub workload of every test binary holds shared while it
-// runs: a CUDA source scans /proc for every process that maps a CUDA library, so a test
-// that counts hits in the kernel globally (the floor) takes it exclusive (Exclusive) to
-// see no other package's workload. go test runs packages in parallel.
+// lockPath is a lock every test that opens a CUDA source or runs a stub workload holds
+// shared (Need): a CUDA source scans /proc for every process that maps a CUDA library,
+// so a test that counts what its source saw takes it exclusive (Exclusive, LockPackage)
+// to see no other package's workload or source. go test runs packages in parallel.
 const lockPath = "/tmp/ghostdriver-cuda-stub-workloads.lock"
+
+// packageHolds: this test binary holds the lock exclusive for all its tests (LockPackage).
+var packageHolds atomic.Bool
 
 func hold(t testing.TB, how int) {
 	t.Helper()
+	if packageHolds.Load() {
+		return
+	}
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +149,22 @@ func hold(t testing.TB, how int) {
 // Exclusive waits until no other test's stub workload runs and keeps others from starting
 // until t ends (tests of other packages that start theirs through Start).
 func Exclusive(t testing.TB) { t.Helper(); hold(t, syscall.LOCK_EX) }
+
+// LockPackage takes the lock exclusive for a whole test binary (its TestMain), for a
+// package whose tests run stub workloads of their own and count what the kernel saw from
+// every process: no other package's workload runs meanwhile. It returns the release.
+func LockPackage() (release func(), err error) {
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	packageHolds.Store(true)
+	return func() { packageHolds.Store(false); f.Close() }, nil
+}
 
 // Start starts app for iters iterations with env (nil: this process's) and returns once
 // it has printed "mapped" (its libraries are mapped, nothing called yet).
@@ -163,7 +191,6 @@ func Start(t testing.TB, app string, iters int, env []string) *Workload {
 		}
 	})
 	w := &Workload{Cmd: cmd, PID: uint32(cmd.Process.Pid), stdin: stdin, out: bufio.NewReader(stdout)}
-	hold(t, syscall.LOCK_SH)
 	w.expect(t, "mapped")
 	return w
 }

@@ -42,7 +42,28 @@ type Recorder struct {
 	launches map[string]uint64
 	launchOr []string
 	xids     map[uint32]uint64
+
+	// The GPU timeline: busy time by (device, dims), the union kept per process and
+	// device by a horizon (the latest kernel end counted); queue and completion.
+	busy     map[busyKey]float64
+	busyOrd  []busyKey
+	horizon  map[horizonKey]int64
+	gpuQueue map[string]*histogram.Histogram
+	gpuDone  map[string]*histogram.Histogram
+	gpuQOrd  []string
+	gpuDOrd  []string
 }
+
+type busyKey struct {
+	device uint32
+	dims   string
+}
+
+type horizonKey struct{ pid, device uint32 }
+
+// maxHorizons bounds the per-process horizons (a process that went away is forgotten
+// when the map is reset: its next kernels may then count what an earlier submission did).
+const maxHorizons = 1 << 16
 
 // NewRecorder returns a recorder whose cumulative points start at start. Options are the
 // Builder's (the resource hook and host name give the dimension values).
@@ -53,6 +74,8 @@ func NewRecorder(mcfg metadata.MetricsConfig, start time.Time, opts ...Option) *
 		dimsOf: map[uint32]string{}, dimVals: map[string][]string{},
 		dur: map[durKey]*histogram.Histogram{}, wait: map[waitKey]*histogram.Histogram{},
 		launches: map[string]uint64{}, xids: map[uint32]uint64{},
+		busy: map[busyKey]float64{}, horizon: map[horizonKey]int64{},
+		gpuQueue: map[string]*histogram.Histogram{}, gpuDone: map[string]*histogram.Histogram{},
 	}
 }
 
@@ -87,6 +110,52 @@ func (r *Recorder) Record(s *cuda.Submission) {
 		}
 		r.launches[dims] += uint64(s.Launches)
 	}
+	if s.GPU != nil {
+		r.recordGPU(s, dims)
+	}
+}
+
+// recordGPU adds a fused submission's GPU time: each kernel counts only past the latest
+// kernel end already counted for its process and device, so overlapping kernels (streams,
+// submissions of one process running at once) count once — exact when a process's
+// submissions arrive in start order, an undercount of overlaps otherwise, never double.
+// Kernels beyond the submission's kept list (GPUWork.MaxKernels) are not counted.
+func (r *Recorder) recordGPU(s *cuda.Submission, dims string) {
+	w := s.GPU
+	if r.mcfg.GhostdriverCUDAGPUBusyTime.Enabled {
+		if len(r.horizon) > maxHorizons {
+			clear(r.horizon)
+		}
+		for _, k := range w.Kernels {
+			hk := horizonKey{s.PID, k.Device}
+			from := max(k.Start, r.horizon[hk])
+			if k.End <= from {
+				continue
+			}
+			bk := busyKey{k.Device, dims}
+			if _, ok := r.busy[bk]; !ok {
+				r.busyOrd = append(r.busyOrd, bk)
+			}
+			r.busy[bk] += seconds(k.End - from)
+			r.horizon[hk] = k.End
+		}
+	}
+	if r.mcfg.GhostdriverCUDAGPUQueue.Enabled && w.QueueFrom != 0 && w.QueueFrom <= w.FirstStart && w.KernelCount > 0 {
+		recordHist(r.gpuQueue, &r.gpuQOrd, dims, seconds(w.FirstStart-w.QueueFrom))
+	}
+	if r.mcfg.GhostdriverCUDAGPUCompletion.Enabled && s.Outcome == cuda.Synced && s.Sync != nil && w.KernelCount > 0 && w.LastEnd <= s.Sync.End {
+		recordHist(r.gpuDone, &r.gpuDOrd, dims, seconds(s.Sync.End-w.LastEnd))
+	}
+}
+
+func recordHist(m map[string]*histogram.Histogram, order *[]string, dims string, v float64) {
+	h := m[dims]
+	if h == nil {
+		h = &histogram.Histogram{}
+		m[dims] = h
+		*order = append(*order, dims)
+	}
+	h.Record(v)
 }
 
 // RecordXid counts one Xid error (each once, however many submissions it is attached to).
@@ -170,6 +239,25 @@ func (r *Recorder) Collect(now time.Time) pmetric.Metrics {
 			dps := d.AppendTo(sm.Metrics()).Sum().DataPoints()
 			for _, k := range r.launchOr {
 				r.putDims(r.sumPoint(dps, r.launches[k], ts).Attributes(), k)
+			}
+		case metadata.MetricCUDAGPUBusyTime:
+			dps := d.AppendTo(sm.Metrics()).Sum().DataPoints()
+			for _, k := range r.busyOrd {
+				dp := dps.AppendEmpty()
+				dp.SetStartTimestamp(r.start)
+				dp.SetTimestamp(ts)
+				dp.SetDoubleValue(r.busy[k])
+				dp.Attributes().PutInt(metadata.AttrCUDAGPUDevice, int64(k.device))
+				r.putDims(dp.Attributes(), k.dims)
+			}
+		case metadata.MetricCUDAGPUQueue, metadata.MetricCUDAGPUCompletion:
+			m, order := r.gpuQueue, r.gpuQOrd
+			if d.Name == metadata.MetricCUDAGPUCompletion {
+				m, order = r.gpuDone, r.gpuDOrd
+			}
+			dps := d.AppendTo(sm.Metrics()).Histogram().DataPoints()
+			for _, k := range order {
+				r.putDims(r.histPoint(dps, m[k], ts).Attributes(), k)
 			}
 		case metadata.MetricNvidiaXid:
 			dps := d.AppendTo(sm.Metrics()).Sum().DataPoints()

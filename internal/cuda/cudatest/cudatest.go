@@ -138,7 +138,9 @@ func hold(t testing.TB, how int) {
 	}
 	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
-		t.Fatal(err)
+		// No writable /tmp (the arm64 guest's initrd): nothing else runs there.
+		t.Logf("no stub workload lock (%v): running without", err)
+		return
 	}
 	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		t.Fatal(err)

@@ -45,10 +45,18 @@ typedef int (*fn_kind)(uint32_t);
 
 static struct peer_hooks *hooks;
 
+/* bound[i]: the libcupti function a patched slot of wrapped[i] pointed at (when it was
+ * already bound there), for a libcupti not in the global scope. */
+static void *bound[8];
+static int wrapped_index(const char *name);
+
 static void *real(const char *name)
 {
-	/* RTLD_DEFAULT from this module sees the global scope: the libcupti the peer linked. */
-	return dlsym(RTLD_DEFAULT, name);
+	/* RTLD_DEFAULT from this module sees the global scope: the libcupti the peer linked;
+	 * one loaded RTLD_LOCAL is reached through what the slot held before. */
+	void *f = dlsym(RTLD_DEFAULT, name);
+	int i = wrapped_index(name);
+	return f ? f : (i >= 0 ? bound[i] : NULL);
 }
 
 static int w_subscribe(void **s, void *cb, void *ud)
@@ -105,6 +113,14 @@ static const struct {
 	{ "cuptiActivityDisable", (void *)w_disable },
 };
 
+static int wrapped_index(const char *name)
+{
+	for (size_t w = 0; w < sizeof wrapped / sizeof wrapped[0]; w++)
+		if (!strcmp(name, wrapped[w].name))
+			return (int)w;
+	return -1;
+}
+
 static int skip_module(const char *name)
 {
 	const char *base = strrchr(name, '/');
@@ -145,6 +161,11 @@ static void patch_relocs(const ElfW(Rela) * r, size_t n, const ElfW(Sym) * symta
 			if (strcmp(name, wrapped[w].name))
 				continue;
 			uintptr_t slot = base + r[i].r_offset;
+			void *was = *(void **)slot;
+			Dl_info di;
+			if (was != wrapped[w].wrapper && !bound[w] && dladdr(was, &di) && di.dli_fname &&
+			    strstr(di.dli_fname, "libcupti"))
+				bound[w] = was;
 			if (*(void **)slot != wrapped[w].wrapper) {
 				store_slot(slot, wrapped[w].wrapper, relro, base);
 				hooks->patched++;

@@ -1,7 +1,8 @@
 // When the collector wants each process's GPU timeline on: always, off, or a duty cycle
 // (on for OnFor at the start of every Every), the same for every process so that
 // processes' windows line up. The receiver's live.cuda.timeline and `ghostdriver cuda
-// --timeline` both come here.
+// --timeline` both come here. A library that backed off for another profiler asks again
+// by itself (GHOSTDRIVER_CUPTI_RETRY_MS, cuptilib): the policy only says on or off.
 package cupti
 
 import (
@@ -23,10 +24,6 @@ type Policy struct {
 	Mode  Mode
 	OnFor time.Duration // ModeDuty: how long it is on in each period
 	Every time.Duration // ModeDuty: the period
-	// Retry is how often a process whose library backed off (another profiler held CUPTI)
-	// or failed is asked again while the timeline stays on (default 10 s); in duty mode
-	// every period asks again.
-	Retry time.Duration
 }
 
 // Validate names what is wrong with p.
@@ -56,17 +53,4 @@ func (p Policy) On(now time.Time) bool {
 		return time.Duration(now.UnixNano())%p.Every < p.OnFor
 	}
 	return false
-}
-
-// Cycle is the number of the duty period (or Retry period) now falls in: a new value
-// means a backed-off library is asked again.
-func (p Policy) Cycle(now time.Time) int64 {
-	d := p.Every
-	if p.Mode != ModeDuty {
-		d = p.Retry
-		if d <= 0 {
-			d = 10 * time.Second
-		}
-	}
-	return now.UnixNano() / int64(d)
 }

@@ -168,13 +168,20 @@ static int put_frame(uint16_t type, uint16_t flags, const void *body, uint32_t b
 	return 0;
 }
 
+/* put_one writes a frame of the library's own (not a CUPTI record) under write_mu; a full
+ * ring drops it, counted. */
+static void put_one(uint16_t type, uint16_t flags, const void *body, uint32_t len)
+{
+	pthread_mutex_lock(&g.write_mu);
+	if (put_frame(type, flags, body, len, NULL, 0))
+		counter_add(&g.h->dropped_ring_full, 1);
+	pthread_mutex_unlock(&g.write_mu);
+}
+
 static void put_state_frame(uint32_t st, uint32_t reason)
 {
 	struct gd_state_change s = { .mono = mono_ns(), .state = st, .reason = reason };
-	pthread_mutex_lock(&g.write_mu);
-	if (put_frame(GD_FRAME_STATE, 0, &s, sizeof s, NULL, 0))
-		counter_add(&g.h->dropped_ring_full, 1);
-	pthread_mutex_unlock(&g.write_mu);
+	put_one(GD_FRAME_STATE, 0, &s, sizeof s);
 }
 
 /* ---- CUPTI buffers ------------------------------------------------------------------ */
@@ -532,10 +539,7 @@ static void flush_and_mark(void)
 	g.api.GetTimestamp(&ts);
 	m.cupti_at = ts;
 	m.mono_after = mono_ns();
-	pthread_mutex_lock(&g.write_mu);
-	if (put_frame(GD_FRAME_BATCH, GD_BATCH_F_MARK, &m, sizeof m, NULL, 0))
-		counter_add(&g.h->dropped_ring_full, 1);
-	pthread_mutex_unlock(&g.write_mu);
+	put_one(GD_FRAME_BATCH, GD_BATCH_F_MARK, &m, sizeof m);
 }
 
 /* ---- another profiler --------------------------------------------------------------- */

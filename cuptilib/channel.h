@@ -92,6 +92,7 @@ enum gd_frame_type {
 	GD_FRAME_API = 3,    /* struct gd_api */
 	GD_FRAME_COPY = 4,   /* struct gd_copy (memcpy and memset) */
 	GD_FRAME_STATE = 5,  /* struct gd_state_change */
+	GD_FRAME_DEVICE = 6, /* struct gd_device: one per device, after each ON state frame */
 };
 
 /* The clock pair every batch carries: CUPTI's timestamps (CLOCK_REALTIME on Linux
@@ -165,6 +166,16 @@ struct gd_state_change {
 	uint64_t mono;
 	uint32_t state;          /* enum gd_state */
 	uint32_t reason;         /* 0, or the CUPTI result that caused it */
+};
+
+/* A device the process sees, as the driver reports it when the timeline comes on: the
+ * device_id is the kernel records' (the CUdevice ordinal); sm_count weighs a kernel's
+ * blocks against the device (SM-weighted coverage). 0 where the driver did not say. */
+struct gd_device {
+	uint32_t device_id;
+	uint32_t sm_count;       /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
+	uint32_t cc_major;       /* compute capability */
+	uint32_t cc_minor;
 };
 
 #endif

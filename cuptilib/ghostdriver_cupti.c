@@ -460,6 +460,42 @@ static void enable_api_records(uint8_t on)
 		g.api.ActivityEnableDriverApi(cupti_driver_launch_cbids[i], on);
 }
 
+/* ---- devices -------------------------------------------------------------------------- */
+
+/* The two driver calls the device frames need, declared here (the CUDA driver API's
+ * signatures: CUresult is an int, CUdevice an int ordinal). libcuda is in the process
+ * already: it is the library that called InitializeInjection. */
+typedef int (*cu_device_get_count_fn)(int *count);
+typedef int (*cu_device_get_attribute_fn)(int *value, int attribute, int device);
+enum { CU_ATTR_MULTIPROCESSOR_COUNT = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINOR = 76 };
+
+/* put_devices writes one device frame per device the driver lists (SM count and compute
+ * capability), so the collector can weigh a kernel's blocks against its device. Called
+ * from the control thread after cuInit, never from a CUPTI callback. */
+static void put_devices(void)
+{
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	void *from = cuda ? cuda : RTLD_DEFAULT;
+	cu_device_get_count_fn get_count = (cu_device_get_count_fn)dlsym(from, "cuDeviceGetCount");
+	cu_device_get_attribute_fn get_attr = (cu_device_get_attribute_fn)dlsym(from, "cuDeviceGetAttribute");
+	int n = 0;
+	if (get_count && get_attr && get_count(&n) == 0) {
+		for (int d = 0; d < n && d < 64; d++) {
+			int sms = 0, major = 0, minor = 0;
+			if (get_attr(&sms, CU_ATTR_MULTIPROCESSOR_COUNT, d) != 0)
+				sms = 0;
+			if (get_attr(&major, CU_ATTR_CC_MAJOR, d) != 0 || get_attr(&minor, CU_ATTR_CC_MINOR, d) != 0)
+				major = minor = 0;
+			struct gd_device dev = { .device_id = (uint32_t)d, .sm_count = (uint32_t)(sms > 0 ? sms : 0),
+						 .cc_major = (uint32_t)(major > 0 ? major : 0),
+						 .cc_minor = (uint32_t)(minor > 0 ? minor : 0) };
+			put_one(GD_FRAME_DEVICE, 0, &dev, sizeof dev);
+		}
+	}
+	if (cuda)
+		dlclose(cuda);
+}
+
 static void turn_on(void)
 {
 	if (!g.lib && load_cupti())
@@ -497,6 +533,7 @@ static void turn_on(void)
 	}
 	counter_add(&g.h->enables, 1);
 	put_state_frame(GD_STATE_ON, 0);
+	put_devices();
 	set_state(GD_STATE_ON, 0, "on: kernel records and %s launch API records from %s",
 		  g.fine_grained ? "per-callback" : "all runtime and driver", g.h->cupti_path);
 }

@@ -32,6 +32,29 @@ type GPUKernel struct {
 	Grid, Block             [3]uint32
 	GraphID                 uint32
 	Name                    string
+	// SMs is the device's multiprocessor count as the process's driver reported it
+	// (GPUDevice), 0 when it did not: set by the fuser.
+	SMs uint32
+}
+
+// Blocks is the kernel's grid size in thread blocks.
+func (k *GPUKernel) Blocks() uint64 {
+	return uint64(k.Grid[0]) * uint64(k.Grid[1]) * uint64(k.Grid[2])
+}
+
+// SMWeight is min(1, blocks ÷ the device's SMs): the share of the device a kernel can
+// occupy at most (one block runs on one SM at a time, so a kernel of fewer blocks than
+// SMs leaves the rest idle). 0 when the SM count is unknown.
+func (k *GPUKernel) SMWeight() float64 {
+	if k.SMs == 0 {
+		return 0
+	}
+	return min(1, float64(k.Blocks())/float64(k.SMs))
+}
+
+// GPUDevice is a device a process sees (its driver's report when the timeline came on).
+type GPUDevice struct {
+	PID, Device, SMs uint32
 }
 
 // GPUAPI is the API record of one launch call (times CLOCK_MONOTONIC ns).
@@ -61,6 +84,11 @@ type GPUWork struct {
 	// union of the kernel intervals (≤ LastEnd-FirstStart: the rest is idle time inside
 	// the execution window).
 	FirstStart, LastEnd, Busy int64
+	// SMWeightedBusy is Busy with each kernel weighted by its SMWeight (the union taken in
+	// start order: a kernel counts only past the latest end before it, at its own weight);
+	// SMKnown says every kernel's device reported its SM count (else it is not set).
+	SMWeightedBusy int64
+	SMKnown        bool
 	// QueueFrom is the return of the first launch call whose kernel started first: the
 	// GPU queue stage runs from it to FirstStart.
 	QueueFrom int64
@@ -126,6 +154,8 @@ type gpuProc struct {
 	used    map[uint32]bool
 	// CUPTI thread id ↔ OS thread id, learnt from unambiguous launches.
 	osTID, cuptiTID map[uint32]uint32
+	// sms: each device's multiprocessor count (GPUDevice).
+	sms map[uint32]uint32
 	// gone: the process exited and its channel was drained for the last time (at goneAt,
 	// the fuser's latest watermark).
 	gone   bool
@@ -139,6 +169,8 @@ type GPUSink interface {
 	State(GPUState)
 	// Mark: every record of pid for work finished before mono has been delivered.
 	Mark(pid uint32, mono int64)
+	// Device: a device pid sees (sent when its timeline comes on, before its kernels).
+	Device(GPUDevice)
 	// Gone: pid's channel was drained for the last time (the process exited).
 	Gone(pid uint32)
 }
@@ -181,7 +213,8 @@ func NewFuser(cfg FuserConfig, emit func(*Submission)) *Fuser {
 func (f *Fuser) proc(pid uint32) *gpuProc {
 	p := f.procs[pid]
 	if p == nil {
-		p = &gpuProc{kernels: map[uint32][]GPUKernel{}, used: map[uint32]bool{}, osTID: map[uint32]uint32{}, cuptiTID: map[uint32]uint32{}}
+		p = &gpuProc{kernels: map[uint32][]GPUKernel{}, used: map[uint32]bool{}, osTID: map[uint32]uint32{},
+			cuptiTID: map[uint32]uint32{}, sms: map[uint32]uint32{}}
 		f.procs[pid] = p
 	}
 	return p
@@ -222,9 +255,17 @@ func (f *Fuser) API(a GPUAPI) {
 	p.apis[i] = a
 }
 
+// Device records a device's SM count for pid's kernels.
+func (f *Fuser) Device(d GPUDevice) {
+	if d.SMs > 0 {
+		f.proc(d.PID).sms[d.Device] = d.SMs
+	}
+}
+
 // Kernel adds a kernel record.
 func (f *Fuser) Kernel(k GPUKernel) {
 	p := f.proc(k.PID)
+	k.SMs = p.sms[k.Device]
 	if p.nk >= f.cfg.MaxRecords {
 		f.evict(k.PID, p)
 	}
@@ -421,6 +462,7 @@ func (f *Fuser) fuse(s *Submission, complete bool) {
 	w.QueueFrom = firstQueue
 	sort.Slice(w.Kernels, func(i, j int) bool { return w.Kernels[i].Start < w.Kernels[j].Start })
 	w.Busy = unionLength(w.Kernels)
+	w.SMWeightedBusy, w.SMKnown = smWeighted(w.Kernels)
 	w.Devices, w.Top = summarize(w.Kernels, f.cfg.TopKernels)
 	p.nk -= w.KernelCount
 	s.GPU = w
@@ -513,6 +555,26 @@ func unionLength(ks []GPUKernel) int64 {
 		total += curE - curS
 	}
 	return total
+}
+
+// smWeighted is the union of the kernels' intervals (sorted by start) with each part
+// weighted by the SM weight of the kernel that extended the union over it; known is
+// false when a kernel's device did not report its SM count.
+func smWeighted(ks []GPUKernel) (ns int64, known bool) {
+	var horizon int64
+	var total float64
+	for i := range ks {
+		k := &ks[i]
+		if k.SMs == 0 {
+			return 0, false
+		}
+		from := max(k.Start, horizon)
+		if k.End > from {
+			total += float64(k.End-from) * k.SMWeight()
+		}
+		horizon = max(horizon, k.End)
+	}
+	return int64(total + 0.5), len(ks) > 0
 }
 
 func summarize(ks []GPUKernel, top int) ([]uint32, []KernelTime) {

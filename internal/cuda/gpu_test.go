@@ -143,3 +143,39 @@ func TestFuserAPIRecordOutsideEveryWindowIsNotTaken(t *testing.T) {
 		t.Errorf("KernelsUnattributed = %d, want 1", f.Stats.KernelsUnattributed)
 	}
 }
+
+// SM-weighted busy time: each kernel weighted by min(1, blocks ÷ the device's SMs), over the
+// part of the union it extended. Device 0 has 100 SMs; device 1 never reported its count.
+func TestFuserWeighsKernelsBySMs(t *testing.T) {
+	f, out := fuserWith(t)
+	f.State(GPUState{PID: 7, Mono: 0, On: true})
+	f.Device(GPUDevice{PID: 7, Device: 0, SMs: 100})
+	f.API(GPUAPI{PID: 7, Start: 11 * us, End: 12 * us, Correlation: 5})
+	f.API(GPUAPI{PID: 7, Start: 14 * us, End: 15 * us, Correlation: 6})
+	// [20,40] 50 blocks: 20 µs × 0.5 = 10 µs; [30,60] 400 blocks (8×50): weight 1 past 40 µs
+	// only = 20 µs; [70,80] 1 block: 10 µs × 0.01 = 0.1 µs. Total 30.1 µs; busy 50 µs.
+	f.Kernel(GPUKernel{PID: 7, Correlation: 5, Start: 20 * us, End: 40 * us, Grid: [3]uint32{50, 1, 1}, Name: "half"})
+	f.Kernel(GPUKernel{PID: 7, Correlation: 5, Start: 30 * us, End: 60 * us, Grid: [3]uint32{8, 50, 1}, Name: "full"})
+	f.Kernel(GPUKernel{PID: 7, Correlation: 6, Start: 70 * us, End: 80 * us, Grid: [3]uint32{1, 1, 1}, Name: "one"})
+	f.Submission(&Submission{PID: 7, Outcome: Synced, Start: 10 * us, End: 100 * us,
+		Ops: []Op{launchOp(10*us, 13*us), launchOp(13500, 16*us)}})
+	f.Mark(7, 200*us)
+	w := (*out)[0].GPU
+	if w.Busy != 50*us || !w.SMKnown || w.SMWeightedBusy != 30_100 {
+		t.Errorf("busy %d, SM-weighted %d (known %v); want 50000, 30100, true", w.Busy, w.SMWeightedBusy, w.SMKnown)
+	}
+	for _, k := range w.Kernels {
+		if k.SMs != 100 {
+			t.Errorf("kernel %s: SMs %d, want the device's 100", k.Name, k.SMs)
+		}
+	}
+
+	// A kernel on a device that reported nothing: the submission's weighted time is unknown.
+	f.API(GPUAPI{PID: 7, Start: 301 * us, End: 302 * us, Correlation: 9})
+	f.Kernel(GPUKernel{PID: 7, Correlation: 9, Device: 1, Start: 310 * us, End: 320 * us, Grid: [3]uint32{500, 1, 1}, Name: "dev1"})
+	f.Submission(&Submission{PID: 7, Outcome: Synced, Start: 300 * us, End: 400 * us, Ops: []Op{launchOp(300*us, 303*us)}})
+	f.Mark(7, 500*us)
+	if w := (*out)[1].GPU; w.KernelCount != 1 || w.SMKnown || w.SMWeightedBusy != 0 {
+		t.Errorf("device without an SM count: kernels %d, SM-weighted %d known %v; want 1, 0, false", w.KernelCount, w.SMWeightedBusy, w.SMKnown)
+	}
+}

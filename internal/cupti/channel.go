@@ -76,9 +76,10 @@ const (
 	FrameAPI    FrameType = 3 // struct gd_api
 	FrameCopy   FrameType = 4 // struct gd_copy
 	FrameState  FrameType = 5 // struct gd_state_change
+	FrameDevice FrameType = 6 // struct gd_device
 )
 
-var frameNames = [...]string{"pad", "batch", "kernel", "api", "copy", "state"}
+var frameNames = [...]string{"pad", "batch", "kernel", "api", "copy", "state", "device"}
 
 func (t FrameType) String() string {
 	if int(t) < len(frameNames) {
@@ -166,6 +167,15 @@ const (
 	stateState        = 8
 	stateReason       = 12
 	SizeofStateChange = 16
+)
+
+// struct gd_device.
+const (
+	deviceID      = 0
+	deviceSMCount = 4
+	deviceCCMajor = 8
+	deviceCCMinor = 12
+	SizeofDevice  = 16
 )
 
 // State is the library's lib_state (enum gd_state).

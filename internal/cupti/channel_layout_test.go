@@ -68,6 +68,9 @@ var channelStructs = []cStruct{
 	{"gd_state_change", SizeofStateChange, []cField{
 		{"mono", stateMono, 8}, {"state", stateState, 4}, {"reason", stateReason, 4},
 	}, nil},
+	{"gd_device", SizeofDevice, []cField{
+		{"device_id", deviceID, 4}, {"sm_count", deviceSMCount, 4}, {"cc_major", deviceCCMajor, 4}, {"cc_minor", deviceCCMinor, 4},
+	}, nil},
 }
 
 // channelValues are the header's macros and enumerators, by C name.
@@ -81,6 +84,7 @@ var channelValues = map[string]uint64{
 	"GD_STATE_ERROR": uint64(StateError), "GD_STATE_OFF": uint64(StateOff),
 	"GD_FRAME_PAD": uint64(FramePad), "GD_FRAME_BATCH": uint64(FrameBatch), "GD_FRAME_KERNEL": uint64(FrameKernel),
 	"GD_FRAME_API": uint64(FrameAPI), "GD_FRAME_COPY": uint64(FrameCopy), "GD_FRAME_STATE": uint64(FrameState),
+	"GD_FRAME_DEVICE": uint64(FrameDevice),
 }
 
 var channelStrings = map[string]string{"GD_CHANNEL_NAME": ChannelName, "GD_MAGIC": Magic}

@@ -74,6 +74,13 @@ type StateChange struct {
 	Reason uint32 // 0, or the CUPTI result that caused it
 }
 
+// Device is one device the process sees, as its driver reported it when the timeline
+// came on. Device is the kernel records' device id; SMs 0 where the driver did not say.
+type Device struct {
+	Device, SMs      uint32
+	CCMajor, CCMinor uint32
+}
+
 // Sink receives a channel's decoded frames in ring order. pid is the channel's owner.
 // Kernel, API and Copy values are reused: valid only during the call.
 type Sink interface {
@@ -82,12 +89,13 @@ type Sink interface {
 	Copy(pid uint32, c *Copy)
 	State(pid uint32, s StateChange)
 	Batch(pid uint32, b Batch)
+	Device(pid uint32, d Device)
 }
 
 // DecoderStats counts a channel's frames.
 type DecoderStats struct {
 	// Frames handed to the Sink, by type (records dropped for NoClock not included).
-	Batches, Kernels, APIs, Copies, States uint64
+	Batches, Kernels, APIs, Copies, States, Devices uint64
 	// Corrupt: frames whose body did not add up (too short for its struct, a name
 	// past the frame or longer than NameMax); the ring dropped what followed.
 	Corrupt uint64
@@ -111,6 +119,7 @@ func (s *DecoderStats) Add(o DecoderStats) {
 	s.APIs += o.APIs
 	s.Copies += o.Copies
 	s.States += o.States
+	s.Devices += o.Devices
 	s.Corrupt += o.Corrupt
 	s.NoClock += o.NoClock
 	s.ClockSpreadWide += o.ClockSpreadWide
@@ -164,6 +173,8 @@ func (d *Decoder) Frame(f Frame) error {
 		need = SizeofCopy
 	case FrameState:
 		need = SizeofStateChange
+	case FrameDevice:
+		need = SizeofDevice
 	default:
 		d.stats.UnknownFrameType++
 		return nil
@@ -196,6 +207,14 @@ func (d *Decoder) Frame(f Frame) error {
 			Mono:   int64(le.Uint64(b[stateMono:])),
 			State:  State(le.Uint32(b[stateState:])),
 			Reason: le.Uint32(b[stateReason:]),
+		})
+	case FrameDevice:
+		d.stats.Devices++
+		d.sink.Device(d.pid, Device{
+			Device:  le.Uint32(b[deviceID:]),
+			SMs:     le.Uint32(b[deviceSMCount:]),
+			CCMajor: le.Uint32(b[deviceCCMajor:]),
+			CCMinor: le.Uint32(b[deviceCCMinor:]),
 		})
 	case FrameKernel:
 		n := int(le.Uint16(b[kernelNameLen:]))

@@ -41,8 +41,10 @@ func TestDecodeConvertsEveryFieldWithTheBatchOffset(t *testing.T) {
 	c := Copy{Start: cuptiAt + 30_000, End: cuptiAt + 90_000, Bytes: 1 << 30, Correlation: 78, Device: 1, Context: 2, Stream: 14,
 		What: CopyMemcpy, CopyKind: 1, GraphID: 0}
 	st := StateChange{Mono: monoBefore - 1_000_000, State: StateOn, Reason: 0}
+	dev := Device{Device: 1, SMs: 132, CCMajor: 9, CCMinor: 0}
 	s, d, err := decodeFrames(t, func(w *writer) {
 		w.must(t, FrameState, 0, stateBody(st))
+		w.must(t, FrameDevice, 0, deviceBody(dev)) // needs no clock: it is not a timed record
 		w.must(t, FrameBatch, 0, batchBody(batch))
 		w.must(t, FrameAPI, 0, apiBody(&a))
 		w.must(t, FrameKernel, KernelNameTruncated, kernelBody(&k, -1))
@@ -75,8 +77,11 @@ func TestDecodeConvertsEveryFieldWithTheBatchOffset(t *testing.T) {
 	if len(s.states) != 1 || s.states[0] != st {
 		t.Fatalf("state %+v", s.states)
 	}
+	if len(s.devices) != 1 || s.devices[0] != dev {
+		t.Fatalf("devices %+v, want %+v", s.devices, dev)
+	}
 	ds := d.Stats()
-	if ds != (DecoderStats{Batches: 1, Kernels: 1, APIs: 1, Copies: 1, States: 1, MaxClockSpread: 700, LastClockSpread: 700}) {
+	if ds != (DecoderStats{Batches: 1, Kernels: 1, APIs: 1, Copies: 1, States: 1, Devices: 1, MaxClockSpread: 700, LastClockSpread: 700}) {
 		t.Fatalf("stats %+v", ds)
 	}
 }
@@ -169,7 +174,7 @@ func TestDecodeKernelNames(t *testing.T) {
 func TestDecodeSkipsUnknownFrameTypes(t *testing.T) {
 	s, d, err := decodeFrames(t, func(w *writer) {
 		w.must(t, FrameBatch, 0, batchBody(Batch{}))
-		w.must(t, FrameType(6), 0, make([]byte, 40))
+		w.must(t, FrameType(7), 0, make([]byte, 40))
 		w.must(t, FrameType(0xffff), 3, nil)
 		w.must(t, FrameAPI, 0, apiBody(&API{CBID: 9}))
 	})

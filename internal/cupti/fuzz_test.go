@@ -15,6 +15,7 @@ func (s *fuzzSink) API(uint32, *API)           { s.n++ }
 func (s *fuzzSink) Copy(uint32, *Copy)         { s.n++ }
 func (s *fuzzSink) State(uint32, StateChange)  { s.n++ }
 func (s *fuzzSink) Batch(uint32, Batch)        { s.n++ }
+func (s *fuzzSink) Device(uint32, Device)      { s.n++ }
 
 // FuzzRingDrain's input: hdr over the header from offset 24 (past the fields NewRing
 // validates, unless raw: then from 0), ring written at tail's ring offset (wrapping),

@@ -30,6 +30,11 @@ func (s *lockedSink) State(pid uint32, st StateChange) {
 	s.recSink.State(pid, st)
 	s.mu.Unlock()
 }
+func (s *lockedSink) Device(pid uint32, d Device) {
+	s.mu.Lock()
+	s.recSink.Device(pid, d)
+	s.mu.Unlock()
+}
 func (s *lockedSink) Batch(pid uint32, b Batch) { s.mu.Lock(); s.recSink.Batch(pid, b); s.mu.Unlock() }
 
 func (s *lockedSink) kernelNames() []string {

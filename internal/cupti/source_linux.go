@@ -86,5 +86,9 @@ func (t toCUDA) Batch(pid uint32, b Batch) {
 	}
 }
 
+func (t toCUDA) Device(pid uint32, d Device) {
+	t.sink.Device(cuda.GPUDevice{PID: pid, Device: d.Device, SMs: d.SMs})
+}
+
 // Gone is called by the poller after a process's last drain.
 func (t toCUDA) Gone(pid uint32) { t.sink.Gone(pid) }

@@ -165,6 +165,15 @@ func copyBody(c *Copy) []byte {
 	return p
 }
 
+func deviceBody(d Device) []byte {
+	p := make([]byte, SizeofDevice)
+	le.PutUint32(p[deviceID:], d.Device)
+	le.PutUint32(p[deviceSMCount:], d.SMs)
+	le.PutUint32(p[deviceCCMajor:], d.CCMajor)
+	le.PutUint32(p[deviceCCMinor:], d.CCMinor)
+	return p
+}
+
 func stateBody(s StateChange) []byte {
 	p := make([]byte, SizeofStateChange)
 	le.PutUint64(p[stateMono:], uint64(s.Mono))
@@ -181,6 +190,7 @@ type recSink struct {
 	copies  []Copy
 	states  []StateChange
 	batches []Batch
+	devices []Device
 	order   []FrameType
 }
 
@@ -195,6 +205,9 @@ func (s *recSink) Copy(pid uint32, c *Copy) {
 }
 func (s *recSink) State(pid uint32, st StateChange) {
 	s.pids, s.states, s.order = append(s.pids, pid), append(s.states, st), append(s.order, FrameState)
+}
+func (s *recSink) Device(pid uint32, d Device) {
+	s.pids, s.devices, s.order = append(s.pids, pid), append(s.devices, d), append(s.order, FrameDevice)
 }
 func (s *recSink) Batch(pid uint32, b Batch) {
 	s.pids, s.batches, s.order = append(s.pids, pid), append(s.batches, b), append(s.order, FrameBatch)

@@ -87,8 +87,11 @@ func cudaSubmissions() []*cuda.Submission {
 		{PID: pid, Comm: "python3", Stream: 0x5004, Scope: cuda.ScopeStream, Outcome: cuda.Synced,
 			Ops: []cuda.Op{launch}, Launches: 1, Sync: &streamSync, Start: 1000, End: 9000,
 			GPU: &cuda.GPUWork{KernelCount: 2, FirstStart: 2500, LastEnd: 7000, Busy: 4000, QueueFrom: 1500,
+				SMWeightedBusy: 2500, SMKnown: true,
 				Matched: 1, Unmatched: 1, ClockRuleViolations: 1, Devices: []uint32{0},
-				Kernels: []cuda.GPUKernel{{PID: pid, Start: 2500, End: 4500, Name: "gemm"}, {PID: pid, Start: 5000, End: 7000, Name: "softmax"}},
+				Kernels: []cuda.GPUKernel{
+					{PID: pid, Start: 2500, End: 4500, Name: "gemm", Grid: [3]uint32{264, 1, 1}, SMs: 132},
+					{PID: pid, Start: 5000, End: 7000, Name: "softmax", Grid: [3]uint32{33, 1, 1}, SMs: 132}},
 				Top:     []cuda.KernelTime{{Name: "gemm", Count: 1, Time: 2000}, {Name: "softmax", Count: 1, Time: 2000}}}},
 	}
 }

@@ -8,6 +8,7 @@ package graph
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -109,6 +110,22 @@ func TestTimelineJoinsStubKernelsToSubmissions(t *testing.T) {
 		}
 		if !w.Complete || w.ClockRuleViolations != 0 {
 			t.Errorf("submission at %d: complete %v, clock rule violations %d", s.Start, w.Complete, w.ClockRuleViolations)
+		}
+		// SM weights from app.c's launch shapes (the runtime's launches 4 blocks, the
+		// driver's 1) and the stub driver's 132 SMs, each kernel running alone on its stream.
+		var wantSM float64
+		for _, k := range w.Kernels {
+			blocks := 4.0
+			if k.Name == "stub_kernel_exported" {
+				blocks = 1
+			}
+			wantSM += float64(k.End-k.Start) * blocks / 132
+			if k.SMs != 132 {
+				t.Errorf("kernel %s: SMs %d, the stub driver reports 132", k.Name, k.SMs)
+			}
+		}
+		if !w.SMKnown || math.Abs(float64(w.SMWeightedBusy)-wantSM) > 1 {
+			t.Errorf("submission at %d: SM-weighted busy %d ns (known %v), want %.0f", s.Start, w.SMWeightedBusy, w.SMKnown, wantSM)
 		}
 		for _, k := range w.Kernels {
 			// The stub's kernel length, through CUPTI's clock and the batch conversion.

@@ -50,6 +50,7 @@ type MetricsConfig struct {
 	GhostdriverCUDALostCalls          MetricConfig `mapstructure:"ghostdriver.cuda.lost_calls"`
 	GhostdriverCUDAEntryPointsDropped MetricConfig `mapstructure:"ghostdriver.cuda.entry_points.dropped"`
 	GhostdriverCUDAGPUBusyTime        MetricConfig `mapstructure:"ghostdriver.cuda.gpu.busy_time"`
+	GhostdriverCUDAGPUSMWeighted      MetricConfig `mapstructure:"ghostdriver.cuda.gpu.sm_weighted_busy_time"`
 	GhostdriverCUDAGPUQueue           MetricConfig `mapstructure:"ghostdriver.cuda.gpu.queue"`
 	GhostdriverCUDAGPUCompletion      MetricConfig `mapstructure:"ghostdriver.cuda.gpu.completion"`
 
@@ -103,6 +104,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverCUDALostCalls:          on,
 		GhostdriverCUDAEntryPointsDropped: on,
 		GhostdriverCUDAGPUBusyTime:        on,
+		GhostdriverCUDAGPUSMWeighted:      on,
 		GhostdriverCUDAGPUQueue:           on,
 		GhostdriverCUDAGPUCompletion:      on,
 	}
@@ -163,6 +165,8 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverCUDAEntryPointsDropped
 	case MetricCUDAGPUBusyTime:
 		return &c.GhostdriverCUDAGPUBusyTime
+	case MetricCUDAGPUSMWeighted:
+		return &c.GhostdriverCUDAGPUSMWeighted
 	case MetricCUDAGPUQueue:
 		return &c.GhostdriverCUDAGPUQueue
 	case MetricCUDAGPUCompletion:

@@ -62,6 +62,7 @@ const (
 	AttrCUDAGPUKernelCount  = "ghostdriver.cuda.gpu.kernel_count"
 	AttrCUDAGPUBusyNs       = "ghostdriver.cuda.gpu.busy_ns"
 	AttrCUDAGPUIdleNs       = "ghostdriver.cuda.gpu.idle_ns"
+	AttrCUDAGPUSMWeightedNs = "ghostdriver.cuda.gpu.sm_weighted_busy_ns"
 	AttrCUDAGPUDevices      = "ghostdriver.cuda.gpu.devices"
 	AttrCUDAGPUComplete     = "ghostdriver.cuda.gpu.complete"
 	AttrCUDAGPUUnmatched    = "ghostdriver.cuda.gpu.launches_unmatched"
@@ -97,6 +98,7 @@ const (
 	MetricCUDAEntryPointsDropped = "ghostdriver.cuda.entry_points.dropped"
 	// The GPU timeline's (docs/nvidia-timeline.md).
 	MetricCUDAGPUBusyTime   = "ghostdriver.cuda.gpu.busy_time"
+	MetricCUDAGPUSMWeighted = "ghostdriver.cuda.gpu.sm_weighted_busy_time"
 	MetricCUDAGPUQueue      = "ghostdriver.cuda.gpu.queue"
 	MetricCUDAGPUCompletion = "ghostdriver.cuda.gpu.completion"
 )

@@ -321,6 +321,18 @@ var Metrics = []MetricDesc{
 		Dimensions: true,
 	},
 	{
+		Name: MetricCUDAGPUSMWeighted,
+		Description: "ghostdriver.cuda.gpu.busy_time with each kernel weighted by min(1, its blocks ÷ the device's SMs): " +
+			"its rate is the SM-weighted coverage, which a launch-bound loop of one-block kernels keeps near 0 while " +
+			"the kernel coverage reads busy.",
+		Unit:       "s",
+		Instrument: Sum,
+		Value:      Double,
+		Monotonic:  true,
+		Attributes: []string{AttrCUDAGPUDevice},
+		Dimensions: true,
+	},
+	{
 		Name:        MetricCUDAGPUQueue,
 		Description: "From a launch call's return to its kernel's start on the GPU (the cuda.gpu_queue span).",
 		Unit:        "s",

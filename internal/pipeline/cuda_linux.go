@@ -217,7 +217,8 @@ func (g gpuSink) Mark(pid uint32, mono int64) {
 	g.b.fuser.Mark(pid, mono)
 	g.b.p.mu.Unlock()
 }
-func (g gpuSink) Gone(pid uint32) { g.b.p.mu.Lock(); g.b.fuser.Gone(pid); g.b.p.mu.Unlock() }
+func (g gpuSink) Device(d cuda.GPUDevice) { g.b.p.mu.Lock(); g.b.fuser.Device(d); g.b.p.mu.Unlock() }
+func (g gpuSink) Gone(pid uint32)         { g.b.p.mu.Lock(); g.b.fuser.Gone(pid); g.b.p.mu.Unlock() }
 
 func (b *cudaBranch) takeSpans(dst ptrace.ResourceSpansSlice) {
 	if b.spans.Len() == 0 {

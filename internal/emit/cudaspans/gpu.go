@@ -48,6 +48,9 @@ func (b *Builder) appendGPU(spans ptrace.SpanSlice, traceID pcommon.TraceID, par
 	a.PutInt(metadata.AttrCUDAGPUKernelCount, int64(w.KernelCount))
 	a.PutInt(metadata.AttrCUDAGPUBusyNs, w.Busy)
 	a.PutInt(metadata.AttrCUDAGPUIdleNs, w.LastEnd-w.FirstStart-w.Busy)
+	if w.SMKnown {
+		a.PutInt(metadata.AttrCUDAGPUSMWeightedNs, w.SMWeightedBusy)
+	}
 	devs := a.PutEmptySlice(metadata.AttrCUDAGPUDevices)
 	for _, d := range w.Devices {
 		devs.AppendEmpty().SetInt(int64(d))

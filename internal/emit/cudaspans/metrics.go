@@ -46,7 +46,9 @@ type Recorder struct {
 	// The GPU timeline: busy time by (device, dims), the union kept per process and
 	// device by a horizon (the latest kernel end counted); queue and completion.
 	busy     map[busyKey]float64
+	smBusy   map[busyKey]float64
 	busyOrd  []busyKey
+	smOrd    []busyKey
 	horizon  map[horizonKey]int64
 	gpuQueue map[string]*histogram.Histogram
 	gpuDone  map[string]*histogram.Histogram
@@ -74,7 +76,7 @@ func NewRecorder(mcfg metadata.MetricsConfig, start time.Time, opts ...Option) *
 		dimsOf: map[uint32]string{}, dimVals: map[string][]string{},
 		dur: map[durKey]*histogram.Histogram{}, wait: map[waitKey]*histogram.Histogram{},
 		launches: map[string]uint64{}, xids: map[uint32]uint64{},
-		busy: map[busyKey]float64{}, horizon: map[horizonKey]int64{},
+		busy: map[busyKey]float64{}, smBusy: map[busyKey]float64{}, horizon: map[horizonKey]int64{},
 		gpuQueue: map[string]*histogram.Histogram{}, gpuDone: map[string]*histogram.Histogram{},
 	}
 }
@@ -122,7 +124,7 @@ func (r *Recorder) Record(s *cuda.Submission) {
 // Kernels beyond the submission's kept list (GPUWork.MaxKernels) are not counted.
 func (r *Recorder) recordGPU(s *cuda.Submission, dims string) {
 	w := s.GPU
-	if r.mcfg.GhostdriverCUDAGPUBusyTime.Enabled {
+	if r.mcfg.GhostdriverCUDAGPUBusyTime.Enabled || r.mcfg.GhostdriverCUDAGPUSMWeighted.Enabled {
 		if len(r.horizon) > maxHorizons {
 			clear(r.horizon)
 		}
@@ -133,10 +135,20 @@ func (r *Recorder) recordGPU(s *cuda.Submission, dims string) {
 				continue
 			}
 			bk := busyKey{k.Device, dims}
-			if _, ok := r.busy[bk]; !ok {
-				r.busyOrd = append(r.busyOrd, bk)
+			if r.mcfg.GhostdriverCUDAGPUBusyTime.Enabled {
+				if _, ok := r.busy[bk]; !ok {
+					r.busyOrd = append(r.busyOrd, bk)
+				}
+				r.busy[bk] += seconds(k.End - from)
 			}
-			r.busy[bk] += seconds(k.End - from)
+			// Weighted by the kernel's share of its device's SMs; a device that did not
+			// report its SM count adds nothing (the series is then absent, not 0).
+			if r.mcfg.GhostdriverCUDAGPUSMWeighted.Enabled && k.SMs > 0 {
+				if _, ok := r.smBusy[bk]; !ok {
+					r.smOrd = append(r.smOrd, bk)
+				}
+				r.smBusy[bk] += seconds(k.End-from) * k.SMWeight()
+			}
 			r.horizon[hk] = k.End
 		}
 	}
@@ -240,13 +252,17 @@ func (r *Recorder) Collect(now time.Time) pmetric.Metrics {
 			for _, k := range r.launchOr {
 				r.putDims(r.sumPoint(dps, r.launches[k], ts).Attributes(), k)
 			}
-		case metadata.MetricCUDAGPUBusyTime:
+		case metadata.MetricCUDAGPUBusyTime, metadata.MetricCUDAGPUSMWeighted:
+			m, order := r.busy, r.busyOrd
+			if d.Name == metadata.MetricCUDAGPUSMWeighted {
+				m, order = r.smBusy, r.smOrd
+			}
 			dps := d.AppendTo(sm.Metrics()).Sum().DataPoints()
-			for _, k := range r.busyOrd {
+			for _, k := range order {
 				dp := dps.AppendEmpty()
 				dp.SetStartTimestamp(r.start)
 				dp.SetTimestamp(ts)
-				dp.SetDoubleValue(r.busy[k])
+				dp.SetDoubleValue(m[k])
 				dp.Attributes().PutInt(metadata.AttrCUDAGPUDevice, int64(k.device))
 				r.putDims(dp.Attributes(), k.dims)
 			}

@@ -258,6 +258,33 @@ API CUresult cuEventSynchronize(CUevent e)
 	return 0;
 }
 
+/* The device queries the injection library makes when the timeline comes on: one device
+ * (STUB_DEVICES) of STUB_SMS multiprocessors (default 132, an H100 SXM), compute
+ * capability 9.0. */
+static int env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+	return v && *v ? atoi(v) : def;
+}
+
+API CUresult cuDeviceGetCount(int *count)
+{
+	*count = env_int("STUB_DEVICES", 1);
+	return 0;
+}
+
+API CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
+{
+	if (device < 0 || device >= env_int("STUB_DEVICES", 1))
+		return 101; /* CUDA_ERROR_INVALID_DEVICE */
+	switch (attribute) {
+	case 16: *value = env_int("STUB_SMS", 132); return 0; /* MULTIPROCESSOR_COUNT */
+	case 75: *value = 9; return 0;                        /* COMPUTE_CAPABILITY_MAJOR */
+	case 76: *value = 0; return 0;                        /* COMPUTE_CAPABILITY_MINOR */
+	}
+	return 1; /* CUDA_ERROR_INVALID_VALUE */
+}
+
 /* cuInit: the injection library (CUDA_INJECTION64_PATH) is loaded and initialised once, as
  * the real driver does; a library that does not load is reported and the driver goes on. */
 API CUresult cuInit(unsigned flags)

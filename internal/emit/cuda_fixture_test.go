@@ -92,7 +92,7 @@ func cudaSubmissions() []*cuda.Submission {
 				Kernels: []cuda.GPUKernel{
 					{PID: pid, Start: 2500, End: 4500, Name: "gemm", Grid: [3]uint32{264, 1, 1}, SMs: 132},
 					{PID: pid, Start: 5000, End: 7000, Name: "softmax", Grid: [3]uint32{33, 1, 1}, SMs: 132}},
-				Top:     []cuda.KernelTime{{Name: "gemm", Count: 1, Time: 2000}, {Name: "softmax", Count: 1, Time: 2000}}}},
+				Top: []cuda.KernelTime{{Name: "gemm", Count: 1, Time: 2000}, {Name: "softmax", Count: 1, Time: 2000}}}},
 	}
 }
 

@@ -5,6 +5,8 @@ MODE sleep: torch.cuda._sleep kernels of known length between two CUDA events, a
   sync each iteration: the events' elapsed time is the independent timing of each kernel.
 MODE transformer: a TransformerEncoderLayer forward + backward step, synced each step.
 MODE graph: a CUDA graph of 8 small ops replayed, synced each replay.
+MODE addloop: the launch-bound loop (50 in-place adds of 256 floats, one device sync per
+  iteration): one-block kernels that keep the GPU "busy" while using few of its SMs.
 MODE coexist: the transformer step with torch.profiler on for the middle third: whether
   the user's profiler still sees every kernel while the injection library is loaded.
 --profile counts the CUDA kernels with torch.profiler over the measured iterations (the
@@ -36,6 +38,11 @@ elif mode in ("transformer", "coexist"):
     def step(i, rec):
         opt.zero_grad(set_to_none=True)
         y = layer(x); y.float().pow(2).mean().backward(); opt.step()
+        torch.cuda.synchronize()
+elif mode == "addloop":
+    x = torch.zeros(256, device=dev)
+    def step(i, rec):
+        for _ in range(50): x.add_(1.0)
         torch.cuda.synchronize()
 elif mode == "graph":
     a = torch.randn(256, 256, device=dev); b = torch.randn(256, 256, device=dev)
@@ -80,6 +87,7 @@ if "--wait-on" in sys.argv:
     res["waited_for_on_s"] = wait_timeline_on()
 res["sm_clock_khz"] = torch.cuda.get_device_properties(0).clock_rate
 rec = []
+res["loop_start_unix_ns"] = time.time_ns()  # the measured loop on the wall clock (nvidia-smi's)
 t0 = time.perf_counter_ns()
 if profile:
     from torch.profiler import profile as prof, ProfilerActivity
@@ -107,6 +115,7 @@ else:
     for i in range(iters): step(i, rec)
 torch.cuda.synchronize()
 res["wall_ns"] = time.perf_counter_ns() - t0
+res["loop_end_unix_ns"] = time.time_ns()
 res["records"] = rec
 json.dump(res, open(out, "w"))
 print(mode, "done", res.get("profiler_kernel_total", ""), file=sys.stderr)

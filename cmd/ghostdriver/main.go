@@ -45,7 +45,7 @@ var synopses = []struct{ cmd, text string }{
 	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints] [--no-tracefs-mount]`},
 	{"spans", `ghostdriver spans  [--limit N] [--completed] FILE`},
 	{"export", `ghostdriver export [--format trace-json] [--output FILE] SPANS|CAPTURE`},
-	{"report", `ghostdriver report [--output FILE] SPANS|CAPTURE`},
+	{"report", `ghostdriver report [--output FILE] [--nvidia-smi CSV [--nvidia-smi-tz ZONE]] SPANS|CAPTURE`},
 	{"version", `ghostdriver version`},
 }
 

@@ -19,6 +19,9 @@ import (
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	output := fs.String("output", "report.html", "write the HTML report to this file")
+	smiPath := fs.String("nvidia-smi", "", "nvidia-smi utilization samples to set beside the GPU timeline's coverage: the output of\n"+
+		"nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv,noheader,nounits -lms 100")
+	smiTZ := fs.String("nvidia-smi-tz", "Local", "the time zone nvidia-smi printed its timestamps in (an IANA name, Local or UTC)")
 	if code, done := parseArgs(fs, reorderFlags(fs, args), stdout, stderr); done {
 		return code
 	}
@@ -38,11 +41,31 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if format == timeline.NotOTLP {
 		source = "replayed from the capture " + filepath.Base(in) + " (capture clock)"
 	}
+	opt := report.Options{Title: filepath.Base(in), Source: source}
+	if *smiPath != "" {
+		loc, err := time.LoadLocation(*smiTZ)
+		if err != nil {
+			return usageError(stderr, fs, "--nvidia-smi-tz %q: %v", *smiTZ, err)
+		}
+		sf, err := os.Open(*smiPath)
+		if err != nil {
+			return fail(stderr, "report", err)
+		}
+		samples, skipped, err := report.ReadSMI(sf, loc)
+		sf.Close()
+		if err != nil {
+			return fail(stderr, "report", fmt.Errorf("%s: %w", *smiPath, err))
+		}
+		if len(samples) == 0 {
+			return fail(stderr, "report", fmt.Errorf("%s: no utilization.gpu sample in it (%d lines skipped)", *smiPath, skipped))
+		}
+		opt.SMI, opt.SMIFrom = samples, fmt.Sprintf("%d samples from %s", len(samples), filepath.Base(*smiPath))
+	}
 	f, err := os.Create(*output)
 	if err != nil {
 		return fail(stderr, "report", err)
 	}
-	sum, err := report.Write(f, set, report.Options{Title: filepath.Base(in), Source: source})
+	sum, err := report.Write(f, set, opt)
 	if err = errors.Join(err, f.Close()); err != nil {
 		return fail(stderr, "report", err)
 	}
@@ -53,6 +76,17 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 				100*float64(r.Busy)/float64(r.Window), 100*float64(r.Shares[timeline.CategoryExecuting])/float64(r.Window),
 				fmtWindow(r.Window))
 		}
+	}
+	for _, g := range sum.GPU {
+		sm, smi := "–", "–"
+		if g.SMKnown {
+			sm = fmt.Sprintf("%.1f %%", 100*g.SMCoverage())
+		}
+		if g.SMISamples > 0 {
+			smi = fmt.Sprintf("%.1f %% (%d samples)", 100*g.SMI, g.SMISamples)
+		}
+		fmt.Fprintf(stdout, "  GPU %-3s %-28s kernel coverage %5.1f %%  SM-weighted %s  nvidia-smi %s  of %s, %d kernels\n",
+			g.Devices, g.Process, 100*g.Coverage(), sm, smi, fmtWindow(g.Window), g.Kernels)
 	}
 	return 0
 }

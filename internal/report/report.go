@@ -31,6 +31,10 @@ var pageStyle string
 type Options struct {
 	Title  string // e.g. the input file's name
 	Source string // what the jobs were read from, in words
+	// SMI: nvidia-smi's utilization.gpu samples to set beside the GPU timeline (ReadSMI);
+	// SMIFrom names where they came from.
+	SMI     []SMISample
+	SMIFrom string
 }
 
 // Summary is what the report shows in numbers (also returned for the CLI to print).
@@ -45,10 +49,14 @@ type Summary struct {
 	OtherSpans     int
 	OrphanStages   int
 	Window         int64
+	// GPU: the NVIDIA GPU timeline per process and device (gpu.go).
+	GPU []GPURow
 }
 
 // Summarize computes the report's numbers.
-func Summarize(set *timeline.Set) *Summary {
+func Summarize(set *timeline.Set) *Summary { return summarize(set, nil) }
+
+func summarize(set *timeline.Set, smi []SMISample) *Summary {
 	s := &Summary{RingStages: map[string][]StageRow{}, OtherSpans: set.OtherSpans, OrphanStages: set.OrphanStages}
 	start, end := set.Extent()
 	s.Window = end - start
@@ -92,6 +100,7 @@ func Summarize(set *timeline.Set) *Summary {
 		s.Tenants = append(s.Tenants, tenantRow(t, byTenant[t]))
 	}
 	sort.SliceStable(s.Tenants, func(a, b int) bool { return s.Tenants[a].InFlight > s.Tenants[b].InFlight })
+	s.GPU = gpuRows(set.GPU, smi)
 	return s
 }
 
@@ -164,7 +173,7 @@ func buildData(set *timeline.Set, sum *Summary) timelineData {
 
 // Write writes the report of set to w and returns its numbers.
 func Write(w io.Writer, set *timeline.Set, opt Options) (*Summary, error) {
-	sum := Summarize(set)
+	sum := summarize(set, opt.SMI)
 	data, err := json.Marshal(buildData(set, sum)) // escapes <, > and & for a script element
 	if err != nil {
 		return nil, err
@@ -184,6 +193,7 @@ func Write(w io.Writer, set *timeline.Set, opt Options) (*Summary, error) {
 			return template.CSS(fmt.Sprintf("width:%.3f%%", 100*float64(part)/float64(whole)))
 		},
 		"cats":     func() []timeline.Category { return timeline.Categories },
+		"frac":     func(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) },
 		"share":    func(m map[timeline.Category]int64, c timeline.Category) int64 { return m[c] },
 		"catClass": func(c timeline.Category) string { return fmt.Sprintf("c%d", int(c)) },
 		"stageSum": func(rows []StageRow, name string) int64 {

@@ -84,6 +84,9 @@ type Set struct {
 	OtherSpans int
 	// OrphanStages counts child spans whose parent was not a gpu.job of the input: not drawn.
 	OrphanStages int
+	// GPU is the NVIDIA GPU timeline of the input's cuda.submission spans (gpu.go), in
+	// input order; its spans are not counted in OtherSpans.
+	GPU []GPUWork
 }
 
 // Extent is the earliest start and the latest end of the jobs (0, 0 without jobs).
@@ -107,6 +110,7 @@ type Builder struct {
 	byID    map[string]int // span id (trace id + span id) → index in jobs
 	pending []pendingStage
 	other   int
+	gpu     gpuBuilder
 }
 
 type pendingStage struct {
@@ -173,6 +177,9 @@ func (b *Builder) addSpan(sp ptrace.Span, service, exe string, resPID int64) {
 		b.other++
 		return
 	}
+	if b.gpu.add(sp, service, exe, resPID) {
+		return
+	}
 	a := sp.Attributes()
 	_, hasSource := a.Get(metadata.AttrStageSource)
 	if !hasSource {
@@ -192,7 +199,7 @@ func (b *Builder) addSpan(sp ptrace.Span, service, exe string, resPID int64) {
 // Finish attaches the stages to their jobs and returns the set. The builder must not be
 // used afterwards.
 func (b *Builder) Finish() *Set {
-	set := &Set{Jobs: b.jobs, OtherSpans: b.other}
+	set := &Set{Jobs: b.jobs, OtherSpans: b.other, GPU: b.gpu.finish()}
 	for _, p := range b.pending {
 		i, ok := b.byID[p.parent]
 		if !ok {

@@ -5,12 +5,14 @@
 # cost on the launch-bound loop, 5 interleaved rounds: bare, library dormant, collector
 # (uprobes), collector + timeline (all API records), collector on the runtime layer only +
 # timeline, collector + timeline with launch-only API records.
+# usage: run5.sh func|cost (two calls: each fits a call's 10 minutes)
+PART=${1:-func}
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-exec > >(tee $OUT/run5.log) 2>&1
+exec > >(tee $OUT/run5-$PART.log) 2>&1
 export TZ=UTC
 D=internal/cupti/testdata/device
 H=internal/cuda/testdata/h200
-W=/tmp/run5; rm -rf $W; mkdir -p $W
+W=/tmp/run5-$PART; rm -rf $W; mkdir -p $W
 LIB=$PWD/build/lib/libghostdriver_cupti.so
 LIBCUDA=/usr/local/nvidia/lib64/libcuda.so.1
 TL=/opt/torch/.venv/lib/python3.12/site-packages
@@ -18,6 +20,7 @@ CUDART=$TL/nvidia/cu13/lib/libcudart.so.13
 export GHOSTDRIVER_CUPTI_LOG=1
 GD="timeout 150 bin/ghostdriver cuda --library $LIBCUDA --library $CUDART"
 date; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+if [ $PART = func ]; then
 echo "== how PyTorch reaches CUPTI"
 ls $TL/nvidia/cu13/lib/ | grep -i cupti
 TC=$(python3 -c "import torch,os;print(os.path.join(os.path.dirname(torch.__file__),'lib'))")
@@ -41,6 +44,30 @@ for m in addloop:6000 transformer:600; do
   python3 $D/util_check.py $W/$mode.spans.json $W/$mode.json $W/$mode.smi.csv
 done
 cp $W/*.smi.csv $W/addloop.spans.json $W/transformer.spans.json $W/addloop.json $W/transformer.json $OUT/ 2>/dev/null
+echo "== two processes at once, two streams, on -> off -> on (duty 1 s every 2 s)"
+$GD --timeline on --inject $LIB --output $W/two.spans.json -- bash -c "python3 $D/timeline_workload.py transformer $W/two_a.json --iters 40 --wait-on & python3 $D/timeline_workload.py streams $W/two_b.json --iters 40 --wait-on & wait" >$W/two.summary 2>$W/two.err
+echo "two rc=$?"; grep -E "GPU timeline" $W/two.summary | cut -c1-300
+python3 $D/timeline_check.py $W/two.spans.json $W/two_a.json $W/transformer.prof.json
+python3 $D/timeline_check.py $W/two.spans.json $W/two_b.json
+$GD --timeline duty --timeline-on-for 1s --timeline-every 2s --inject $LIB --output $W/duty.spans.json -- python3 $D/timeline_workload.py streams $W/duty.json --iters 4000 >$W/duty.summary 2>$W/duty.err
+echo "duty rc=$?"; grep -E "GPU timeline" $W/duty.summary | cut -c1-300; grep -c "ghostdriver-cupti" $W/duty.err; grep "ghostdriver-cupti" $W/duty.err | head -6
+python3 $D/timeline_check.py $W/duty.spans.json $W/duty.json
+echo "== memcpy/memset record layouts (CUPTI 13.0 headers, for the copy frames)"
+C=/usr/local/cuda; INC=$C/targets/x86_64-linux/include; CL=$C/targets/x86_64-linux/lib
+MC=$(grep -o "} CUpti_ActivityMemcpy[0-9]*;" $INC/cupti_activity.h | tail -1 | tr -d '}; ')
+MS=$(grep -o "} CUpti_ActivityMemset[0-9]*;" $INC/cupti_activity.h | tail -1 | tr -d '}; ')
+echo "newest: $MC $MS"
+{ echo '#include <cupti.h>'; echo '#include <stdio.h>'; echo '#include <stddef.h>'; echo 'int main(){'
+  for T in $MC $MS; do
+    echo "printf(\"size.$T=%zu\\n\", sizeof($T));"
+    awk "/typedef struct PACKED_ALIGNMENT/{buf=\"\";f=1} f{buf=buf\"\\n\"\$0} /} $T;/{print buf; f=0}" $INC/cupti_activity.h \
+      | grep -v '^\s*\*\|/\*\*' | grep -oE '^\s+[A-Za-z_0-9 ]+\s+\**([A-Za-z_0-9]+)(\[[0-9]+\])?;' | sed -E 's/.*[ *]([A-Za-z_0-9]+)(\[[0-9]+\])?;/\1/' \
+      | while read f; do echo "printf(\"off.$T.$f=%zu\\n\", offsetof($T, $f));"; done
+  done; echo 'return 0;}'; } > /tmp/mprobe.c
+for T in $MC $MS; do awk "/typedef struct PACKED_ALIGNMENT/{buf=\"\";f=1} f{buf=buf\"\\n\"\$0} /} $T;/{print buf; f=0}" $INC/cupti_activity.h | grep -v '^\s*\*\|/\*\*' | grep -v '^$'; done
+gcc -I$INC -I$C/include -o /tmp/mprobe /tmp/mprobe.c && /tmp/mprobe | tee $OUT/memcpy_layout.txt
+fi
+if [ $PART = cost ]; then
 echo "== cost: launch-bound loop, 5 interleaved rounds"
 A="--n 256 --k 50 --iters 1500 --pin 3"
 WL="taskset -c 2-5 python3 $H/workload.py"
@@ -67,5 +94,6 @@ for c in "iGTRL":
     rat = [rows[r][c] / rows[r]["b"] for r in rows if c in rows[r] and "b" in rows[r]]
     print(c, "paired ratio to bare: median %.3f" % statistics.median(rat), ["%.3f" % x for x in rat])
 PY
-tar -C /tmp -czf $OUT/run5-raw.tar.gz --exclude='*.spans.json' run5
+fi
+tar -C /tmp -czf $OUT/run5-$PART-raw.tar.gz --exclude='*.spans.json' run5-$PART
 date

@@ -7,6 +7,8 @@ MODE transformer: a TransformerEncoderLayer forward + backward step, synced each
 MODE graph: a CUDA graph of 8 small ops replayed, synced each replay.
 MODE addloop: the launch-bound loop (50 in-place adds of 256 floats, one device sync per
   iteration): one-block kernels that keep the GPU "busy" while using few of its SMs.
+MODE streams: two side streams, each a chain of 4 matmuls per step, then a device sync:
+  8 kernels a step, 4 on each stream.
 MODE coexist: the transformer step with torch.profiler on for the middle third: whether
   the user's profiler still sees every kernel while the injection library is loaded.
 --profile counts the CUDA kernels with torch.profiler over the measured iterations (the
@@ -43,6 +45,15 @@ elif mode == "addloop":
     x = torch.zeros(256, device=dev)
     def step(i, rec):
         for _ in range(50): x.add_(1.0)
+        torch.cuda.synchronize()
+elif mode == "streams":
+    a = torch.randn(512, 512, device=dev); b = torch.randn(512, 512, device=dev)
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    def step(i, rec):
+        for st in (s1, s2):
+            with torch.cuda.stream(st):
+                c = a
+                for _ in range(4): c = c @ b
         torch.cuda.synchronize()
 elif mode == "graph":
     a = torch.randn(256, 256, device=dev); b = torch.randn(256, 256, device=dev)

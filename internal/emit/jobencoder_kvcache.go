@@ -5,9 +5,8 @@
 package emit
 
 import (
+	"strings"
 	"unsafe"
-
-	"github.com/ghostdriver/ghostdriver/internal/assemble"
 )
 
 // The caches' sizes: a few dozen values and (source, rule) pairs are in use at a time.
@@ -47,29 +46,28 @@ func (c *kvCache) get(k *attrKey, s string) []byte {
 	return e.enc
 }
 
-// stageAttrs holds the attributes of recent stage spans, which are all a stage's
-// source and rule: the whole attributes field(s) for a (source, rule) pair, encoded once.
+// stageAttrs holds the attributes of recent stage spans, which depend on a stage's
+// stageKey only (spanmodel.go): the whole attributes field(s) of a key, encoded once.
 type stageAttrs struct {
 	format Format
 	slots  [1 << stageSlotBits]stageAttrsSlot
 }
 
 type stageAttrsSlot struct {
-	src  assemble.Provenance
-	rule []byte // a copy
-	enc  []byte // protobuf: the KeyValue fields; JSON: `,"attributes":[…]`
-	set  bool
+	key stageKey // its rule a copy
+	enc []byte   // protobuf: the KeyValue fields; JSON: `,"attributes":[…]`
+	set bool
 }
 
-// get returns the encoded attributes of a stage span of source src and rule rule.
-func (c *stageAttrs) get(src assemble.Provenance, rule string) []byte {
-	e := &c.slots[slotOf(uintptr(src), rule, stageSlotBits)]
-	if e.set && e.src == src && string(e.rule) == rule {
+// get returns the encoded attributes of a stage span of key k.
+func (c *stageAttrs) get(k stageKey) []byte {
+	e := &c.slots[slotOf(uintptr(k.src), k.rule, stageSlotBits)]
+	if e.set && e.key == k {
 		return e.enc
 	}
-	e.set, e.src, e.rule = true, src, append(e.rule[:0], rule...)
-	var buf [2]spanAttr
-	attrs := stageSpanAttrs(&buf, src, rule)
+	e.set, e.key = true, stageKey{src: k.src, rule: strings.Clone(k.rule)}
+	var buf [len(stageAttributes)]spanAttr
+	attrs := appendOwnAttrs(buf[:0], stageAttributes[:], &k)
 	if c.format == FormatProto {
 		e.enc = e.enc[:0]
 		for i := range attrs {
@@ -79,17 +77,6 @@ func (c *stageAttrs) get(src assemble.Provenance, rule string) []byte {
 		e.enc = appendSpanAttrsJSON(append(e.enc[:0], `,"attributes":`...), attrs, nil)
 	}
 	return e.enc
-}
-
-// stageSpanAttrs puts the attributes of a stage span (as SpanBuilder.Append puts them)
-// in buf.
-func stageSpanAttrs(buf *[2]spanAttr, src assemble.Provenance, rule string) []spanAttr {
-	buf[0] = strAttr(keyStageSource, src.String())
-	if rule == "" {
-		return buf[:1]
-	}
-	buf[1] = strAttr(keyStageRule, rule)
-	return buf[:2]
 }
 
 // slotOf is the slot, of 2^bits, of value s with key k: the top bits of a

@@ -5,8 +5,9 @@
 package emit
 
 import (
-	"strings"
 	"unsafe"
+
+	"github.com/ghostdriver/ghostdriver/internal/assemble"
 )
 
 // The caches' sizes: a few dozen values and (source, rule) pairs are in use at a time.
@@ -51,23 +52,31 @@ func (c *kvCache) get(k *attrKey, s string) []byte {
 type stageAttrs struct {
 	format Format
 	slots  [1 << stageSlotBits]stageAttrsSlot
+	key    stageKey // scratch: the key being encoded (a pointer to it does not escape)
 }
 
 type stageAttrsSlot struct {
-	key stageKey // its rule a copy
-	enc []byte   // protobuf: the KeyValue fields; JSON: `,"attributes":[…]`
-	set bool
+	src  assemble.Provenance
+	rule []byte // a copy
+	enc  []byte // protobuf: the KeyValue fields; JSON: `,"attributes":[…]`
+	set  bool
+}
+
+// holds reports whether the slot holds key k (every field of stageKey compared).
+func (e *stageAttrsSlot) holds(k *stageKey) bool {
+	return e.set && e.src == k.src && string(e.rule) == k.rule
 }
 
 // get returns the encoded attributes of a stage span of key k.
 func (c *stageAttrs) get(k stageKey) []byte {
 	e := &c.slots[slotOf(uintptr(k.src), k.rule, stageSlotBits)]
-	if e.set && e.key == k {
+	if e.holds(&k) {
 		return e.enc
 	}
-	e.set, e.key = true, stageKey{src: k.src, rule: strings.Clone(k.rule)}
+	e.set, e.src, e.rule = true, k.src, append(e.rule[:0], k.rule...)
 	var buf [len(stageAttributes)]spanAttr
-	attrs := appendOwnAttrs(buf[:0], stageAttributes[:], &k)
+	c.key = k
+	attrs := appendOwnAttrs(buf[:0], stageAttributes[:], &c.key)
 	if c.format == FormatProto {
 		e.enc = e.enc[:0]
 		for i := range attrs {

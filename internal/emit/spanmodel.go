@@ -114,7 +114,7 @@ var jobAttributes = [...]ownAttr[assemble.Job]{
 
 // stageKey is everything a stage span's attributes may depend on: the JobEncoder encodes
 // them once per key (stageAttrs), so a stage attribute that needs more of the stage adds
-// it here.
+// it here (and to stageAttrsSlot, which keeps a copy of each field).
 type stageKey struct {
 	src  assemble.Provenance
 	rule string

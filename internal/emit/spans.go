@@ -97,6 +97,7 @@ type SpanBuilder struct {
 	exeNames *recent[uint32, string]          // PID → executable name, across batches
 
 	attrs []spanAttr // scratch: the attributes of the span being built
+	stage stageKey   // scratch: the stage span's key (a pointer to it does not escape)
 }
 
 // spanRef is where a job's span lives.
@@ -183,7 +184,8 @@ func (b *SpanBuilder) Append(j *assemble.Job) {
 		s, e := b.interval(st.Start, st.End)
 		c.SetStartTimestamp(s)
 		c.SetEndTimestamp(e)
-		b.attrs = appendOwnAttrs(b.attrs[:0], stageAttributes[:], &stageKey{src: st.Src, rule: st.Rule})
+		b.stage = stageKey{src: st.Src, rule: st.Rule}
+		b.attrs = appendOwnAttrs(b.attrs[:0], stageAttributes[:], &b.stage)
 		a := c.Attributes()
 		a.EnsureCapacity(len(b.attrs))
 		putOwnAttrs(a, b.attrs)

@@ -92,11 +92,19 @@ generate:
 	$(GO) generate ./internal/probe/... ./internal/cuda/...
 
 # mdatagen (tools/mdatagen pins v0.159.0, built from the module proxy) on metadata.yaml.
-# mdatagen writes next to metadata.yaml and into internal/metadata below it, and takes the
-# package and scope from the Go package there: it runs on a copy placed as the receiver
-# package of a scratch module, and only what this project uses is copied back:
-#   internal/metadata/generated_status.go  component type, scope name, signal stability
-#   docs/metrics.md                         its documentation.md (metrics, resource attributes)
+# mdatagen writes next to metadata.yaml and into internal/metadata and internal/metadatatest
+# below it, and takes the import paths and package name from the Go package there: it runs
+# on a copy placed at the root of a scratch module of this module's path (in a directory
+# named ghostdriver, a valid package name), so that its internal/metadata is this module's,
+# and only what this project uses is copied back:
+#   internal/metadata/generated_status.go      component type, scope name, signal stability
+#   internal/metadata/generated_telemetry.go   the receiver's internal telemetry (metadata.yaml's
+#                                              `telemetry:`): TelemetryBuilder on the collector's
+#                                              MeterProvider; and its generated test
+#   internal/metadatatest/generated_telemetrytest.go  AssertEqual* for componenttest.Telemetry;
+#                                              and its generated test
+#   docs/metrics.md                             its documentation.md (metrics, resource attributes,
+#                                              internal telemetry)
 # Left out, because they do not compile or do not fit (checked against collector v0.165.0):
 #   generated_metrics.go: does not compile: for histogram metrics its MetricsBuilder calls
 #     SetDoubleValue/DoubleValue on pmetric.HistogramDataPoint (it records histograms as
@@ -114,18 +122,23 @@ $(MDATAGEN): tools/mdatagen/go.mod tools/mdatagen/go.sum
 	cd tools/mdatagen && $(GO) build -o ../../$(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
 
 generate-metadata: $(MDATAGEN)
-	rm -rf $(MDATAGEN_WORK) && mkdir -p $(MDATAGEN_WORK)/receiver/ghostdriverreceiver
-	printf 'module github.com/ghostdriver/ghostdriver\n\ngo 1.26\n' > $(MDATAGEN_WORK)/go.mod
-	printf 'package ghostdriverreceiver\n' > $(MDATAGEN_WORK)/receiver/ghostdriverreceiver/doc.go
-	cp metadata.yaml $(MDATAGEN_WORK)/receiver/ghostdriverreceiver/
-	cd $(MDATAGEN_WORK)/receiver/ghostdriverreceiver && GOFLAGS=-mod=mod $(abspath $(MDATAGEN)) metadata.yaml
-	cp $(MDATAGEN_WORK)/receiver/ghostdriverreceiver/internal/metadata/generated_status.go internal/metadata/
-	cp $(MDATAGEN_WORK)/receiver/ghostdriverreceiver/documentation.md docs/metrics.md
+	rm -rf $(MDATAGEN_WORK) && mkdir -p $(MDATAGEN_WORK)/ghostdriver
+	printf 'module github.com/ghostdriver/ghostdriver\n\ngo 1.26\n' > $(MDATAGEN_WORK)/ghostdriver/go.mod
+	printf 'package ghostdriver\n' > $(MDATAGEN_WORK)/ghostdriver/doc.go
+	cp metadata.yaml $(MDATAGEN_WORK)/ghostdriver/
+	cd $(MDATAGEN_WORK)/ghostdriver && GOFLAGS=-mod=mod $(abspath $(MDATAGEN)) metadata.yaml
+	cp $(MDATAGEN_WORK)/ghostdriver/internal/metadata/generated_status.go \
+	   $(MDATAGEN_WORK)/ghostdriver/internal/metadata/generated_telemetry.go \
+	   $(MDATAGEN_WORK)/ghostdriver/internal/metadata/generated_telemetry_test.go internal/metadata/
+	mkdir -p internal/metadatatest
+	cp $(MDATAGEN_WORK)/ghostdriver/internal/metadatatest/generated_telemetrytest.go \
+	   $(MDATAGEN_WORK)/ghostdriver/internal/metadatatest/generated_telemetrytest_test.go internal/metadatatest/
+	cp $(MDATAGEN_WORK)/ghostdriver/documentation.md docs/metrics.md
 
 # The committed bpf2go output (.o + Go types, both targets) must be what the C sources
 # compile to, and mdatagen's output what metadata.yaml generates: no file changed, none
 # missing from git.
-GENERATED := 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*' 'internal/metadata/generated_*' docs/metrics.md
+GENERATED := 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*' 'internal/metadata/generated_*' 'internal/metadatatest/generated_*' docs/metrics.md
 check-generate: generate generate-metadata
 	@git diff --exit-code --stat -- $(GENERATED) && \
 	  test -z "$$(git status --porcelain -- $(GENERATED))" || \

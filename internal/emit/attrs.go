@@ -1,11 +1,8 @@
-// Attribute helpers: kernel uint64 values, tenant attributes into pdata, and the
-// process/thread naming rules shared by spans, resources and metric dimensions.
+// Attribute helpers: tenant attributes into pdata, and the process/thread naming rules
+// shared by spans, resources and metric dimensions.
 package emit
 
 import (
-	"math"
-	"strconv"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
@@ -13,17 +10,6 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/attr/attrpdata"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
-
-// putUint stores a kernel uint64 without wrapping: as an int attribute when it fits in
-// int64 (always, in practice: fence contexts come from a boot-wide counter and drm_sched
-// seqnos are 32-bit), else as its exact decimal string under the same key.
-func putUint(m pcommon.Map, key string, v uint64) {
-	if v > math.MaxInt64 {
-		m.PutStr(key, strconv.FormatUint(v, 10))
-		return
-	}
-	m.PutInt(key, int64(v))
-}
 
 // executableName is the process's name as far as the job tells it: the enricher's
 // process.executable.name (basename of /proc/<pid>/exe) when it ran, else the kernel

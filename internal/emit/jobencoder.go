@@ -3,8 +3,10 @@
 // It writes what the SpanBuilder's spans give through AppendTracesJSON / AppendTracesProto
 // (and so through pdata's marshallers): the same tenants in the same order, the same
 // resources, scope, ids (the same id guard, so the same renames), attributes, links, status
-// and stage spans. jobencoder_test.go decodes both with pdata's unmarshallers and compares
-// them, and their bytes. It exists for the CLI's file outputs, where building pdata spans
+// and stage spans. Which attributes, links and status a span has is read by both from one
+// place, the span model's tables (spanmodel.go); how they are written is each one's own.
+// jobencoder_test.go decodes both with pdata's unmarshallers and compares them, and their
+// bytes; spanmodel_test.go checks that those runs compare every row of the tables. It exists for the CLI's file outputs, where building pdata spans
 // only to marshal them was a third of the run's CPU (BENCHMARKS.md, export path); the
 // collector's consumers need pdata and keep the SpanBuilder.
 //
@@ -153,13 +155,7 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 	s.start, s.end = spanInterval(e.clock, j.Start, j.End)
 	e.attrs = jobAttrs(e.attrs[:0], j)
 	s.attrs = e.attrs
-	s.statusMsg, s.statusErr = "", false
-	if j.Outcome != assemble.Completed {
-		s.statusMsg, s.statusErr = j.Reason, true
-		if s.statusMsg == "" {
-			s.statusMsg = j.Outcome.String()
-		}
-	}
+	s.statusMsg, s.statusErr = jobStatus(j)
 	e.links = e.jobLinks(e.links[:0], j)
 	s.links = e.links
 	t.spans = s.appendTo(t.spans, e.format, t.count > 0)
@@ -178,7 +174,7 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 			s.name = st.Stage.String()
 		}
 		s.start, s.end = spanInterval(e.clock, st.Start, st.End)
-		s.attrsEnc = e.stageAttrs.get(st.Src, st.Rule)
+		s.attrsEnc = e.stageAttrs.get(stageKey{src: st.Src, rule: st.Rule})
 		t.spans = s.appendTo(t.spans, e.format, true)
 		t.count++
 	}
@@ -194,18 +190,13 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 func (e *JobEncoder) jobLinks(dst []linkData, j *assemble.Job) []linkData {
 	for i := range j.Deps {
 		d := &j.Deps[i]
-		if !(*SpanBuilder)(nil).linked(j, d) {
+		if !linked(j, d) {
 			continue
 		}
-		ref, ok := e.emitted.get(d.Job)
-		if !ok {
-			ref.trace, ref.span = derivedIDs(identityOfFence(e.cfg.salt, d.Job))
-		}
-		dst = append(dst, linkData{trace: ref.trace, span: ref.span, attrs: [3]spanAttr{
-			uintAttr(keyFenceContext, d.Fence.Context),
-			uintAttr(keyFenceSeqno, d.Fence.Seqno),
-			strAttr(keyDependencyWait, d.Wait.String()),
-		}})
+		ref := linkTarget(e.emitted, e.cfg.salt, d)
+		l := linkData{trace: ref.trace, span: ref.span}
+		l.n = len(appendOwnAttrs(l.attrs[:0], linkAttributes[:], d))
+		dst = append(dst, l)
 	}
 	return dst
 }

@@ -1,7 +1,7 @@
-// The JobEncoder's span attributes, in both encodings: the builder's own (keys encoded
-// once) and the tenant's (internal/attr values of any kind). They follow pcommon.Map's
-// rules as the builder fills it: a key put again keeps its first position and takes the
-// last value, in nested maps too (attrpdata.Put).
+// The JobEncoder's span attributes, in both encodings: the builder's own (spanmodel.go's
+// tables, keys encoded once) and the tenant's (internal/attr values of any kind). They
+// follow pcommon.Map's rules as the builder fills it: a key put again keeps its first
+// position and takes the last value, in nested maps too (attrpdata.Put).
 package emit
 
 import (
@@ -12,8 +12,6 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/attr"
-	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
-	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
 
 // spanAttr is one attribute: a string, int or bool of the builder's own (k: its key,
@@ -39,90 +37,14 @@ func newAttrKey(name string) *attrKey {
 	return &attrKey{name: name, json: appendKeyValueStart(nil, name), proto: appendStringField(nil, 0xa, name)}
 }
 
-var (
-	keyDriver          = newAttrKey(metadata.AttrDriver)
-	keyDevice          = newAttrKey(metadata.AttrDevice)
-	keyRing            = newAttrKey(metadata.AttrRing)
-	keyFenceContext    = newAttrKey(metadata.AttrFenceContext)
-	keyFenceSeqno      = newAttrKey(metadata.AttrFenceSeqno)
-	keyHWFenceContext  = newAttrKey(metadata.AttrHWFenceContext)
-	keyHWFenceSeqno    = newAttrKey(metadata.AttrHWFenceSeqno)
-	keyJobID           = newAttrKey(metadata.AttrJobID)
-	keyClientID        = newAttrKey(metadata.AttrClientID)
-	keyProcessPID      = newAttrKey(metadata.AttrProcessPID)
-	keyThreadID        = newAttrKey(metadata.AttrThreadID)
-	keyThreadName      = newAttrKey(metadata.AttrThreadName)
-	keyJobOutcome      = newAttrKey(metadata.AttrJobOutcome)
-	keyJobDependencies = newAttrKey(metadata.AttrJobDependencies)
-	keyJobEventsLost   = newAttrKey(metadata.AttrJobEventsLost)
-	keyJobLostEvents   = newAttrKey(metadata.AttrJobLostEventCount)
-	keyContextTier     = newAttrKey(metadata.AttrContextTier)
-	keyStageSource     = newAttrKey(metadata.AttrStageSource)
-	keyStageRule       = newAttrKey(metadata.AttrStageRule)
-	keyDependencyWait  = newAttrKey(metadata.AttrDependencyWait)
-)
-
 func strAttr(k *attrKey, v string) spanAttr {
 	return spanAttr{key: k.name, k: k, kind: attr.KindString, str: v}
 }
 
-func intAttr(k *attrKey, v int64) spanAttr {
-	return spanAttr{key: k.name, k: k, kind: attr.KindInt, num: v}
-}
-
-// uintAttr is putUint's rule: an int when it fits int64, else its decimal string.
-func uintAttr(k *attrKey, v uint64) spanAttr {
-	if v > math.MaxInt64 {
-		return strAttr(k, strconv.FormatUint(v, 10))
-	}
-	return intAttr(k, int64(v))
-}
-
-// jobAttrs appends the attributes of j's gpu.job span, as putJobAttributes puts them.
+// jobAttrs appends the attributes of j's gpu.job span: the table's (spanmodel.go), then
+// the tenant's, as the SpanBuilder puts them into its map.
 func jobAttrs(dst []spanAttr, j *assemble.Job) []spanAttr {
-	if j.Driver != "" {
-		dst = append(dst, strAttr(keyDriver, j.Driver))
-	}
-	if j.Device != "" {
-		dst = append(dst, strAttr(keyDevice, j.Device))
-	}
-	if j.Ring != "" {
-		dst = append(dst, strAttr(keyRing, j.Ring))
-	}
-	if !j.Finished.IsZero() {
-		dst = append(dst, uintAttr(keyFenceContext, j.Finished.Context),
-			uintAttr(keyFenceSeqno, j.Finished.Seqno))
-	}
-	if !j.HWFence.IsZero() {
-		dst = append(dst, uintAttr(keyHWFenceContext, j.HWFence.Context),
-			uintAttr(keyHWFenceSeqno, j.HWFence.Seqno))
-	}
-	if j.JobID != 0 {
-		dst = append(dst, uintAttr(keyJobID, j.JobID))
-	}
-	if j.ClientID != 0 {
-		dst = append(dst, uintAttr(keyClientID, j.ClientID))
-	}
-	if j.PID != 0 {
-		dst = append(dst, intAttr(keyProcessPID, int64(j.PID)))
-	}
-	if j.TID != 0 {
-		dst = append(dst, intAttr(keyThreadID, int64(j.TID)))
-	}
-	if j.Comm != "" {
-		dst = append(dst, strAttr(keyThreadName, j.Comm))
-	}
-	dst = append(dst, strAttr(keyJobOutcome, j.Outcome.String()))
-	if len(j.Deps) > 0 {
-		dst = append(dst, intAttr(keyJobDependencies, int64(len(j.Deps))))
-	}
-	if j.Loss.Windows > 0 {
-		dst = append(dst, spanAttr{key: keyJobEventsLost.name, k: keyJobEventsLost, kind: attr.KindBool, num: 1})
-		if j.Loss.Counted {
-			dst = append(dst, uintAttr(keyJobLostEvents, j.Loss.Events))
-		}
-	}
-	dst = append(dst, strAttr(keyContextTier, ctxtier.Name(j.CtxTier)))
+	dst = appendOwnAttrs(dst, jobAttributes[:], j)
 	for i := range j.Attrs {
 		a := &j.Attrs[i]
 		dst = putSpanAttr(dst, spanAttr{key: a.Key, kind: a.Value.Kind, val: &a.Value})

@@ -47,11 +47,12 @@ func (c *kvCache) get(k *attrKey, s string) []byte {
 	return e.enc
 }
 
-// stageAttrs holds the attributes of recent stage spans, which are all a stage's
-// source and rule: the whole attributes field(s) for a (source, rule) pair, encoded once.
+// stageAttrs holds the attributes of recent stage spans, which depend on a stage's
+// stageKey only (spanmodel.go): the whole attributes field(s) of a key, encoded once.
 type stageAttrs struct {
 	format Format
 	slots  [1 << stageSlotBits]stageAttrsSlot
+	key    stageKey // scratch: the key being encoded (a pointer to it does not escape)
 }
 
 type stageAttrsSlot struct {
@@ -61,15 +62,21 @@ type stageAttrsSlot struct {
 	set  bool
 }
 
-// get returns the encoded attributes of a stage span of source src and rule rule.
-func (c *stageAttrs) get(src assemble.Provenance, rule string) []byte {
-	e := &c.slots[slotOf(uintptr(src), rule, stageSlotBits)]
-	if e.set && e.src == src && string(e.rule) == rule {
+// holds reports whether the slot holds key k (every field of stageKey compared).
+func (e *stageAttrsSlot) holds(k *stageKey) bool {
+	return e.set && e.src == k.src && string(e.rule) == k.rule
+}
+
+// get returns the encoded attributes of a stage span of key k.
+func (c *stageAttrs) get(k stageKey) []byte {
+	e := &c.slots[slotOf(uintptr(k.src), k.rule, stageSlotBits)]
+	if e.holds(&k) {
 		return e.enc
 	}
-	e.set, e.src, e.rule = true, src, append(e.rule[:0], rule...)
-	var buf [2]spanAttr
-	attrs := stageSpanAttrs(&buf, src, rule)
+	e.set, e.src, e.rule = true, k.src, append(e.rule[:0], k.rule...)
+	var buf [len(stageAttributes)]spanAttr
+	c.key = k
+	attrs := appendOwnAttrs(buf[:0], stageAttributes[:], &c.key)
 	if c.format == FormatProto {
 		e.enc = e.enc[:0]
 		for i := range attrs {
@@ -79,17 +86,6 @@ func (c *stageAttrs) get(src assemble.Provenance, rule string) []byte {
 		e.enc = appendSpanAttrsJSON(append(e.enc[:0], `,"attributes":`...), attrs, nil)
 	}
 	return e.enc
-}
-
-// stageSpanAttrs puts the attributes of a stage span (as SpanBuilder.Append puts them)
-// in buf.
-func stageSpanAttrs(buf *[2]spanAttr, src assemble.Provenance, rule string) []spanAttr {
-	buf[0] = strAttr(keyStageSource, src.String())
-	if rule == "" {
-		return buf[:1]
-	}
-	buf[1] = strAttr(keyStageRule, rule)
-	return buf[:2]
 }
 
 // slotOf is the slot, of 2^bits, of value s with key k: the top bits of a

@@ -37,11 +37,12 @@ type spanData struct {
 	times *jsonCache
 }
 
-// linkData is one link to a dependency's span, with its three attributes.
+// linkData is one link to a dependency's span, with its attributes (attrs[:n]).
 type linkData struct {
 	trace pcommon.TraceID
 	span  pcommon.SpanID
-	attrs [3]spanAttr
+	attrs [len(linkAttributes)]spanAttr
+	n     int
 }
 
 // spanNameKind is a span's name and kind fields in format: JSON after another field,
@@ -120,8 +121,11 @@ func (s *spanData) appendJSON(dst []byte) []byte {
 				dst = appendField(dst, lmore, "spanId")
 				dst, lmore = appendHexID(dst, l.span[:]), true
 			}
-			dst = appendField(dst, lmore, "attributes")
-			dst = append(appendSpanAttrsJSON(dst, l.attrs[:], s.kv), '}')
+			if l.n > 0 {
+				dst = appendField(dst, lmore, "attributes")
+				dst = appendSpanAttrsJSON(dst, l.attrs[:l.n], s.kv)
+			}
+			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
 	}
@@ -156,7 +160,7 @@ func (s *spanData) appendProto(dst []byte) []byte {
 		l := &s.links[i]
 		var at int
 		dst, at = openMsg(dst, 0x6a, 1)
-		for k := range l.attrs {
+		for k := range l.attrs[:l.n] {
 			dst = appendSpanAttrProto(dst, 0x22, &l.attrs[k], s.kv)
 		}
 		dst = appendIDField(dst, 0x12, l.span[:], l.span.IsEmpty())

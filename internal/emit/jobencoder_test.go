@@ -49,8 +49,10 @@ func (c encoderCase) String() string {
 // sameAsBuilder runs batches through a SpanBuilder and a JobEncoder with opts and
 // requires every batch's bytes to be the marshaller's bytes of the builder's Traces
 // (extra, when set, gives each batch resource spans of another kind, added to both).
-func sameAsBuilder(t *testing.T, c encoderCase, batches [][]*assemble.Job, extra func(int) ptrace.Traces, opts ...SpanOption) {
+// It returns the attributes it compared (attrCoverage).
+func sameAsBuilder(t *testing.T, c encoderCase, batches [][]*assemble.Job, extra func(int) ptrace.Traces, opts ...SpanOption) attrCoverage {
 	t.Helper()
+	cov := attrCoverage{}
 	b := NewSpanBuilder(testClock, opts...)
 	e := NewJobEncoder(testClock, c.format, opts...)
 	for n, batch := range batches {
@@ -62,6 +64,7 @@ func sameAsBuilder(t *testing.T, c encoderCase, batches [][]*assemble.Job, extra
 			t.Fatalf("batch %d: builder holds %d jobs, encoder %d", n, b.Len(), e.Len())
 		}
 		td := b.Take()
+		cov.add(td)
 		got := e.Take()
 		if extra != nil {
 			x := extra(n)
@@ -108,6 +111,7 @@ func sameAsBuilder(t *testing.T, c encoderCase, batches [][]*assemble.Job, extra
 	if b.RenamedIDs() != e.RenamedIDs() {
 		t.Errorf("renamed ids: builder %d, encoder %d", b.RenamedIDs(), e.RenamedIDs())
 	}
+	return cov
 }
 
 func TestJobEncoderSameAsBuilderOnFixtures(t *testing.T) {
@@ -186,17 +190,7 @@ func named(k string, v attr.Value) attr.Attribute { return attr.Attribute{Key: k
 func TestJobEncoderSameAsBuilderOnRandomJobs(t *testing.T) {
 	for _, c := range encoderCases {
 		t.Run(c.String(), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(1, 2))
-			var batches [][]*assemble.Job
-			var fences []event.FenceKey
-			for n := range 6 {
-				size := []int{1, 3, 700, 2500, 40, 1024}[n]
-				batch := make([]*assemble.Job, size)
-				for i := range batch {
-					batch[i] = randomJob(r, &fences)
-				}
-				batches = append(batches, batch)
-			}
+			batches := randomBatches()
 			// CUDA-like resource spans from another builder beside the jobs, in some batches
 			extra := func(n int) ptrace.Traces {
 				td := ptrace.NewTraces()
@@ -213,6 +207,22 @@ func TestJobEncoderSameAsBuilderOnRandomJobs(t *testing.T) {
 			sameAsBuilder(t, c, batches, nil, WithStageSpans(false), WithIDSalt(7))
 		})
 	}
+}
+
+// randomBatches are six batches of random jobs, the same on every call.
+func randomBatches() [][]*assemble.Job {
+	r := rand.New(rand.NewPCG(1, 2))
+	var batches [][]*assemble.Job
+	var fences []event.FenceKey
+	for n := range 6 {
+		size := []int{1, 3, 700, 2500, 40, 1024}[n]
+		batch := make([]*assemble.Job, size)
+		for i := range batch {
+			batch[i] = randomJob(r, &fences)
+		}
+		batches = append(batches, batch)
+	}
+	return batches
 }
 
 func randomJob(r *rand.Rand, fences *[]event.FenceKey) *assemble.Job {

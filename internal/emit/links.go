@@ -13,16 +13,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
 
-// appendLinks adds one link per dependency that is another job the assembler saw. The
-// link's attributes name the fence that was waited on (which may be the other job's
-// finished, scheduled or hardware fence).
+// appendLinks adds one link per dependency that is another job the assembler saw, with
+// spanmodel.go's link attributes.
 func (b *SpanBuilder) appendLinks(sp ptrace.Span, j *assemble.Job) {
 	n := 0
 	for i := range j.Deps {
-		if b.linked(j, &j.Deps[i]) {
+		if linked(j, &j.Deps[i]) {
 			n++
 		}
 	}
@@ -33,26 +31,16 @@ func (b *SpanBuilder) appendLinks(sp ptrace.Span, j *assemble.Job) {
 	links.EnsureCapacity(n)
 	for i := range j.Deps {
 		d := &j.Deps[i]
-		if !b.linked(j, d) {
+		if !linked(j, d) {
 			continue
 		}
-		ref, ok := b.emitted.get(d.Job)
-		if !ok {
-			ref.trace, ref.span = derivedIDs(identityOfFence(b.cfg.salt, d.Job))
-		}
+		ref := linkTarget(b.emitted, b.cfg.salt, d)
 		l := links.AppendEmpty()
 		l.SetTraceID(ref.trace)
 		l.SetSpanID(ref.span)
+		b.attrs = appendOwnAttrs(b.attrs[:0], linkAttributes[:], d)
 		a := l.Attributes()
-		a.EnsureCapacity(3)
-		putUint(a, metadata.AttrFenceContext, d.Fence.Context)
-		putUint(a, metadata.AttrFenceSeqno, d.Fence.Seqno)
-		a.PutStr(metadata.AttrDependencyWait, d.Wait.String())
+		a.EnsureCapacity(len(b.attrs))
+		putOwnAttrs(a, b.attrs)
 	}
-}
-
-// linked reports whether dependency d of j becomes a link: another job, known by its
-// finished fence, and not j itself.
-func (*SpanBuilder) linked(j *assemble.Job, d *assemble.Dependency) bool {
-	return d.JobKnown && !d.Job.IsZero() && d.Job != j.Finished
 }

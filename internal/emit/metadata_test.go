@@ -82,12 +82,31 @@ type mdFile struct {
 	ResourceAttributes map[string]mdAttr   `yaml:"resource_attributes"`
 	Attributes         map[string]mdAttr   `yaml:"attributes"`
 	Metrics            map[string]mdMetric `yaml:"metrics"`
+	// Telemetry: the receiver's internal telemetry (receiver/ghostdriverreceiver/telemetry.go,
+	// whose tests check the instruments with mdatagen's metadatatest).
+	Telemetry struct {
+		Metrics map[string]mdTelemetryMetric `yaml:"metrics"`
+	} `yaml:"telemetry"`
 
 	Spans          map[string]mdSpan `yaml:"-"`
 	SpanAttributes map[string]mdAttr `yaml:"-"`
 	Dimensions     map[string]mdAttr `yaml:"-"`
 	// DimensionsOfUnknown: metric_dimensions entries naming no metric of metadata.yaml.
 	DimensionsOfUnknown []string `yaml:"-"`
+}
+
+// mdTelemetryMetric is a metric of metadata.yaml's telemetry section (mdatagen's schema).
+type mdTelemetryMetric struct {
+	Enabled     bool   `yaml:"enabled"`
+	Stability   string `yaml:"stability"`
+	Description string `yaml:"description"`
+	Unit        string `yaml:"unit"`
+	Sum         *struct {
+		Async     bool   `yaml:"async"`
+		ValueType string `yaml:"value_type"`
+		Monotonic bool   `yaml:"monotonic"`
+	} `yaml:"sum"`
+	Attributes []string `yaml:"attributes"`
 }
 
 // mdExtra is telemetry-extra.yaml.
@@ -489,6 +508,11 @@ func checkDocumentation(md *mdFile, doc string) problems {
 	for name := range md.Metrics {
 		if !strings.Contains(doc, "\n### "+name+"\n") {
 			p.addf("documentation.md: no heading for metric %s", name)
+		}
+	}
+	for name := range md.Telemetry.Metrics {
+		if !strings.Contains(doc, "\n### otelcol_"+name+"\n") {
+			p.addf("documentation.md: no heading for internal telemetry metric otelcol_%s", name)
 		}
 	}
 	var keys []string

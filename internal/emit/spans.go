@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
@@ -96,6 +95,9 @@ type SpanBuilder struct {
 	emitted  *recent[event.FenceKey, spanRef] // finished fence → ids, across batches
 	ids      *idGuard                         // span ids handed out recently (ids.go)
 	exeNames *recent[uint32, string]          // PID → executable name, across batches
+
+	attrs []spanAttr // scratch: the attributes of the span being built
+	stage stageKey   // scratch: the stage span's key (a pointer to it does not escape)
 }
 
 // spanRef is where a job's span lives.
@@ -164,12 +166,8 @@ func (b *SpanBuilder) Append(j *assemble.Job) {
 	start, end := b.interval(j.Start, j.End)
 	sp.SetStartTimestamp(start)
 	sp.SetEndTimestamp(end)
-	putJobAttributes(sp.Attributes(), j)
-	if j.Outcome != assemble.Completed {
-		msg := j.Reason
-		if msg == "" {
-			msg = j.Outcome.String()
-		}
+	b.putJobAttributes(sp.Attributes(), j)
+	if msg, isErr := jobStatus(j); isErr {
 		sp.Status().SetCode(ptrace.StatusCodeError)
 		sp.Status().SetMessage(msg)
 	}
@@ -186,12 +184,11 @@ func (b *SpanBuilder) Append(j *assemble.Job) {
 		s, e := b.interval(st.Start, st.End)
 		c.SetStartTimestamp(s)
 		c.SetEndTimestamp(e)
+		b.stage = stageKey{src: st.Src, rule: st.Rule}
+		b.attrs = appendOwnAttrs(b.attrs[:0], stageAttributes[:], &b.stage)
 		a := c.Attributes()
-		a.EnsureCapacity(2)
-		a.PutStr(metadata.AttrStageSource, st.Src.String())
-		if st.Rule != "" {
-			a.PutStr(metadata.AttrStageRule, st.Rule)
-		}
+		a.EnsureCapacity(len(b.attrs))
+		putOwnAttrs(a, b.attrs)
 	}
 
 	if !j.Finished.IsZero() {
@@ -218,71 +215,11 @@ func spanInterval(clock event.Clock, start, end int64) (pcommon.Timestamp, pcomm
 	return pcommon.Timestamp(s), pcommon.Timestamp(e)
 }
 
-// putJobAttributes sets the attributes of a gpu.job span. Values that are unknown (zero
-// or empty) are left out rather than written as zero.
-func putJobAttributes(a pcommon.Map, j *assemble.Job) {
-	a.EnsureCapacity(jobAttributeCount(j))
-	if j.Driver != "" {
-		a.PutStr(metadata.AttrDriver, j.Driver)
-	}
-	if j.Device != "" {
-		a.PutStr(metadata.AttrDevice, j.Device)
-	}
-	if j.Ring != "" {
-		a.PutStr(metadata.AttrRing, j.Ring)
-	}
-	if !j.Finished.IsZero() {
-		putUint(a, metadata.AttrFenceContext, j.Finished.Context)
-		putUint(a, metadata.AttrFenceSeqno, j.Finished.Seqno)
-	}
-	if !j.HWFence.IsZero() {
-		putUint(a, metadata.AttrHWFenceContext, j.HWFence.Context)
-		putUint(a, metadata.AttrHWFenceSeqno, j.HWFence.Seqno)
-	}
-	if j.JobID != 0 {
-		putUint(a, metadata.AttrJobID, j.JobID)
-	}
-	if j.ClientID != 0 {
-		putUint(a, metadata.AttrClientID, j.ClientID)
-	}
-	if j.PID != 0 {
-		a.PutInt(metadata.AttrProcessPID, int64(j.PID))
-	}
-	if j.TID != 0 {
-		a.PutInt(metadata.AttrThreadID, int64(j.TID))
-	}
-	if j.Comm != "" {
-		a.PutStr(metadata.AttrThreadName, j.Comm)
-	}
-	a.PutStr(metadata.AttrJobOutcome, j.Outcome.String())
-	if len(j.Deps) > 0 {
-		a.PutInt(metadata.AttrJobDependencies, int64(len(j.Deps)))
-	}
-	if j.Loss.Windows > 0 {
-		a.PutBool(metadata.AttrJobEventsLost, true)
-		if j.Loss.Counted {
-			putUint(a, metadata.AttrJobLostEventCount, j.Loss.Events)
-		}
-	}
-	a.PutStr(metadata.AttrContextTier, ctxtier.Name(j.CtxTier))
+// putJobAttributes sets the attributes of a gpu.job span: the table's (spanmodel.go),
+// then the tenant's, which may replace them.
+func (b *SpanBuilder) putJobAttributes(a pcommon.Map, j *assemble.Job) {
+	b.attrs = appendOwnAttrs(b.attrs[:0], jobAttributes[:], j)
+	a.EnsureCapacity(len(b.attrs) + len(j.Attrs))
+	putOwnAttrs(a, b.attrs)
 	putAttrs(a, j.Attrs)
-}
-
-// jobAttributeCount is how many attributes putJobAttributes sets (at most: the tenant's
-// may replace some), so that the map is allocated once at its size.
-func jobAttributeCount(j *assemble.Job) int {
-	n := 2 + len(j.Attrs) // outcome, context tier
-	for _, set := range [...]bool{j.Driver != "", j.Device != "", j.Ring != "", j.JobID != 0, j.ClientID != 0,
-		j.PID != 0, j.TID != 0, j.Comm != "", len(j.Deps) > 0, j.Loss.Windows > 0, j.Loss.Windows > 0 && j.Loss.Counted} {
-		if set {
-			n++
-		}
-	}
-	if !j.Finished.IsZero() {
-		n += 2
-	}
-	if !j.HWFence.IsZero() {
-		n += 2
-	}
-	return n
 }

@@ -15,17 +15,25 @@ import (
 )
 
 // NewFactory returns the factory of the ghostdriver receiver.
-func NewFactory() receiver.Factory {
+func NewFactory() receiver.Factory { return NewFactoryWithOptions() }
+
+// NewFactoryWithOptions returns the factory of the ghostdriver receiver with the options
+// of a distribution that embeds it (options.go).
+func NewFactoryWithOptions(opts ...Option) receiver.Factory {
+	o := newOptions(opts)
 	return receiver.NewFactory(
 		metadata.Type,
-		createDefaultConfig,
-		receiver.WithTraces(createTraces, metadata.TracesStability),
-		receiver.WithMetrics(createMetrics, metadata.MetricsStability),
+		func() component.Config { return o.defaultConfig() },
+		receiver.WithTraces(o.createTraces, metadata.TracesStability),
+		receiver.WithMetrics(o.createMetrics, metadata.MetricsStability),
 	)
 }
 
-func createDefaultConfig() component.Config {
-	return &Config{
+func createDefaultConfig() component.Config { return (&options{}).defaultConfig() }
+
+// defaultConfig is the receiver's default configuration, with the embedder's roots.
+func (o *options) defaultConfig() *Config {
+	cfg := &Config{
 		Source:             SourceLive,
 		Replay:             ReplayConfig{Speed: 0},
 		Live:               defaultLiveConfig(),
@@ -44,12 +52,19 @@ func createDefaultConfig() component.Config {
 		},
 		Tenant: TenantConfig{Enabled: true, ProcRoot: "/proc", SysRoot: "/sys"},
 	}
+	if o.procRoot != "" {
+		cfg.Tenant.ProcRoot = o.procRoot
+	}
+	if o.sysRoot != "" {
+		cfg.Tenant.SysRoot = o.sysRoot
+	}
+	return cfg
 }
 
 // CreateTraces and CreateMetrics are called separately for one receiver ID; both get the
 // same instance so the eBPF programs are loaded once.
-func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
-	r, err := instances.getOrCreate(set, cfg.(*Config))
+func (o *options) createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
+	r, err := instances.getOrCreate(set, cfg.(*Config), o)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +72,8 @@ func createTraces(_ context.Context, set receiver.Settings, cfg component.Config
 	return r, nil
 }
 
-func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-	r, err := instances.getOrCreate(set, cfg.(*Config))
+func (o *options) createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
+	r, err := instances.getOrCreate(set, cfg.(*Config), o)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/graph"
+	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
 	"github.com/ghostdriver/ghostdriver/internal/version"
@@ -33,7 +34,9 @@ const transport = "ebpf"
 type ghostReceiver struct {
 	set     receiver.Settings
 	cfg     *Config
+	opts    *options
 	obs     *receiverhelper.ObsReport
+	tb      *metadata.TelemetryBuilder // the receiver's health (telemetry.go)
 	onClose func()
 
 	traces  consumer.Traces
@@ -48,7 +51,7 @@ type ghostReceiver struct {
 	pipe    *pipeline.Pipeline
 }
 
-func newReceiver(set receiver.Settings, cfg *Config, onClose func()) (*ghostReceiver, error) {
+func newReceiver(set receiver.Settings, cfg *Config, opts *options, onClose func()) (*ghostReceiver, error) {
 	obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
 		ReceiverID:             set.ID,
 		Transport:              transport,
@@ -58,7 +61,11 @@ func newReceiver(set receiver.Settings, cfg *Config, onClose func()) (*ghostRece
 	if err != nil {
 		return nil, err
 	}
-	return &ghostReceiver{set: set, cfg: cfg, obs: obs, onClose: onClose}, nil
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &ghostReceiver{set: set, cfg: cfg, opts: opts, obs: obs, tb: tb, onClose: onClose}, nil
 }
 
 func (r *ghostReceiver) setTraces(next consumer.Traces)   { r.traces = next }
@@ -99,6 +106,9 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 		componentstatus.ReportStatus(host, componentstatus.NewPermanentErrorEvent(err))
 	})
 	r.pipe = g.Pipeline(r.outputs(), nil)
+	if err := registerHealth(r.tb, r.pipe.Stats); err != nil {
+		log.Warn("ghostdriver health not in the collector's telemetry", zap.Error(err))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.done = make(chan struct{})
@@ -233,6 +243,14 @@ func (r *ghostReceiver) outputs() pipeline.Outputs {
 			return err
 		}
 	}
+	if obs := r.opts.jobObservers; len(obs) > 0 {
+		out.Job = func(j *assemble.Job) {
+			rec := jobRecord(j)
+			for _, f := range obs {
+				f(rec)
+			}
+		}
+	}
 	return out
 }
 
@@ -257,6 +275,10 @@ func (r *ghostReceiver) Shutdown(context.Context) error {
 	}
 	if r.done != nil {
 		<-r.done
+	}
+	r.tb.Shutdown()
+	for _, f := range r.opts.onShutdown {
+		f()
 	}
 	return errors.Join(errs...)
 }

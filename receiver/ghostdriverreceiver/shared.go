@@ -16,13 +16,13 @@ type registry struct {
 
 var instances = &registry{m: map[component.ID]*ghostReceiver{}}
 
-func (r *registry) getOrCreate(set receiver.Settings, cfg *Config) (*ghostReceiver, error) {
+func (r *registry) getOrCreate(set receiver.Settings, cfg *Config, opts *options) (*ghostReceiver, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if g, ok := r.m[set.ID]; ok {
 		return g, nil
 	}
-	g, err := newReceiver(set, cfg, func() { r.remove(set.ID) })
+	g, err := newReceiver(set, cfg, opts, func() { r.remove(set.ID) })
 	if err != nil {
 		return nil, err
 	}

@@ -83,6 +83,8 @@ type Decoder struct {
 	formatHits []uint64 // per template id
 	caps       [maxCaptures]capture
 	vals       []byte // DecodeValues' text arguments (values.go)
+	entryArgs  [maxCaptures]Arg
+	digits     []byte // DecodeEntry's numbers that fill text fields, as printed (entry.go)
 	h          header
 	task       taskColumns // line.go
 	// lastTS is the timestamp of the last line that had one: a "[LOST n EVENTS]" note

@@ -10,13 +10,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
 )
 
 // doctorJSON is `doctor --json`: the verdict and the hook table.
 type doctorJSON struct {
-	Verdict probe.Verdict `json:"verdict"`
-	Hooks   []probe.Entry `json:"hooks"`
+	Verdict probe.Verdict      `json:"verdict"`
+	Hooks   []capability.Entry `json:"hooks"`
 }
 
 func cmdDoctor(args []string, stdout, stderr io.Writer) int {
@@ -38,7 +39,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		hooks := rep.Entries
 		if hooks == nil {
-			hooks = []probe.Entry{}
+			hooks = []capability.Entry{}
 		}
 		b, err := json.MarshalIndent(doctorJSON{Verdict: v, Hooks: hooks}, "", "  ")
 		if err != nil {

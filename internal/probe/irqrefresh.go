@@ -81,10 +81,7 @@ func (l *Live) refreshIRQs() {
 				}
 			}
 		}
-		hooks := make([]event.HookStatus, 0, len(ld.rep.Entries))
-		for _, e := range ld.rep.Entries {
-			hooks = append(hooks, event.HookStatus{Stage: e.Stage, Hook: e.Hook, Status: e.Status, Reason: e.Reason})
-		}
+		hooks := append(make([]event.HookStatus, 0, len(ld.rep.Entries)), ld.rep.Entries...)
 		l.mu.Lock()
 		l.stats.Hooks = hooks
 		l.mu.Unlock()

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 )
 
 // jobStages are the stages whose hooks identify GPU jobs: without one of them there is
@@ -66,11 +68,11 @@ type Verdict struct {
 }
 
 // Assess decides from a report and the host facts.
-func Assess(r Report, h Host) Verdict {
+func Assess(r capability.Report, h Host) Verdict {
 	v := Verdict{Stages: []string{}, JobStages: []string{}, Missing: []string{}, Warnings: []string{}}
 	seen := map[string]bool{}
 	for _, e := range r.Entries {
-		if e.Status == StatusAttached && !seen[e.Stage] {
+		if e.Status == capability.StatusAttached && !seen[e.Stage] {
 			seen[e.Stage] = true
 			v.Stages = append(v.Stages, e.Stage)
 		}
@@ -112,7 +114,7 @@ func Assess(r Report, h Host) Verdict {
 	default:
 		v.Missing = append(v.Missing, h.Tracefs.Error()+" (the classic-tracepoint rungs need it; `ghostdriver record` mounts it itself)")
 	}
-	if w := r.FallbackWarning(); w != "" {
+	if w := FallbackWarning(r); w != "" {
 		v.Warnings = append(v.Warnings, w)
 	}
 

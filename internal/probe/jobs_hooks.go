@@ -1,10 +1,10 @@
 //go:build linux
 
-package probe
-
 // The hook table and loader steps of the jobs record mode (bpf/jobs.c): which ladders the
 // jobs family's programs take over, how its maps are sized, and the switch that makes the
 // finished fence's signal end a job.
+
+package probe
 
 import (
 	"strconv"

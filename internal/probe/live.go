@@ -1,8 +1,9 @@
 //go:build linux
 
-// Package probe is the live source: it loads ghostdriver's eBPF programs, attaches
-// each hook through its ladder (fentry > tp_btf > raw_tp > tracepoint), reads the one
-// ring buffer and decodes records into event.Event for the same pipeline as replay.
+// The live source's lifecycle: Open loads and attaches (load), Run reads the ring buffer
+// on its poll deadline and hands the events over in batches, Stats counts, Close
+// detaches; Doctor says what would attach without keeping anything.
+
 package probe
 
 import (

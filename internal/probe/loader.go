@@ -1,5 +1,8 @@
 //go:build linux
 
+// Loading and attaching the live source's programs, each on its own and rung by rung, and
+// the capability report line of every hook tried.
+
 package probe
 
 import (

@@ -2,6 +2,7 @@
 // tracepoint) without a collector, through the same graph as the receiver
 // (internal/graph): submissions as OTLP/JSON span lines, and a summary.
 // With a COMMAND, it traces while the command runs and stops when it exits.
+
 package main
 
 import (

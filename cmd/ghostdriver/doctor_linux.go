@@ -1,5 +1,6 @@
 // `ghostdriver doctor`: which hook each stage would use on this host, or why none, and
 // a one-line verdict: can this host follow GPU jobs, and what is missing.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // `ghostdriver live`: the eBPF source without a collector, through the same graph as the
 // receiver (internal/graph).
+
 package main
 
 import (

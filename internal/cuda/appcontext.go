@@ -9,6 +9,7 @@
 // one address space, so the kernel deletes the row at exec and exit by itself: without
 // those programs attached, SetProcess refuses, and only the OBI and TRACEPARENT tiers
 // remain.
+
 package cuda
 
 import (

@@ -3,6 +3,7 @@
 // Uprobe attachment: library files found in /proc/*/maps (rescan) or named by the
 // operator are opened as a tenant's files and get the entry/return pair at every API
 // function they export; the Xid tracepoint.
+
 package cuda
 
 import (

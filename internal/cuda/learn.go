@@ -3,6 +3,7 @@
 // Entry-point learning: a cuGetProcAddress return names a function pointer the runtime
 // will call instead of the exported symbol; the hook worker checks it against the
 // process's maps and the driver file's function starts, then hooks it.
+
 package cuda
 
 import (

@@ -3,6 +3,7 @@
 // The CUDA uprobe source: Open loads the programs and hooks what is mapped now, Run
 // (reader.go) reads the ring while the hook worker (worker.go) hooks what appears later,
 // Close detaches everything.
+
 package cuda
 
 import (

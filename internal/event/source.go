@@ -1,4 +1,5 @@
 // Source-side contracts shared by the live and replay sources.
+
 package event
 
 import (

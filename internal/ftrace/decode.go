@@ -1,4 +1,5 @@
 // The Decoder: one line in, one event.Event out, and the counts of everything else.
+
 package ftrace
 
 import (

@@ -1,6 +1,7 @@
 // The live sources (Linux: eBPF programs and uprobes): the DRM probe and the CUDA source,
 // each with its enrich stage, their capability reports, and the policy when one of them
 // cannot attach.
+
 package graph
 
 import (

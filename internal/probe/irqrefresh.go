@@ -5,6 +5,7 @@
 // every IRQRefreshInterval, adds new GPU lines to the map (attaching the irq hooks if
 // none were at Start), and counts each line found late: its interrupts until then were
 // not seen (ghostdriver.source.kernel_drops{reason=gpu_irq_found_late}).
+
 package probe
 
 import (

@@ -2,6 +2,7 @@
 // and what is missing. `ghostdriver doctor` ends with it and the receiver logs it as a
 // warning at Start when no GPU job hook attached (the live source would run and emit
 // nothing).
+
 package probe
 
 import (

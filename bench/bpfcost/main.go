@@ -41,6 +41,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
@@ -331,7 +332,7 @@ func programIDs() map[ebpf.ProgramID]bool {
 // are the attached report entries in order. Each is checked against its hook by name
 // (the kernel keeps 15 characters), which also rejects programs other users loaded
 // at the same moment.
-func ghostdriverPrograms(before map[ebpf.ProgramID]bool, rep probe.Report) ([]*ebpf.Program, []string, error) {
+func ghostdriverPrograms(before map[ebpf.ProgramID]bool, rep capability.Report) ([]*ebpf.Program, []string, error) {
 	var ids []ebpf.ProgramID
 	for id := range programIDs() {
 		if !before[id] {

@@ -2,6 +2,7 @@
 // behave alike: --help/-h prints the command's usage on stdout and exits 0; a usage error
 // (bad flag or value, missing argument) prints one message and the usage on stderr and
 // exits 2; a runtime failure prints one "ghostdriver CMD: …" line and exits 1.
+
 package main
 
 import (

@@ -2,6 +2,7 @@
 // tracepoint) without a collector, through the same graph as the receiver
 // (internal/graph): submissions as OTLP/JSON span lines, and a summary.
 // With a COMMAND, it traces while the command runs and stops when it exits.
+
 package main
 
 import (
@@ -96,10 +97,10 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	}
 	defer g.Close()
 	for _, rep := range g.Reports {
-		fmt.Fprint(stderr, rep.Text)
+		fmt.Fprint(stderr, rep.Text())
 	}
 	if *readyFile != "" {
-		if err := os.WriteFile(*readyFile, []byte(g.Reports[0].Summary+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*readyFile, []byte(g.Reports[0].Summary()+"\n"), 0o644); err != nil {
 			fmt.Fprintf(stderr, "ghostdriver cuda: --ready-file: %v\n", err)
 			return 1
 		}

@@ -1,5 +1,7 @@
 //go:build !linux
 
+// `ghostdriver cuda` off Linux: the CUDA source needs Linux.
+
 package main
 
 import "io"

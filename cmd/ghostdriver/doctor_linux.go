@@ -1,5 +1,6 @@
 // `ghostdriver doctor`: which hook each stage would use on this host, or why none, and
 // a one-line verdict: can this host follow GPU jobs, and what is missing.
+
 package main
 
 import (
@@ -10,13 +11,14 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
 )
 
 // doctorJSON is `doctor --json`: the verdict and the hook table.
 type doctorJSON struct {
-	Verdict probe.Verdict `json:"verdict"`
-	Hooks   []probe.Entry `json:"hooks"`
+	Verdict probe.Verdict      `json:"verdict"`
+	Hooks   []capability.Entry `json:"hooks"`
 }
 
 func cmdDoctor(args []string, stdout, stderr io.Writer) int {
@@ -38,7 +40,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		hooks := rep.Entries
 		if hooks == nil {
-			hooks = []probe.Entry{}
+			hooks = []capability.Entry{}
 		}
 		b, err := json.MarshalIndent(doctorJSON{Verdict: v, Hooks: hooks}, "", "  ")
 		if err != nil {

@@ -2,6 +2,7 @@
 // trace-event JSON (the Perfetto UI and chrome://tracing open it) from an OTLP span file
 // (JSON lines or length-prefixed proto) or straight from a capture. `replay --trace-json`
 // writes the same file during a replay (traceJSONOutput).
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // `ghostdriver live`: the eBPF source without a collector, through the same graph as the
 // receiver (internal/graph).
+
 package main
 
 import (
@@ -103,7 +104,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	}
 	g, err := graph.Open(spec, log)
 	for _, rep := range g.Reports {
-		fmt.Fprint(stderr, rep.Text)
+		fmt.Fprint(stderr, rep.Text())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ghostdriver live: %v\n", err)
@@ -117,7 +118,7 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *readyFile != "" {
-		if err := os.WriteFile(*readyFile, []byte(g.Reports[0].Summary+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(*readyFile, []byte(g.Reports[0].Summary()+"\n"), 0o644); err != nil {
 			fmt.Fprintf(stderr, "ghostdriver live: --ready-file: %v\n", err)
 			return 1
 		}

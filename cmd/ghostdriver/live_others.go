@@ -1,6 +1,7 @@
 //go:build !linux
 
 // live, doctor and record need Linux (eBPF, tracefs).
+
 package main
 
 import (

@@ -10,6 +10,7 @@
 // reads them), the pipeline builds them and emit.AppendTracesJSON / AppendTracesProto
 // (the same bytes) encode them into a buffer reused across batches. Metrics, a few
 // batches per run, are written by pdata's marshallers.
+
 package main
 
 import (

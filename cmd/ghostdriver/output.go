@@ -1,5 +1,6 @@
 // Pipeline settings exposed as flags, shared by the CLI commands (the output files are
 // otlpfile.go's).
+
 package main
 
 import (

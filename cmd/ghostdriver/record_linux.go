@@ -10,6 +10,7 @@
 // worth (buffer_size_kb per CPU) and loses everything older. What the kernel still drops
 // (reader too slow: overrun; buffer full: dropped events) is read from
 // per_cpu/cpuN/stats and reported.
+
 package main
 
 import (

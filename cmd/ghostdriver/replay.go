@@ -1,6 +1,7 @@
 // `ghostdriver replay`: a capture in, OTLP spans (the collector file exporter's formats:
 // OTLP/JSON lines, or length-prefixed protobuf) and a per-ring/per-stage summary out.
 // Replay is lossless: the reader waits for the output file, nothing is dropped.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // `ghostdriver report`: one self-contained HTML file (no network: script, style and data
 // inline) with the per-ring timeline and the busy/stage/tenant tables, from an OTLP span
 // file or straight from a capture.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // `ghostdriver spans FILE`: print job spans from an OTLP/JSON lines file (this CLI's
 // --output, or the collector file exporter's) as trees, one job with its stage children.
+
 package main
 
 import (

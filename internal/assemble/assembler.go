@@ -6,6 +6,7 @@
 // fence signals, waits ReorderWindow more for late events (an ioctl exit can follow a
 // fast job's completion), is tiled into stages (stages.go) and handed to out. Jobs that
 // never finish are evicted (evict.go). Every table is bounded; see each file.
+
 package assemble
 
 import (

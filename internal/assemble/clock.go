@@ -21,6 +21,7 @@
 //
 // An event that goes back in time by more than the window is processed at once and
 // counted as Late; it cannot move the clock, so it cannot evict anything but itself.
+
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

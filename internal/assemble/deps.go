@@ -42,6 +42,7 @@
 // owner's run_job return / run event, just before its scheduled fence signals
 // ("dependency_run"). Jobs of drivers without drm_sched (i915 requests) wait for every
 // dependency until it signals.
+
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

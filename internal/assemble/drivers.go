@@ -51,6 +51,7 @@
 //	                                                       "gpu_stamps_rejected" (standalone; drm_sched keeps its signal)
 //	pid= of any of the three                        —      the job's thread when no submitter event gave one; the
 //	                                                       process when the event ran on that thread (TGID column)
+
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

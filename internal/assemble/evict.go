@@ -4,6 +4,7 @@
 // (source clock): the head is both the first to time out and the first to go at the cap.
 // Held jobs leave after ReorderWindow. Per-thread and per-ring state is swept once a
 // second of source time; the lookaside tables are fixed-size FIFOs (keys.go).
+
 package assemble
 
 import (

@@ -14,6 +14,7 @@
 // and is remembered for a while (a dependency can be announced after its fence has
 // signalled). One that is none of these is counted as an orphan: most fences are not
 // job fences.
+
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

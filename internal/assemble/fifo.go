@@ -6,6 +6,7 @@
 // evictions walk in order, and the index is small (8 bytes a slot, at most half full:
 // 128 KiB at 8192 entries) and holds a fingerprint of each key, so a probe reads the
 // ring only on a fingerprint match and a deletion needs no ring read at all.
+
 package assemble
 
 import "math/bits"

@@ -2,6 +2,7 @@
 // looked up several times per event. Open addressing with linear probing and
 // backward-shift deletion: a lookup is one multiply and, almost always, one cache line,
 // where a Go map probes control words and slots apart. A nil job marks a free slot.
+
 package assemble
 
 import "math/bits"

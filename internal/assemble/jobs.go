@@ -10,6 +10,7 @@
 // reach it; a closed job is unindexed and frozen. The one exception is the fence pointer
 // of ≤6.16 scheduler events: the kernel reuses it as soon as the job is freed, so its
 // index entry ends at the job's done.
+
 package assemble
 
 import (

@@ -9,6 +9,7 @@
 // one kernel-wide counter (dma_fence_context_alloc), so a (context, seqno) pair names one
 // fence on the whole machine and the device is not part of the key. Timeline names are
 // never keys: 6.17–7.0 print "signaled-timeline" once a fence has signalled.
+
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

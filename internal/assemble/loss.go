@@ -10,6 +10,7 @@
 // any job's, on any CPU's behalf, so every overlapping job is marked (Job.Loss): the
 // span says events were lost, and an incomplete job's reason names the loss first
 // instead of only "not finished" or "no queue event".
+
 package assemble
 
 import (

@@ -5,6 +5,7 @@
 // the driver's events only enrich it — an event inside a worker's run window (threads.go)
 // belongs to the job being run, and xe_sched_job_create belongs to the job its thread
 // queues next. Without scheduler events the driver events stand alone.
+
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

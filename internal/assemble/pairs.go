@@ -26,6 +26,7 @@
 // the assembler's bitmask of CPUs 0–63, so events of higher CPUs always take the buffer);
 // no capture loss note has arrived (loss windows track per-CPU last times, which a pair
 // applied at its enter's place would move early on the exit's CPU).
+
 package assemble
 
 import (

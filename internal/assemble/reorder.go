@@ -12,6 +12,7 @@
 // ring: releasing an event moves no other, so an in-order event is copied once, when it
 // arrives (a released slot keeps its event's strings until the ring comes round: at most
 // a ring's worth).
+
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

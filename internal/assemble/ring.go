@@ -7,6 +7,7 @@
 // snapshot is its predecessor's done, whatever happens while the job is held. Rings idle
 // for longer than JobTimeout are forgotten: by then any new job's te is later than the
 // remembered done, and the inference does not need it.
+
 package assemble
 
 import "time"

@@ -11,6 +11,7 @@
 //   - Pointer jobs learn their finished fence key from the drm_sched fences created on the
 //     submitting thread just before the queue event (drm_sched_job_arm initialises the
 //     scheduled then the finished fence), when dma_fence_init is traced.
+
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

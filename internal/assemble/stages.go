@@ -31,6 +31,7 @@
 // So with only queue, run and done events (Perfetto's view), execution is
 // [max(tr, previous job's done on the ring), tf], and with amdgpu's scheduled fence
 // signal it starts at max(te, …) instead.
+
 package assemble
 
 import "math"

@@ -19,6 +19,7 @@
 // enrich the job (native.go).
 //
 // State of threads idle for JobTimeout is swept (evict.go).
+
 package assemble
 
 import (

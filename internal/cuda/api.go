@@ -1,3 +1,7 @@
+// The CUDA functions the source hooks, one table: each function's library (driver or
+// runtime), what a call means for the span model (launch, copy, set, event record, sync)
+// and where its arguments are read.
+
 package cuda
 
 import "strings"

@@ -9,6 +9,7 @@
 // one address space, so the kernel deletes the row at exec and exit by itself: without
 // those programs attached, SetProcess refuses, and only the OBI and TRACEPARENT tiers
 // remain.
+
 package cuda
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
@@ -85,10 +87,10 @@ func (s *Source) attachLifecycle(spec *ebpf.CollectionSpec, coll *ebpf.Collectio
 		}
 		s.links = append(s.links, links...)
 		s.lifecycle = true
-		s.report.add(stageLifecycle, progs[pair[0]].SectionName+", "+progs[pair[1]].SectionName, StatusAttached, "")
+		s.report.Add(stageLifecycle, progs[pair[0]].SectionName+", "+progs[pair[1]].SectionName, capability.StatusAttached, "")
 		return
 	}
-	s.report.add(stageLifecycle, "sched_process_exec/exit", StatusUnavailable,
+	s.report.Add(stageLifecycle, "sched_process_exec/exit", capability.StatusUnavailable,
 		fmt.Sprintf("%v: OTEP 4947 thread context off for CUDA calls", why))
 }
 
@@ -103,16 +105,16 @@ func (s *Source) openOBIMap(spec *ebpf.CollectionSpec) *ebpf.Map {
 		if !errors.Is(err, os.ErrNotExist) {
 			why = "loading " + path + ": " + firstLine(err.Error()) + ": empty placeholder"
 		}
-		s.report.add(stageAppContext, hook, StatusUnavailable, why)
+		s.report.Add(stageAppContext, hook, capability.StatusUnavailable, why)
 		return nil
 	}
 	want := spec.Maps[obiMapName]
 	if (m.Type() != ebpf.LRUHash && m.Type() != ebpf.Hash) || m.KeySize() != want.KeySize || m.ValueSize() != want.ValueSize {
-		s.report.add(stageAppContext, hook, StatusUnavailable, fmt.Sprintf("%s is %v key %d value %d, want %v key %d value %d: empty placeholder",
+		s.report.Add(stageAppContext, hook, capability.StatusUnavailable, fmt.Sprintf("%s is %v key %d value %d, want %v key %d value %d: empty placeholder",
 			path, m.Type(), m.KeySize(), m.ValueSize(), want.Type, want.KeySize, want.ValueSize))
 		m.Close()
 		return nil
 	}
-	s.report.add(stageAppContext, hook, StatusAttached, "pinned at "+path)
+	s.report.Add(stageAppContext, hook, capability.StatusAttached, "pinned at "+path)
 	return m
 }

@@ -1,3 +1,7 @@
+// The CUDA submission assembler: top-level API calls with the traced calls inside them,
+// grouped per stream into submissions closed by the synchronize call that waited for them
+// (or left unsynchronized after FlushAfter).
+
 package cuda
 
 import "sort"

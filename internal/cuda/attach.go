@@ -3,6 +3,7 @@
 // Uprobe attachment: library files found in /proc/*/maps (rescan) or named by the
 // operator are opened as a tenant's files and get the entry/return pair at every API
 // function they export; the Xid tracepoint.
+
 package cuda
 
 import (
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
@@ -43,7 +45,7 @@ func (s *Source) attachXid(spec *ebpf.CollectionSpec, coll *ebpf.Collection, pro
 		c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: coll.Maps})
 		hook := progs[name].SectionName
 		if err != nil {
-			s.report.add(stage, hook, StatusUnavailable, firstLine(err.Error()))
+			s.report.Add(stage, hook, capability.StatusUnavailable, firstLine(err.Error()))
 			continue
 		}
 		prog := c.DetachProgram(name)
@@ -60,13 +62,13 @@ func (s *Source) attachXid(spec *ebpf.CollectionSpec, coll *ebpf.Collection, pro
 			if errors.Is(err, os.ErrNotExist) {
 				why = "tracepoint not present (nvidia module not loaded)"
 			}
-			s.report.add(stage, hook, StatusUnavailable, why)
+			s.report.Add(stage, hook, capability.StatusUnavailable, why)
 			continue
 		}
 		// The program stays referenced by the link; closing our fd is fine.
 		prog.Close()
 		s.links = append(s.links, l)
-		s.report.add(stage, hook, StatusAttached, "")
+		s.report.Add(stage, hook, capability.StatusAttached, "")
 		return
 	}
 }
@@ -95,7 +97,7 @@ func (s *Source) hookPath(path string) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
 		s.mu.Lock()
-		s.report.add("uprobe", path, StatusUnavailable, err.Error())
+		s.report.Add("uprobe", path, capability.StatusUnavailable, err.Error())
 		s.mu.Unlock()
 		return
 	}
@@ -159,18 +161,18 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 
 	f, err := openLibrary(lib, follow)
 	if err != nil {
-		s.addReport("uprobe", lib.Mapped, StatusUnavailable, err.Error())
+		s.addReport("uprobe", lib.Mapped, capability.StatusUnavailable, err.Error())
 		return
 	}
 	defer f.Close()
 	ex, err := link.OpenExecutable(fdPath(f))
 	if err != nil {
-		s.addReport("uprobe", lib.Mapped, StatusUnavailable, err.Error())
+		s.addReport("uprobe", lib.Mapped, capability.StatusUnavailable, err.Error())
 		return
 	}
 	syms, funcs, err := librarySymbols(f, lib.Layer == Driver)
 	if err != nil {
-		s.addReport("uprobe", lib.Mapped, StatusUnavailable, err.Error())
+		s.addReport("uprobe", lib.Mapped, capability.StatusUnavailable, err.Error())
 		return
 	}
 	s.mu.Lock()
@@ -198,7 +200,7 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 		}
 		// At the offset read from this very file: the library never parses it again.
 		if err := s.attachPair(ex, a.Name, off, s.cfg.cookieOf(id)); err != nil {
-			s.addReport("uprobe", lib.Mapped+":"+a.Name, StatusUnavailable, firstLine(err.Error()))
+			s.addReport("uprobe", lib.Mapped+":"+a.Name, capability.StatusUnavailable, firstLine(err.Error()))
 			continue
 		}
 		h.offsets[off] = id
@@ -206,7 +208,7 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 	}
 	if len(multiAt) > 0 {
 		if err := s.attachMulti(ex, multiAt, multiCookie); err != nil {
-			s.addReport("uprobe_multi", lib.Mapped, StatusUnavailable, firstLine(err.Error()))
+			s.addReport("uprobe_multi", lib.Mapped, capability.StatusUnavailable, firstLine(err.Error()))
 			for _, off := range multiAt {
 				delete(h.offsets, off)
 			}
@@ -216,11 +218,11 @@ func (s *Source) hookLibrary(lib Library, follow bool) {
 	}
 	switch {
 	case attached == 0 && otherLayer > 0:
-		s.addReport("uprobe", lib.Mapped, StatusUnavailable, fmt.Sprintf("its %d CUDA functions are of a layer not hooked (layers: %s)", otherLayer, s.cfg.Layers))
+		s.addReport("uprobe", lib.Mapped, capability.StatusUnavailable, fmt.Sprintf("its %d CUDA functions are of a layer not hooked (layers: %s)", otherLayer, s.cfg.Layers))
 	case attached == 0:
-		s.addReport("uprobe", lib.Mapped, StatusUnavailable, "exports none of the hooked CUDA functions")
+		s.addReport("uprobe", lib.Mapped, capability.StatusUnavailable, "exports none of the hooked CUDA functions")
 	default:
-		s.addReport("uprobe", fmt.Sprintf("%s (%s, %d functions)", lib.Mapped, lib.Layer, attached), StatusAttached, "")
+		s.addReport("uprobe", fmt.Sprintf("%s (%s, %d functions)", lib.Mapped, lib.Layer, attached), capability.StatusAttached, "")
 	}
 	s.hooked()
 }
@@ -294,7 +296,7 @@ func (s *Source) attachMulti(ex *link.Executable, offs, cookies []uint64) error 
 // expected attach type) and refuse only the link, which would leave a library unhooked.
 func (s *Source) loadMulti(spec *ebpf.CollectionSpec, coll *ebpf.Collection, progs map[string]*ebpf.ProgramSpec) {
 	if err := features.HaveBPFLinkUprobeMulti(); err != nil {
-		s.report.add("uprobe_multi", "uprobe.multi/cuda_enter_multi", StatusUnavailable, firstLine(err.Error())+"; classic uprobes used")
+		s.report.Add("uprobe_multi", "uprobe.multi/cuda_enter_multi", capability.StatusUnavailable, firstLine(err.Error())+"; classic uprobes used")
 		return
 	}
 	one := spec.Copy()
@@ -302,12 +304,12 @@ func (s *Source) loadMulti(spec *ebpf.CollectionSpec, coll *ebpf.Collection, pro
 		cudaBPFProgCudaReturnMulti: progs[cudaBPFProgCudaReturnMulti]}
 	c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: coll.Maps})
 	if err != nil {
-		s.report.add("uprobe_multi", "uprobe.multi/cuda_enter_multi", StatusUnavailable, firstLine(err.Error())+"; classic uprobes used")
+		s.report.Add("uprobe_multi", "uprobe.multi/cuda_enter_multi", capability.StatusUnavailable, firstLine(err.Error())+"; classic uprobes used")
 		return
 	}
 	s.enterMulti, s.retMulti = c.DetachProgram(cudaBPFProgCudaEnterMulti), c.DetachProgram(cudaBPFProgCudaReturnMulti)
 	c.Close()
-	s.report.add("uprobe_multi", "uprobe.multi/cuda_enter_multi", StatusAttached, "")
+	s.report.Add("uprobe_multi", "uprobe.multi/cuda_enter_multi", capability.StatusAttached, "")
 }
 
 // keepLinks keeps attached links until Close, or closes them if Close already ran (the

@@ -1,5 +1,6 @@
 // The CUDA source's configuration: what it hooks, how large its ring and queues are,
 // and the defaults and checks applied at Open.
+
 package cuda
 
 import (

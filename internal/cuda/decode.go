@@ -2,6 +2,7 @@
 
 // The decoder: one ring-buffer record into a Call, an Xid, a process-gone report or a
 // cuGetProcAddress result queued for the hook worker.
+
 package cuda
 
 import (

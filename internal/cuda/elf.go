@@ -1,6 +1,7 @@
 // Library files read as untrusted ELF: the exported API functions' file offsets, and
 // every function start (.symtab, .dynsym, .eh_frame_hdr) where a learned entry point
 // may be hooked.
+
 package cuda
 
 import (

@@ -16,6 +16,7 @@
 //     which from launches that had one candidate record only, and from then on a thread's
 //     op takes only its own thread's records (two threads launching at the same time
 //     have overlapping windows).
+
 package cuda
 
 import (

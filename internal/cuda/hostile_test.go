@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
@@ -237,7 +238,7 @@ func TestLearnEntryPointRefusals(t *testing.T) {
 	}
 	capEntries := 0
 	for _, e := range s.Report().Entries {
-		if e.Stage == "entry_point" && e.Hook == "/usr/lib/libcuda.so.1" && e.Status == StatusUnavailable {
+		if e.Stage == "entry_point" && e.Hook == "/usr/lib/libcuda.so.1" && e.Status == capability.StatusUnavailable {
 			capEntries++
 		}
 	}

@@ -3,6 +3,7 @@
 // Entry-point learning: a cuGetProcAddress return names a function pointer the runtime
 // will call instead of the exported symbol; the hook worker checks it against the
 // process's maps and the driver file's function starts, then hooks it.
+
 package cuda
 
 import (
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
@@ -89,7 +91,7 @@ func (s *Source) learnEntryPoint(pid uint32, symbol string, addr uint64) {
 		why = fmt.Sprintf("the library has %d learnt entry points already", maxLearntHooks)
 		if !h.capReported {
 			h.capReported = true
-			s.report.add("entry_point", h.Mapped, StatusUnavailable,
+			s.report.Add("entry_point", h.Mapped, capability.StatusUnavailable,
 				fmt.Sprintf("more than %d learnt entry points: the rest are refused", maxLearntHooks))
 		}
 	}
@@ -108,13 +110,13 @@ func (s *Source) learnEntryPoint(pid uint32, symbol string, addr uint64) {
 	}
 	hook := fmt.Sprintf("%s+%#x (cuGetProcAddress %q)", mapped, off, symbol)
 	if err != nil {
-		s.addReport("entry_point", hook, StatusUnavailable, firstLine(err.Error()))
+		s.addReport("entry_point", hook, capability.StatusUnavailable, firstLine(err.Error()))
 		return
 	}
 	s.mu.Lock()
 	s.stats.EntryPointHooks++
 	s.mu.Unlock()
-	s.addReport("entry_point", hook, StatusAttached, "")
+	s.addReport("entry_point", hook, capability.StatusAttached, "")
 	s.log.Debug("hooked a driver entry point", zap.String("hook", hook))
 	s.hooked()
 }

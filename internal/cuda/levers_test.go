@@ -18,6 +18,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 )
 
 type stubCounts struct{ table, export, streamSync int }
@@ -103,7 +105,7 @@ func checkUprobeMultiOrFallback(t *testing.T, src *Source) {
 	var multi, refused []string
 	for _, e := range src.Report().Entries {
 		if e.Stage == "uprobe_multi" {
-			if e.Status == StatusAttached {
+			if e.Status == capability.StatusAttached {
 				multi = append(multi, e.Hook)
 			} else {
 				refused = append(refused, e.Hook+": "+e.Reason)

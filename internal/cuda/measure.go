@@ -3,6 +3,7 @@
 // What the hook-cost measurements read from the source (cudatrace -floor, -bpf-stats;
 // BENCHMARKS.md "CUDA hook levers"): the floor program's hits and the run time the
 // kernel accounts to each uprobe program. Not used to trace.
+
 package cuda
 
 import (

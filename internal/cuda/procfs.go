@@ -1,3 +1,7 @@
+// What the CUDA source reads from procfs: the libcuda/libcudart files mapped by running
+// processes (/proc/<pid>/maps, opened through each process's own root), and the NVIDIA
+// driver's device majors and ioctl types (/proc/devices).
+
 package cuda
 
 import (

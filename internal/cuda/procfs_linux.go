@@ -1,5 +1,6 @@
 // The library scan's file identities: lstat of each mapped CUDA library through
 // /proc/<pid>/root (the maps parsing is procfs.go's).
+
 package cuda
 
 import (

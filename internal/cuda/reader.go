@@ -3,6 +3,7 @@
 // The reader: drains the ring buffer into the sink on a poll deadline and reads it to
 // its end at cancellation. Nothing on this path opens a file, parses ELF or attaches a
 // probe: that work goes to the hook worker (worker.go) through a bounded queue.
+
 package cuda
 
 import (

@@ -1,5 +1,6 @@
 // What the CUDA source hands on (Call, Xid through a Sink) and what it counts (Stats,
 // Losses, the kernel's per-CPU loss counters).
+
 package cuda
 
 // Call is one traced CUDA API call, entry to return, decoded.

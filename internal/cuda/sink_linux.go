@@ -1,5 +1,6 @@
 // The live source's counters: Stats and Losses read the kernel's per-CPU loss counters
 // (the types are sink.go's, the same on every system).
+
 package cuda
 
 // Stats returns what the source counted so far.

@@ -3,6 +3,7 @@
 // The CUDA uprobe source: Open loads the programs and hooks what is mapped now, Run
 // (reader.go) reads the ring while the hook worker (worker.go) hooks what appears later,
 // Close detaches everything.
+
 package cuda
 
 import (
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 )
 
@@ -42,7 +44,7 @@ type Source struct {
 	mu     sync.Mutex
 	links  []link.Link
 	libs   map[[2]uint64]*hookedLib
-	report Report
+	report capability.Report
 	stats  Stats
 	closed bool
 	// onHook is called after every uprobe attach batch (tests wait on it).
@@ -53,34 +55,34 @@ type Source struct {
 // ExtraLibraries), attaches the Xid tracepoint and returns the capability report.
 // Libraries that appear later are hooked by the hook worker's rescans while Run runs. The error is non-nil only
 // when the source cannot work at all (not privileged, programs refused).
-func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
+func Open(cfg Config, log *zap.Logger) (*Source, capability.Report, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return nil, Report{}, fmt.Errorf("cuda config: %w", err)
+		return nil, newReport(), fmt.Errorf("cuda config: %w", err)
 	}
 	if err := rlimit.RemoveMemlock(); err != nil {
 		log.Debug("removing the memlock limit", zap.Error(err))
 	}
 	spec, err := loadCudaBPF()
 	if err != nil {
-		return nil, Report{}, err
+		return nil, newReport(), err
 	}
 	spec.Maps[cudaBPFMapEvents].MaxEntries = uint32(cfg.RingBufferBytes)
 	spec.Maps[cudaBPFMapCudaThreads].MaxEntries = uint32(cfg.threadTable)
 	if err := spec.Variables["wakeup_bytes"].Set(uint64(cfg.RingBufferBytes / 4)); err != nil {
-		return nil, Report{}, err
+		return nil, newReport(), err
 	}
 	order, err := ctxtier.KernelOrder(cfg.ContextTiers)
 	if err != nil {
-		return nil, Report{}, fmt.Errorf("cuda config: %w", err)
+		return nil, newReport(), fmt.Errorf("cuda config: %w", err)
 	}
 	if err := spec.Variables["ctx_order"].Set(order); err != nil {
-		return nil, Report{}, err
+		return nil, newReport(), err
 	}
-	s := &Source{cfg: cfg, log: log, libs: map[[2]uint64]*hookedLib{}, learnq: make(chan learnRequest, cfg.hookQueue)}
+	s := &Source{cfg: cfg, log: log, libs: map[[2]uint64]*hookedLib{}, learnq: make(chan learnRequest, cfg.hookQueue), report: newReport()}
 	s.stats.ByAPI = map[string]uint64{}
 	var replace map[string]*ebpf.Map
 	if slices.Contains(cfg.ContextTiers, ctxtier.NameOBI) {
@@ -90,7 +92,7 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 			replace = map[string]*ebpf.Map{obiMapName: s.obi}
 		}
 	} else {
-		s.report.add(stageAppContext, "map/"+obiMapName, StatusUnavailable, "obi tier not configured")
+		s.report.Add(stageAppContext, "map/"+obiMapName, capability.StatusUnavailable, "obi tier not configured")
 	}
 
 	// The uprobe pair is required; the Xid and lifecycle programs are optional and
@@ -113,16 +115,16 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 			log.Debug("verifier rejected the CUDA programs", zap.String("log", fmt.Sprintf("%+v", ve)))
 		}
 		if errors.Is(err, unix.EPERM) {
-			return nil, Report{}, fmt.Errorf("loading the CUDA uprobe programs: not privileged (needs root or CAP_BPF+CAP_PERFMON): %w", err)
+			return nil, newReport(), fmt.Errorf("loading the CUDA uprobe programs: not privileged (needs root or CAP_BPF+CAP_PERFMON): %w", err)
 		}
-		return nil, Report{}, fmt.Errorf("loading the CUDA uprobe programs: %w", err)
+		return nil, newReport(), fmt.Errorf("loading the CUDA uprobe programs: %w", err)
 	}
 	s.coll = coll
 	s.enter, s.ret = coll.Programs["cuda_enter"], coll.Programs["cuda_return"]
 	rd, err := ringbuf.NewReader(coll.Maps[cudaBPFMapEvents])
 	if err != nil {
 		coll.Close()
-		return nil, Report{}, fmt.Errorf("ring buffer reader: %w", err)
+		return nil, newReport(), fmt.Errorf("ring buffer reader: %w", err)
 	}
 	s.rd = rd
 	if !cfg.NoXid {
@@ -136,31 +138,34 @@ func Open(cfg Config, log *zap.Logger) (*Source, Report, error) {
 	for _, pattern := range cfg.ExtraLibraries {
 		paths, _ := filepath.Glob(pattern)
 		if len(paths) == 0 {
-			s.report.add("uprobe", pattern, StatusUnavailable, "no such file")
+			s.report.Add("uprobe", pattern, capability.StatusUnavailable, "no such file")
 		}
 		for _, p := range paths {
 			s.hookPath(p)
 		}
 	}
 	if len(s.libs) == 0 {
-		s.report.add("uprobe", "libcuda.so*/libcudart.so*", StatusUnavailable,
+		s.report.Add("uprobe", "libcuda.so*/libcudart.so*", capability.StatusUnavailable,
 			"no process maps a CUDA library yet; rescanning every "+cfg.RescanInterval.String())
 	}
 	log.Info("ghostdriver CUDA source attached", zap.String("summary", s.report.Summary()))
-	return s, s.report.clone(), nil
+	return s, s.report.Clone(), nil
 }
 func (s *Source) addReport(stage, hook, status, reason string) {
 	s.mu.Lock()
-	s.report.add(stage, hook, status, reason)
+	s.report.Add(stage, hook, status, reason)
 	s.mu.Unlock()
 }
 
+// newReport is the CUDA source's empty capability report.
+func newReport() capability.Report { return capability.Report{Source: capability.SourceCUDA} }
+
 // Report returns the capability report as it stands (entries grow as libraries and
 // entry points are hooked).
-func (s *Source) Report() Report {
+func (s *Source) Report() capability.Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.report.clone()
+	return s.report.Clone()
 }
 
 // Close detaches every hook and releases the ring buffer; a concurrent Run returns nil.

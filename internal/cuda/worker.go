@@ -5,6 +5,7 @@
 // runs on its own goroutine, so that the ring-buffer reader never waits on a file. The
 // reader hands it learned entry points through a bounded queue and never blocks: when
 // the queue is full the request is dropped and counted (Stats.EntryPointsDropped).
+
 package cuda
 
 import (

@@ -1,6 +1,7 @@
 // The layout of cuptilib/channel.h in Go: names, sizes, enum values and the offset of
 // every field the collector reads or writes. channel.h is the single definition;
 // TestChannelLayoutIsTheHeader compiles it and compares every value here.
+
 package cupti
 
 import "strconv"

@@ -1,6 +1,7 @@
 // Frames to Go values: the Decoder keeps a channel's clock offset (set by each batch
 // frame), converts the CUPTI timestamps of the records that follow to CLOCK_MONOTONIC,
 // and hands the values to a Sink.
+
 package cupti
 
 import (

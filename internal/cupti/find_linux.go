@@ -3,6 +3,7 @@
 // Finding and mapping channels: every process's descriptors are scanned for the
 // library's memfd, which is then opened again through /proc/<pid>/fd/<n> (its own open
 // file, same memory) and mapped shared.
+
 package cupti
 
 import (

@@ -2,6 +2,7 @@
 
 // Channels are memfds found through /proc: Linux only. Elsewhere the ring and decoder
 // still build (and their tests run); finding and mapping a channel says why not.
+
 package cupti
 
 import "errors"

@@ -3,6 +3,7 @@
 // processes' windows line up. The receiver's live.cuda.timeline and `ghostdriver cuda
 // --timeline` both come here. A library that backed off for another profiler asks again
 // by itself (GHOSTDRIVER_CUPTI_RETRY_MS, cuptilib): the policy only says on or off.
+
 package cupti
 
 import (

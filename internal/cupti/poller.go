@@ -3,6 +3,7 @@
 // The Poller: what a source runs to read every channel of the node. It finds new
 // channels, keeps one per process, beats and steers each (control from a policy),
 // drains it into a Decoder, and closes it once its process is gone, after a last drain.
+
 package cupti
 
 import (

@@ -2,6 +2,7 @@
 // (header page, then the ring): header validation, the header's fields, and Drain,
 // which copies the pending frames out of the shared memory, checks their framing and
 // hands them on. Platform-independent: tests and the fuzzer run it on Go slices.
+
 package cupti
 
 import (

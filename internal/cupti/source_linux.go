@@ -3,6 +3,7 @@
 // The timeline source the pipeline runs (pipeline.GPUTimeline): a Poller steered by a
 // Policy, its decoded frames handed to a cuda.GPUSink (the fuser) in the CUDA path's
 // types. A batch of no records is the library's flush mark (channel.h).
+
 package cupti
 
 import (

@@ -1,5 +1,6 @@
 // Attribute helpers: tenant attributes into pdata, and the process/thread naming rules
 // shared by spans, resources and metric dimensions.
+
 package emit
 
 import (

@@ -20,6 +20,7 @@
 // ring keeps at most busyReorder pending disjoint intervals; older ones are accounted and
 // later arrivals are clipped at what was accounted, which is exact as long as intervals
 // of one ring arrive less than busyReorder intervals out of order.
+
 package emit
 
 import (

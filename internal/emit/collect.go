@@ -1,4 +1,5 @@
 // Writing the recorder's state as pmetric data points: one function per metric family.
+
 package emit
 
 import (

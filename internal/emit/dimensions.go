@@ -2,6 +2,7 @@
 // gets its value from a job. Tenant dimensions come from the enricher's Job.Resource and
 // Job.Attrs; without an enricher (replay) only service.name and process.executable.name
 // can have a value (the executable name from the main thread's comm).
+
 package emit
 
 import (

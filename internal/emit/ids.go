@@ -32,6 +32,7 @@
 // context, or across boots without a salt). One id a job is claimed, not one a span: the
 // guard's table is read once per job instead of once per span (ten times a job with stage
 // spans), where its cache misses were most of the guard's cost.
+
 package emit
 
 import (

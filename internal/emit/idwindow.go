@@ -6,6 +6,7 @@
 // slot without reading an entry elsewhere, an absent id is usually one cache line, and an
 // insertion reuses nothing but the table. The ring keeps the insertion order for eviction.
 // Zero is never a span id (derivedIDs avoids it), so it marks a free slot.
+
 package emit
 
 // idWindow holds the last cap(ring) distinct ids inserted.

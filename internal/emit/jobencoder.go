@@ -13,6 +13,7 @@
 // Each tenant's resource is still a pcommon.Map (one per tenant and batch, filled by the
 // builder's own code, so that a ResourceFunc hook works unchanged); the spans, up to ten a
 // job, are written as bytes when the job arrives, into the tenant's buffer of the batch.
+
 package emit
 
 import (

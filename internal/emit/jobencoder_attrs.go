@@ -2,6 +2,7 @@
 // tables, keys encoded once) and the tenant's (internal/attr values of any kind). They
 // follow pcommon.Map's rules as the builder fills it: a key put again keeps its first
 // position and takes the last value, in nested maps too (attrpdata.Put).
+
 package emit
 
 import (

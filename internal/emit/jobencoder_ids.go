@@ -2,6 +2,7 @@
 // ids, and a stage span's, whose span id differs from one stage to the next only in its
 // last byte (a stage span's id is the job's with the stage in its low bits, ids.go), so
 // that byte is all a stage span rewrites.
+
 package emit
 
 import "go.opentelemetry.io/collector/pdata/pcommon"

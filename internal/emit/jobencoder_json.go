@@ -1,6 +1,7 @@
 // What the JobEncoder's JSON spans repeat, encoded once: the seconds of recent timestamps
 // (a job's spans start and end within the same few seconds, so only their last nine
 // digits need formatting).
+
 package emit
 
 import "strconv"

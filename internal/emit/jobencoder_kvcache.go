@@ -2,6 +2,7 @@
 // outcome, context tier, stage source and rule, dependency wait), encoded once per value:
 // the same few values come back on every job and every stage span, and copying a
 // KeyValue's bytes costs less than writing its lengths, its escaping and its key again.
+
 package emit
 
 import (

@@ -4,6 +4,7 @@
 // and AppendTracesProto (otlpjson.go, otlpproto.go: pdata's bytes) for the spans the
 // SpanBuilder makes: internal kind, no trace state, flags, events or dropped counts; the
 // status always present. The attributes are jobencoder_attrs.go's.
+
 package emit
 
 import (

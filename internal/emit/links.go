@@ -7,6 +7,7 @@
 // before the dependent job ran, so it was emitted first. When it is not remembered, the
 // link falls back to the derived ids: the span id is then right (ids.go derives it from
 // the finished fence alone) and the trace id is right unless that job had an app context.
+
 package emit
 
 import (

@@ -6,6 +6,7 @@
 // bound source. ghostdriver.device is among them because rings are per device: two GPUs
 // both have a "gfx" ring, and merging them would double a ring's busy time. Further
 // dimensions are opt-in (metadata.MetricsConfig.Dimensions).
+
 package emit
 
 import (

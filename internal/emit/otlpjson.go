@@ -7,6 +7,7 @@
 // the marshaller's generic stream was most of the CLI's `replay --output` time (profile in
 // BENCHMARKS.md): appending into a reused buffer needs no stream, no per-object state and
 // no copy of the result.
+
 package emit
 
 import (

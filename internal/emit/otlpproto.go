@@ -12,6 +12,7 @@
 //
 // What pdata's public API does not expose cannot be written, and the builder never sets
 // it: resource entity references, string-table indexes, the deprecated scope spans field.
+
 package emit
 
 import (

@@ -10,6 +10,7 @@
 // holds a fingerprint of each key and its ring position, so a probe reads the ring only
 // on a fingerprint match and a deletion needs no ring read at all. A Go map of the same
 // size costs a lookup, a delete and an insert, each on cold memory.
+
 package emit
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

@@ -6,6 +6,7 @@
 // then the ResourceFunc hook. The executable name is only learnt from jobs submitted by the
 // process's main thread (see executableName) and remembered per PID across batches, so a
 // process keeps one service.name once it is known.
+
 package emit
 
 import (

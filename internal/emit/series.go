@@ -2,6 +2,7 @@
 // series, so that recording a job costs one map lookup whatever the number of stages; and
 // first-seen order lists, so that every collection writes data points in a stable order
 // (no map iteration in the output).
+
 package emit
 
 import (

@@ -6,6 +6,7 @@
 // jobencoder_test.go holds the two writers to the same bytes and fails when no fixture
 // sets a row's attribute. The status and the link targets are here too, for the same
 // reason.
+
 package emit
 
 import (

@@ -7,6 +7,7 @@
 // asks for messaging.* attributes. Here the span is reported under the submitting process's
 // own resource (service.name of the application), as a deeper part of the application's
 // own operation, which is what Internal means; no edge between services is implied.
+
 package emit
 
 import (

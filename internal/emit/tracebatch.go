@@ -5,6 +5,7 @@
 // The tenants' span bytes are not copied into one buffer: WriteTo writes the request as
 // pieces (framing, a tenant's spans, framing, …), so that a buffered file writer passes
 // the large ones straight through.
+
 package emit
 
 import (

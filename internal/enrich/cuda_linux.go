@@ -1,6 +1,7 @@
 // The enrich stage for the CUDA path (Linux only, like internal/cuda): the same
 // Enricher, fed by CUDA calls instead of submit ioctls, with the CUDA source's kernel
 // table (cuda.Source.SetProcess) for the OTEP 4947 recipes.
+
 package enrich
 
 import (

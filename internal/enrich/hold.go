@@ -10,6 +10,7 @@
 // process's held jobs and the new one go on at once, without waiting); the source's
 // goroutine never waits. Every job that found its process's read in flight is counted
 // once, by how it went on (HoldOutcome).
+
 package enrich
 
 import (

@@ -10,6 +10,7 @@
 // (files already inspected come from the per-file cache); at most maxRediscoveries searches
 // of changed modules per process between two full reads; at most rediscoverQueue
 // processes queued. Triggers inside these bounds are counted as rate_limited.
+
 package enrich
 
 import (

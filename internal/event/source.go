@@ -1,7 +1,12 @@
 // Source-side contracts shared by the live and replay sources.
+
 package event
 
-import "context"
+import (
+	"context"
+
+	"github.com/ghostdriver/ghostdriver/internal/capability"
+)
 
 // Clock converts a source timestamp (Event.Time) to wall-clock Unix nanoseconds.
 // Replay: epoch + capture time, exactly. Live: CLOCK_MONOTONIC + a re-synced offset.
@@ -111,10 +116,9 @@ var KernelDropReasons = []string{
 	KernelDropJobStateFull, KernelDropJobStateEvicted, KernelDropIoctlWithoutJob, KernelDropThreadContextUnreadable,
 }
 
-// HookStatus is one line of a capability report.
-type HookStatus struct {
-	Stage, Hook, Status, Reason string
-}
+// HookStatus is one line of a live source's capability report, the report's own entry
+// type (internal/capability), so that the report becomes the hooks metric unconverted.
+type HookStatus = capability.Entry
 
 // EventsOf returns the count of decoded events of kind k.
 func (s *SourceStats) EventsOf(k Kind) uint64 {

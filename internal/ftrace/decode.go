@@ -1,4 +1,5 @@
 // The Decoder: one line in, one event.Event out, and the counts of everything else.
+
 package ftrace
 
 import (
@@ -83,6 +84,8 @@ type Decoder struct {
 	formatHits []uint64 // per template id
 	caps       [maxCaptures]capture
 	vals       []byte // DecodeValues' text arguments (values.go)
+	entryArgs  [maxCaptures]Arg
+	digits     []byte // DecodeEntry's numbers that fill text fields, as printed (entry.go)
 	h          header
 	task       taskColumns // line.go
 	// lastTS is the timestamp of the last line that had one: a "[LOST n EVENTS]" note

@@ -1,5 +1,6 @@
-// Package ftrace decodes ftrace text — tracefs `trace` / `trace_pipe` output and
-// `trace-cmd report` output — one line at a time into event.Event values.
+// Package ftrace is the decode stage: ftrace text — tracefs `trace` / `trace_pipe` output
+// and `trace-cmd report` output — one line at a time, and the raw trace entries the live
+// source's classic tracepoints copy, into event.Event values.
 //
 // A line is split into its header (comm, tid, optional TGID column, optional CPU column,
 // optional irq-flags/latency column, timestamp) and the event name and payload
@@ -7,7 +8,11 @@
 // event, every generation of them, listed in one table (table.go) and compiled into
 // byte-scanning templates (printk.go); the captured values go to Event fields by name
 // (fields.go). No regexp, no per-line allocation beyond the strings an Event must hold,
-// and those are interned.
+// and those are interned. A raw entry is decoded with its event's tracefs format file
+// (formatfile.go): each print argument bound to its field (entryprint.go) and read from
+// the entry as the conversion prints it, then the same table and rules fill the Event
+// (entry.go, values.go); no text is printed. One reading of printk formats serves both
+// (printkfmt.go).
 //
 // Decisions a reader of the output should know:
 //   - Values are decoded as the line prints them. The assembler does the joining (for

@@ -1,5 +1,6 @@
 // The argument names table.go uses for printk arguments, and how each captured value
 // fills an event.Event field.
+
 package ftrace
 
 import (

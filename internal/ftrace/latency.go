@@ -21,6 +21,7 @@
 // not read. The plain form gives microseconds relative to the buffer's start, so its
 // event times are not comparable to a capture in another format; the verbose form's
 // bracketed value is absolute. Comms are cut to 8 bytes in the plain form.
+
 package ftrace
 
 import "bytes"

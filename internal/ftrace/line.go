@@ -15,6 +15,7 @@
 // Lines come in runs from one task (a submit ioctl and its fences, a worker's run), whose
 // columns before the timestamp repeat byte for byte: the task columns of the last line
 // are kept (taskColumns) and reused when the next line starts with the same bytes.
+
 package ftrace
 
 import "bytes"

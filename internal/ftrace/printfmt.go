@@ -1,5 +1,6 @@
 // What the live source's classic-tracepoint rung asks of the table when it loads an
 // event: is the kernel's print format one we read (values.go decodes its values)?
+
 package ftrace
 
 import "strings"
@@ -17,40 +18,18 @@ func KnowsPrintFormat(name, printk string) bool {
 // it has a conversion the templates do not read.
 func printkShape(s string) (string, bool) {
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '%' {
-			b.WriteByte(c)
-			continue
+	trailing, err := scanPrintk(s, func(lit string, c printkConv) error {
+		v, ok := c.class()
+		if !ok {
+			return ErrUnsupported
 		}
-		if i+1 < len(s) && s[i+1] == '%' {
-			b.WriteByte('%')
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(s) && strings.IndexByte("-0+ #.123456789", s[j]) >= 0 {
-			j++
-		}
-		for j < len(s) && strings.IndexByte("lLhzjt", s[j]) >= 0 {
-			j++
-		}
-		if j >= len(s) {
-			return "", false
-		}
-		switch s[j] {
-		case 's':
-			b.WriteString("%s")
-		case 'd', 'i', 'u':
-			b.WriteString("%d")
-		case 'x', 'X':
-			b.WriteString("%x")
-		case 'p':
-			b.WriteString("%p")
-		default:
-			return "", false
-		}
-		i = j
+		b.WriteString(lit)
+		b.WriteString(v.shape())
+		return nil
+	})
+	if err != nil {
+		return "", false
 	}
+	b.WriteString(trailing)
 	return b.String(), true
 }

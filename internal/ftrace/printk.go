@@ -1,5 +1,6 @@
 // Compiles the kernel's TP_printk format strings of table.go into templates, and matches
 // a payload against a template by byte scanning, capturing each conversion's value.
+
 package ftrace
 
 import (
@@ -18,6 +19,9 @@ const (
 	verbHex                   // %x %lx %08lx %012llx …: hex digits, an optional 0x
 	verbPtr                   // %p: 8 or 16 hex digits, 0x and any hex digits, or (null)/(nil)/(____ptrval____)
 )
+
+// shape is the conversion written as its class (the shape of a format, below).
+func (v verbClass) shape() string { return [...]string{"", "%s", "%d", "%x", "%p"}[v] }
 
 // segment is a literal followed by one conversion.
 type segment struct {
@@ -45,64 +49,47 @@ type capture struct {
 	n          uint64
 }
 
+// class is what conversion c prints as far as reading it back is concerned; false for
+// the conversions the templates do not read (%c, %o).
+func (c *printkConv) class() (verbClass, bool) {
+	switch c.verb {
+	case 's':
+		return verbStr, true
+	case 'd', 'u':
+		return verbDec, true
+	case 'x', 'X':
+		return verbHex, true
+	case 'p':
+		return verbPtr, true
+	}
+	return verbNone, false
+}
+
 // compile turns a printk format and its argument names into a template. It panics on
 // a table error: the table is code.
 func compile(f *format) *template {
 	names := strings.Fields(f.args)
 	t := &template{fmt: f}
-	lit := strings.Builder{}
-	s := f.printk
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '%' {
-			lit.WriteByte(c)
-			continue
-		}
-		if i+1 < len(s) && s[i+1] == '%' {
-			lit.WriteByte('%')
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(s) && (s[j] == '-' || s[j] == '0' || s[j] == '.' || (s[j] >= '1' && s[j] <= '9')) {
-			j++
-		}
-		wide := false
-		for j < len(s) && (s[j] == 'l' || s[j] == 'L' || s[j] == 'h' || s[j] == 'z') {
-			if s[j] == 'L' || (s[j] == 'l' && j+1 < len(s) && s[j+1] == 'l') {
-				wide = true
-			}
-			j++
-		}
-		if j >= len(s) {
-			panic(fmt.Sprintf("ftrace table: %q: truncated conversion", f.printk))
-		}
-		var v verbClass
-		switch s[j] {
-		case 's':
-			v = verbStr
-		case 'd', 'i', 'u':
-			v = verbDec
-		case 'x', 'X':
-			v = verbHex
-		case 'p':
-			v = verbPtr
-		default:
-			panic(fmt.Sprintf("ftrace table: %q: conversion %q not supported", f.printk, s[i:j+1]))
+	trailing, err := scanPrintk(f.printk, func(lit string, c printkConv) error {
+		v, ok := c.class()
+		if !ok {
+			return fmt.Errorf("conversion %q not supported", c.text)
 		}
 		n := len(t.segs)
 		if n >= len(names) {
-			panic(fmt.Sprintf("ftrace table: %q: more conversions than args %q", f.printk, f.args))
+			return fmt.Errorf("more conversions than args %q", f.args)
 		}
 		a, ok := argByName[names[n]]
 		if !ok {
-			panic(fmt.Sprintf("ftrace table: %q: unknown arg %q", f.printk, names[n]))
+			return fmt.Errorf("unknown arg %q", names[n])
 		}
-		t.segs = append(t.segs, segment{lit: lit.String(), verb: v, wide: wide, arg: a})
-		lit.Reset()
-		i = j
+		t.segs = append(t.segs, segment{lit: lit, verb: v, wide: c.wide(), arg: a})
+		return nil
+	})
+	if err != nil {
+		panic(fmt.Sprintf("ftrace table: %q: %v", f.printk, err))
 	}
-	t.trailing = lit.String()
+	t.trailing = trailing
 	if len(t.segs) != len(names) {
 		panic(fmt.Sprintf("ftrace table: %q: %d conversions, %d args", f.printk, len(t.segs), len(names)))
 	}
@@ -128,7 +115,7 @@ func (t *template) shape() string {
 	var b strings.Builder
 	for _, s := range t.segs {
 		b.WriteString(s.lit)
-		b.WriteString([...]string{"", "%s", "%d", "%x", "%p"}[s.verb])
+		b.WriteString(s.verb.shape())
 	}
 	b.WriteString(t.trailing)
 	return b.String()

@@ -4,6 +4,7 @@
 // length and the first and last eight bytes almost always holds the one asked for, and a
 // hit costs one compare instead of hashing every byte and probing a map. A miss falls
 // back to the map and takes the slot over; what the decoder returns is the same either way.
+
 package ftrace
 
 import "encoding/binary"

@@ -5,6 +5,7 @@
 // Sources are the kernel-history files in testdata/kernel-tracepoints (a test checks that
 // every format they list is here) and the real lines of testdata/captures at the repository
 // root. "commit" means the commit named in those files.
+
 package ftrace
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

@@ -2,6 +2,7 @@
 // whoever makes captures (`ghostdriver record`, the README's trace-cmd and Perfetto
 // lines): enabling exactly these gives replay everything it decodes, and nothing it
 // would only count as unknown.
+
 package ftrace
 
 import "github.com/ghostdriver/ghostdriver/internal/event"

@@ -20,6 +20,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
@@ -105,26 +106,14 @@ type ContextSpec struct {
 	MaxWait time.Duration
 }
 
-// Report is one source's capability report: which stage is measured by which hook, or
-// why not.
-type Report struct {
-	Source  string // "drm" or "cuda"
-	Lines   []Capability
-	Summary string
-	// Text is the report as a table, as `ghostdriver live` and `ghostdriver cuda` print it.
-	Text string
-}
-
-// Capability is one line of a Report.
-type Capability struct{ Stage, Hook, Status, Reason string }
-
 // Graph is the set of open sources, ready to build the pipeline over them.
 type Graph struct {
 	spec Spec
 	log  *zap.Logger
 
-	// Reports are the capability reports of the live sources Open tried, in order.
-	Reports []Report
+	// Reports are the capability reports of the live sources Open tried, in order
+	// (Text is what `ghostdriver live` and `ghostdriver cuda` print, Summary one line).
+	Reports []capability.Report
 	// Degraded holds what was asked for but does not run while the rest does (a CUDA
 	// source that could not attach next to a working DRM source); each was logged at warn.
 	Degraded []error

@@ -1,6 +1,7 @@
 // The live sources (Linux: eBPF programs and uprobes): the DRM probe and the CUDA source,
 // each with its enrich stage, their capability reports, and the policy when one of them
 // cannot attach.
+
 package graph
 
 import (
@@ -10,8 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"go.uber.org/zap"
@@ -183,13 +182,11 @@ func withNvidiaMajors(majors []uint32, procRoot string) ([]uint32, map[uint32][]
 // measured by which hook, or why not.
 func (g *Graph) openDRM() error {
 	live, report, err := probe.Open(g.probeConfig(), g.log)
-	rep := Report{Source: "drm", Summary: report.Summary(), Text: report.String()}
-	for _, line := range report.Lines() {
-		rep.Lines = append(rep.Lines, Capability{line.Stage, line.Hook, line.Status, line.Reason})
+	for _, line := range report.Entries {
 		g.log.Info("ghostdriver capability", zap.String("stage", line.Stage), zap.String("hook", line.Hook),
 			zap.String("status", line.Status), zap.String("reason", line.Reason))
 	}
-	g.Reports = append(g.Reports, rep)
+	g.Reports = append(g.Reports, report.Clone()) // a snapshot: the source keeps its own
 	if err != nil {
 		return err
 	}
@@ -232,13 +229,11 @@ func (g *Graph) openCUDA() error {
 		ContextTiers:      enrich.KernelTiers(g.tiers()),
 		OBIMapPath:        g.spec.Context.OBIMapPath,
 	}, g.log)
-	rep := Report{Source: "cuda", Summary: report.Summary(), Text: cudaReportText(report)}
 	for _, e := range report.Entries {
-		rep.Lines = append(rep.Lines, Capability{e.Stage, e.Hook, e.Status, e.Reason})
 		g.log.Info("ghostdriver CUDA capability", zap.String("stage", e.Stage), zap.String("hook", e.Hook),
 			zap.String("status", e.Status), zap.String("reason", e.Reason))
 	}
-	g.Reports = append(g.Reports, rep)
+	g.Reports = append(g.Reports, report.Clone()) // a snapshot: the source keeps its own
 	if err != nil {
 		return err
 	}
@@ -274,19 +269,6 @@ func (g *Graph) openCUDA() error {
 		p.AddCUDA(cfg, src)
 	}
 	return nil
-}
-
-// cudaReportText is the CUDA capability table and its summary line.
-func cudaReportText(rep cuda.Report) string {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STAGE\tSTATUS\tHOOK\tREASON")
-	for _, e := range rep.Entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Stage, e.Status, e.Hook, e.Reason)
-	}
-	tw.Flush()
-	fmt.Fprintf(&b, "CUDA source: %s\n", rep.Summary())
-	return b.String()
 }
 
 // Live is the DRM live source (nil when none is open).

@@ -1,6 +1,7 @@
 //go:build !linux
 
 // The live sources need Linux eBPF; elsewhere only replay works.
+
 package graph
 
 import "errors"

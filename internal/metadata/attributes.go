@@ -3,6 +3,7 @@
 // Semantic-convention names are used where they exist; the rest live in the ghostdriver.*
 // namespace. No key is both an attribute and a namespace of another key (OTel naming
 // rules): the stage's name is ghostdriver.stage.name next to ghostdriver.stage.source.
+
 package metadata
 
 import "github.com/ghostdriver/ghostdriver/internal/ctxtier"

@@ -5,6 +5,7 @@
 //	  ghostdriver.ring.busy_ratio:
 //	    enabled: false
 //	  dimensions: [process.executable.name]
+
 package metadata
 
 import (

@@ -1,5 +1,6 @@
 // Names of the enrich stage's own metrics (internal/enrich): jobs held for their
 // process's first read, and re-discoveries of a process's OTEP 4947 thread context.
+
 package metadata
 
 const (

@@ -1,6 +1,7 @@
 // The CUDA path's vocabulary (internal/cuda → internal/emit/cudaspans): span names, span
 // and event attributes, enumerated values and metric names. The span model is the one of
 // internal/cuda/doc.go.
+
 package metadata
 
 // Span and span event names of the CUDA path.

@@ -1,6 +1,7 @@
 // Metric descriptors: the single Go definition of every metric the receiver can emit
 // (name, description, unit, instrument, attributes), and the small pmetric builder that
 // turns a descriptor into an empty metric of the right shape.
+
 package metadata
 
 import "go.opentelemetry.io/collector/pdata/pmetric"

@@ -9,6 +9,7 @@
 // The source's goroutine drives the assembler (which is not safe for concurrent use) and
 // the builders under the pipeline's mutex; the pipeline's one exporter (flush.go) takes
 // the branch's spans and metrics together with the DRM branch's, into the same outputs.
+
 package pipeline
 
 import (

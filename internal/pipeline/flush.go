@@ -10,6 +10,7 @@
 // lossless depth to one writer goroutine, and the sender blocks while it is full, so the
 // source waits for the consumer (backpressure) and memory holds a few batches whatever the
 // capture's size; a refusal the consumer marks as retryable is retried with backoff.
+
 package pipeline
 
 import (

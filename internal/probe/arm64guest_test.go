@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
@@ -21,7 +22,7 @@ type guestDoctor struct {
 		JobStagesAttached []string `json:"job_stages_attached"`
 		Missing           []string `json:"missing"`
 	} `json:"verdict"`
-	Hooks []Entry `json:"hooks"`
+	Hooks []capability.Entry `json:"hooks"`
 }
 
 // Reasons that mean the program itself is wrong for the kernel (not a missing hook or a
@@ -48,7 +49,7 @@ func readGuestDoctor(t *testing.T, dir, name string) guestDoctor {
 func attachedHooks(d guestDoctor) map[string]bool {
 	m := map[string]bool{}
 	for _, e := range d.Hooks {
-		if e.Status == StatusAttached {
+		if e.Status == capability.StatusAttached {
 			m[e.Hook] = true
 		}
 	}
@@ -59,7 +60,7 @@ func checkNoProgramFaults(t *testing.T, name string, d guestDoctor) {
 	t.Helper()
 	for _, e := range d.Hooks {
 		t.Logf("%s: %-18s %-45s %-11s %s", name, e.Stage, e.Hook, e.Status, e.Reason)
-		if e.Status != StatusAttached && e.Status != StatusUnavailable {
+		if e.Status != capability.StatusAttached && e.Status != capability.StatusUnavailable {
 			t.Errorf("%s: %s: status %q", name, e.Hook, e.Status)
 		}
 		for _, f := range programFaults {

@@ -1,5 +1,6 @@
 // The per-boot salt for span ids: dma_fence contexts restart at every boot, so ids derived
 // from fence keys must be salted with something unique to the boot.
+
 package probe
 
 import (

@@ -5,13 +5,13 @@
 // raw_copy) copies the raw trace entry, and user space decodes the copy with what the
 // kernel publishes about the event in tracefs, its format file:
 //
-//	load:   events/<system>/<event>/format → fields + print fmt → each print argument bound
-//	        to its field (tpformat.go) and the print fmt to internal/ftrace's table reading
-//	        of it (ftrace.FormatOf); the rung is unavailable, with the reason, when the
-//	        print fmt needs something the binder does not do or is not in the table
-//	record: raw entry → each argument's value read from its field (classic_args.go) →
-//	        ftrace's Decoder (one per source) fills the Event with the table's rules →
-//	        Time, PID, TID, CPU and Comm set from the record
+//	load:   events/<system>/<event>/format → internal/ftrace compiles it
+//	        (ftrace.NewEntryFormat: each print argument bound to its field, the print fmt
+//	        to the table's reading of it); the rung is unavailable, with the reason, when
+//	        the print fmt needs something the binder does not do or is not in the table
+//	record: raw entry → ftrace's Decoder (one per source) reads each argument's value
+//	        from its field and fills the Event with the table's rules
+//	        (Decoder.DecodeEntry) → Time, PID, TID, CPU and Comm set from the record
 //
 // So every generation of an event's format that the table knows works live too,
 // with the identities the event prints (fence keys since 6.17; before, pointers, which
@@ -19,6 +19,7 @@
 // Before Linux 6.7 the kernel skips a classic-tracepoint program, without counting it,
 // when it fires while another such program (or a bpf() map update) runs on that CPU;
 // 6.7+ counts the skip in the program's recursion misses, which Stats().Lost includes.
+
 package probe
 
 import (
@@ -64,8 +65,7 @@ var tracefsRoots = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
 // classicEvent is one event of the rung as user space decodes it.
 type classicEvent struct {
 	system, name string
-	printer      *tpPrinter          // the print arguments bound to their fields
-	format       *ftrace.ValueFormat // the table's reading of the print fmt
+	format       *ftrace.EntryFormat
 }
 
 // classicEvents are the events whose classic program is attached, by hook.
@@ -110,22 +110,11 @@ var errClassicFormat = errors.New("classic tracepoint format")
 // newClassicEvent compiles the format text of system/name and checks that what it
 // prints is text the decoder reads.
 func newClassicEvent(system, name, formatText string) (*classicEvent, error) {
-	f, err := parseFormat(system, name, formatText)
+	f, err := ftrace.NewEntryFormat(system, name, formatText)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errClassicFormat, err)
 	}
-	p, err := compilePrinter(f)
-	if err != nil {
-		return nil, fmt.Errorf("%w: print fmt %q: %v", errClassicFormat, f.printFmt, err)
-	}
-	vf, ok := ftrace.FormatOf(name, f.printFmt)
-	if !ok {
-		return nil, fmt.Errorf("%w: print fmt %q is not one the text decoder reads for %s", errClassicFormat, f.printFmt, name)
-	}
-	if len(p.segs) != vf.NumArgs() || len(p.segs) > maxClassicArgs {
-		return nil, fmt.Errorf("%w: print fmt %q: %d arguments, the table's format of %s has %d", errClassicFormat, f.printFmt, len(p.segs), name, vf.NumArgs())
-	}
-	return &classicEvent{system: system, name: name, printer: p, format: vf}, nil
+	return &classicEvent{system: system, name: name, format: f}, nil
 }
 
 // loadClassicEvent reads and compiles the format of a classic program's tracepoint
@@ -157,9 +146,7 @@ func classicReason(attachTo string, err error) string {
 // goroutine only.
 type classicDecoder struct {
 	events *classicEvents
-	table  *ftrace.Decoder // the table's rules and string interning (no text is parsed)
-	args   [maxClassicArgs]ftrace.Arg
-	digits []byte // numbers that fill text fields, as printed (classic_args.go)
+	table  *ftrace.Decoder // the entries' decode and string interning (no text is parsed)
 	comms  kstr.Interner
 	// join: gpu_scheduler events of <= 6.16 print the finished fence's pointer, not its
 	// key (and the dependency event names the job by ring and id). The dma_fence hooks
@@ -170,7 +157,7 @@ type classicDecoder struct {
 }
 
 func newClassicDecoder(events *classicEvents) *classicDecoder {
-	c := &classicDecoder{events: events, table: ftrace.NewDecoder(), digits: make([]byte, 0, 64)}
+	c := &classicDecoder{events: events, table: ftrace.NewDecoder()}
 	for _, e := range events.byHook {
 		if e != nil && e.system == "gpu_scheduler" {
 			c.join = &fenceJoin{}
@@ -264,12 +251,7 @@ func (c *classicDecoder) decode(ce *classicEvent, b []byte, ev *event.Event) err
 		return fmt.Errorf("%w: %s: the program could not read the entry (%d bytes copied)", errClassicEntry, ce.name, n)
 	}
 	raw := b[rawOffRaw : rawOffRaw+rawMax]
-	args, digits, err := classicArgs(ce, raw, &c.args, c.digits[:0])
-	c.digits = digits
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", errClassicEntry, ce.name, err)
-	}
-	if err := c.table.DecodeValues(ce.format, args, ev); err != nil {
+	if err := c.table.DecodeEntry(ce.format, raw, ev); err != nil {
 		return fmt.Errorf("%w: %s: %w", errClassicEntry, ce.name, err)
 	}
 	if c.join != nil && ce.system == "gpu_scheduler" {

@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/ftrace"
 	"github.com/ghostdriver/ghostdriver/internal/kstr"
 )
 
@@ -67,7 +68,7 @@ func TestClassicRawCopyMatchesKernelText(t *testing.T) {
 	}
 
 	// The host events' formats, and which program copies which event.
-	printers := map[string]*tpPrinter{}
+	printers := map[string]*ftrace.Printer{}
 	hostOf := func(event string) string {
 		switch event {
 		case "drm_sched_job_done":
@@ -82,11 +83,11 @@ func TestClassicRawCopyMatchesKernelText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := parseFormat("sched", ev, text)
+		f, err := ftrace.ParseFormat("sched", ev, text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if printers[ev], err = compilePrinter(f); err != nil {
+		if printers[ev], err = ftrace.CompilePrinter(f); err != nil {
 			t.Fatalf("%s: %v", ev, err)
 		}
 	}
@@ -209,9 +210,9 @@ func TestClassicRawCopyMatchesKernelText(t *testing.T) {
 			t.Fatalf("record with hook %d, raw_len %d", r.Hook, r.RawLen)
 		}
 		p := printers[hostOf(event)]
-		payload, err := p.appendPayload(nil, r.Raw[:])
+		payload, err := p.AppendPayload(nil, r.Raw[:])
 		if err != nil {
-			t.Fatalf("%s: %v", p.format.name, err)
+			t.Fatalf("%s: %v", p.Format().Name, err)
 		}
 		if !ours(string(payload)) {
 			continue
@@ -219,7 +220,7 @@ func TestClassicRawCopyMatchesKernelText(t *testing.T) {
 		if int64(r.Ts) < start || int64(r.Ts) > end {
 			t.Errorf("record time %d outside [%d, %d]", r.Ts, start, end)
 		}
-		if ev := p.format.name; ev == "sched_process_exec" {
+		if ev := p.Format().Name; ev == "sched_process_exec" {
 			// exec runs in the child: its pid, its new comm.
 			if tid := int(uint32(r.PidTgid)); !pids[tid] || int(r.PidTgid>>32) != tid || commOf(r.Comm[:]) != "true" {
 				t.Errorf("exec record: pid_tgid %#x comm %q", r.PidTgid, commOf(r.Comm[:]))
@@ -321,7 +322,7 @@ func TestClassicDirectDecodesLiveSyscalls(t *testing.T) {
 		}
 	}()
 
-	d, text := decoder{classic: newClassicDecoder(&evs)}, newTextReading()
+	d, text := decoder{classic: newClassicDecoder(&evs)}, ftrace.NewDecoder()
 	var enters, exits int
 	var lastEnterTID uint32
 	rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
@@ -336,8 +337,13 @@ func TestClassicDirectDecodesLiveSyscalls(t *testing.T) {
 		var got, want event.Event
 		gerr := d.decode(rec.RawSample, &got)
 		ce := evs.byHook[binary.LittleEndian.Uint16(rec.RawSample[rawOffHook:])]
-		if werr := text.decode(ce, rec.RawSample, &want); (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
-			t.Fatalf("direct %+v (%v)\ntext   %+v (%v)", got, gerr, want, werr)
+		// The second reading: the entry printed as the kernel prints it, the line read by
+		// the text decoder, the record's header taken from the direct decode.
+		line, perr := ce.format.Printer().AppendPayload([]byte("x-1 [000] 1.000000000: "+ce.name+": "), rec.RawSample[rawOffRaw:rawOffRaw+rawMax])
+		read := perr == nil && text.Decode(line, 0, &want)
+		want.Time, want.CPU, want.PID, want.TID, want.Comm = got.Time, got.CPU, got.PID, got.TID, got.Comm
+		if (gerr == nil) != read || (read && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("direct %+v (%v)\ntext   %+v (%q %v)", got, gerr, want, line, perr)
 		}
 		if gerr != nil {
 			t.Fatalf("a live %s entry: %v", ce.name, gerr)

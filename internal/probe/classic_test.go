@@ -1,3 +1,8 @@
+// The classic-tracepoint rung's records decoded by the source: a hook's raw copy of an
+// entry, with the record's header, through its event's format (internal/ftrace decodes
+// the entry: its tests cover the format files, the printer and the entry's values), the
+// rungs' table, and the join of <= 6.16 scheduler pointers to fence keys.
+
 package probe
 
 import (
@@ -5,9 +10,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -19,11 +22,11 @@ import (
 // formatBlock is one event's format text in a testdata file of "## system: S" blocks.
 type formatBlock struct{ system, text string }
 
-// readFormats reads testdata/formats/<file>: format files of several events, each
-// after a "## system: <system>" line (the layout of internal/ftrace/testdata/kernel-tracepoints).
+// readFormats reads internal/ftrace/testdata/formats/<file>: format files of several
+// events, each after a "## system: <system>" line (the decoder's tests read them too).
 func readFormats(t testing.TB, file string) map[string]formatBlock {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "formats", file))
+	b, err := os.ReadFile(filepath.Join("..", "ftrace", "testdata", "formats", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,54 +44,41 @@ func readFormats(t testing.TB, file string) map[string]formatBlock {
 	return out
 }
 
-func mustFormat(t *testing.T, blocks map[string]formatBlock, name string) *tpFormat {
-	t.Helper()
-	blk, ok := blocks[name]
-	if !ok {
-		t.Fatalf("no format of %s", name)
-	}
-	f, err := parseFormat(blk.system, name, blk.text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 // entry builds a raw trace entry of f: common_type, then each value at its field's
 // offset; strings of __data_loc fields after the fixed part, as the kernel stores them.
-func entry(t testing.TB, f *tpFormat, vals map[string]any) []byte {
+func entry(t testing.TB, f *ftrace.Format, vals map[string]any) []byte {
 	t.Helper()
 	raw := make([]byte, rawMax)
 	// What a BPF program finds in the common fields: the kernel's pt_regs pointer.
 	binary.LittleEndian.PutUint64(raw, 0xffffc90000a3fe58)
 	dyn := 0
-	for _, fld := range f.fields {
-		dyn = max(dyn, fld.offset+fld.size)
+	for _, fld := range f.Fields {
+		dyn = max(dyn, fld.Offset+fld.Size)
 	}
 	for name, v := range vals {
-		fld := f.field(name)
+		fld := f.Field(name)
 		if fld == nil {
-			t.Fatalf("%s has no field %s", f.name, name)
+			t.Fatalf("%s has no field %s", f.Name, name)
 		}
 		switch v := v.(type) {
 		case string:
 			switch {
-			case fld.dataLoc:
-				binary.LittleEndian.PutUint32(raw[fld.offset:], uint32(len(v)+1)<<16|uint32(dyn))
+			case fld.DataLoc:
+				binary.LittleEndian.PutUint32(raw[fld.Offset:], uint32(len(v)+1)<<16|uint32(dyn))
 				copy(raw[dyn:], v+"\x00")
 				dyn += len(v) + 1
-			case fld.array:
-				copy(raw[fld.offset:fld.offset+fld.size], v)
+			case fld.Array:
+				copy(raw[fld.Offset:fld.Offset+fld.Size], v)
 			default:
-				t.Fatalf("%s.%s (%s) is not a string field", f.name, name, fld.ctype)
+				t.Fatalf("%s.%s (%s) is not a string field", f.Name, name, fld.CType)
 			}
 		case uint64:
-			for i := 0; i < fld.size; i++ {
-				raw[fld.offset+i] = byte(v >> (8 * i))
+			for i := 0; i < fld.Size; i++ {
+				raw[fld.Offset+i] = byte(v >> (8 * i))
 			}
 		case int64:
-			for i := 0; i < fld.size; i++ {
-				raw[fld.offset+i] = byte(uint64(v) >> (8 * i))
+			for i := 0; i < fld.Size; i++ {
+				raw[fld.Offset+i] = byte(uint64(v) >> (8 * i))
 			}
 		default:
 			t.Fatalf("value %T", v)
@@ -105,57 +95,16 @@ func rawSample(hook commonHook, ts, pidTgid uint64, cpu uint32, comm string, raw
 	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&r)), rawRecordSize)...)
 }
 
-func TestParseFormatOfARealKernel(t *testing.T) {
-	blocks := readFormats(t, "gpuvis_amdgpu_linux-4.11.txt")
-	f := mustFormat(t, blocks, "amdgpu_cs_ioctl")
-	if f.system != "amdgpu" || f.id != 1252 || f.printFmt != "sched_job=%llu, timeline=%s, context=%u, seqno=%u, ring_name=%s, num_ibs=%u" {
-		t.Fatalf("format %+v", f)
-	}
-	want := []tpField{
-		{name: "common_type", ctype: "unsigned short", offset: 0, size: 2},
-		{name: "common_flags", ctype: "unsigned char", offset: 2, size: 1},
-		{name: "common_preempt_count", ctype: "unsigned char", offset: 3, size: 1},
-		{name: "common_pid", ctype: "int", offset: 4, size: 4, signed: true},
-		{name: "sched_job_id", ctype: "uint64_t", offset: 8, size: 8},
-		{name: "timeline", ctype: "__data_loc char[]", offset: 16, size: 4, signed: true, dataLoc: true},
-		{name: "context", ctype: "unsigned int", offset: 20, size: 4},
-		{name: "seqno", ctype: "unsigned int", offset: 24, size: 4},
-		{name: "fence", ctype: "struct dma_fence *", offset: 32, size: 8, pointer: true},
-		{name: "ring_name", ctype: "char *", offset: 40, size: 8, pointer: true},
-		{name: "num_ibs", ctype: "u32", offset: 48, size: 4},
-	}
-	if len(f.fields) != len(want) {
-		t.Fatalf("fields %+v", f.fields)
-	}
-	for i := range want {
-		if f.fields[i] != want[i] {
-			t.Errorf("field %d: %+v, want %+v", i, f.fields[i], want[i])
-		}
-	}
-	if got := strings.Join(f.args, " | "); got != "REC->sched_job_id | __get_str(timeline) | REC->context | REC->seqno | REC->ring_name | REC->num_ibs" {
-		t.Errorf("args %s", got)
-	}
-	sw := mustFormat(t, blocks, "sched_switch")
-	if c := sw.field("prev_comm"); c == nil || !c.array || c.size != 16 || !c.isString() {
-		t.Errorf("prev_comm %+v", c)
-	}
-	if _, err := parseFormat("amdgpu", "amdgpu_vm_flush", blocks["amdgpu_cs_ioctl"].text); err == nil {
-		t.Error("a format naming another event was accepted")
-	}
-}
-
-// The 4.11 formats of a real amdgpu trace, rendered from entries built with the values
-// of real lines of the same trace: the payload is the line's (trace-cmd prints %p with
-// 0x), and the event decoded through the classic path is the one the text decoder
-// makes of the real line.
-func TestClassicRendersRealLines(t *testing.T) {
+// Two events of a real amdgpu trace through the whole record path: entries built with
+// the values of real lines of the same trace decode to the event the text decoder makes
+// of the real line, with the record's time, task and CPU (internal/ftrace's
+// TestPrinterRendersRealLines checks the rendering of the same entries).
+func TestClassicRecordPath(t *testing.T) {
 	blocks := readFormats(t, "gpuvis_amdgpu_linux-4.11.txt")
 	cases := []struct {
 		event string
 		vals  map[string]any
 		line  string // a real line of the capture
-		// payload when the rendering differs from trace-cmd's (%p): else the line's
-		payload string
 	}{{
 		event: "amdgpu_cs_ioctl",
 		vals: map[string]any{"sched_job_id": uint64(3489726), "timeline": "gfx", "context": uint64(4929), "seqno": uint64(3200),
@@ -166,45 +115,9 @@ func TestClassicRendersRealLines(t *testing.T) {
 		vals: map[string]any{"sched_job_id": uint64(1892797), "timeline": "sdma0", "context": uint64(123), "seqno": uint64(1735030),
 			"ring_name": uint64(0xffff91cb1ab1d170), "num_ibs": uint64(1)},
 		line: "           sdma0-199   [003] 630659.230528: amdgpu_sched_run_job: sched_job=1892797, timeline=sdma0, context=123, seqno=1735030, ring_name=ffff91cb1ab1d170, num_ibs=1",
-	}, {
-		event: "dma_fence_signaled",
-		vals:  map[string]any{"driver": "amd_sched", "timeline": "sdma0", "context": uint64(122), "seqno": uint64(1735030)},
-		line:  "           sdma0-199   [003] 630659.230531: dma_fence_signaled:   driver=amd_sched timeline=sdma0 context=122 seqno=1735030",
-	}, {
-		event: "amdgpu_vm_flush", // %010Lx
-		vals:  map[string]any{"ring": uint64(0), "id": uint64(2), "pd_addr": uint64(0xffff0000)},
-		line:  "             gfx-190   [000] 630661.119391: amdgpu_vm_flush:      ring=0, id=2, pd_addr=00ffff0000",
-	}, {
-		event:   "amdgpu_ttm_bo_move", // %p, %d of u32 fields, %Ld
-		vals:    map[string]any{"bo": uint64(0xffff91ca457a9800), "old_placement": uint64(0), "new_placement": uint64(2), "bo_size": uint64(1048576)},
-		line:    "            Xorg-1128  [003] 630659.868296: amdgpu_ttm_bo_move:   bo=0xffff91ca457a9800, from=0, to=2, size=1048576",
-		payload: "bo=ffff91ca457a9800, from=0, to=2, size=1048576",
-	}, {
-		event: "drm_vblank_event",
-		vals:  map[string]any{"crtc": int64(1), "seq": uint64(540828)},
-		line:  "          <idle>-0     [001] 630660.292601: drm_vblank_event:     crtc=1, seq=540828",
 	}}
-	for _, c := range cases {
-		t.Run(c.event, func(t *testing.T) {
-			f := mustFormat(t, blocks, c.event)
-			p, err := compilePrinter(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, rest, _ := strings.Cut(c.line, c.event+":")
-			want := c.payload
-			if want == "" {
-				want = strings.TrimSpace(rest)
-			}
-			got, err := p.appendPayload(nil, entry(t, f, c.vals))
-			if err != nil || string(got) != want {
-				t.Fatalf("rendered %q (%v)\nwant     %q", got, err, want)
-			}
-		})
-	}
-
 	// The whole record path for the two events of the rung.
-	for _, c := range cases[:2] {
+	for _, c := range cases {
 		ce, err := newClassicEvent("amdgpu", c.event, blocks[c.event].text)
 		if err != nil {
 			t.Fatal(err)
@@ -226,7 +139,7 @@ func TestClassicRendersRealLines(t *testing.T) {
 		comm, tid := want.Comm, uint64(want.TID)
 		ts := uint64(want.Time) + 789 // ns the line's µs cannot show
 		var got event.Event
-		if err := d.decode(rawSample(h, ts, 25150<<32|tid, uint32(want.CPU), comm, entry(t, ce.printerFormat(), c.vals)), &got); err != nil {
+		if err := d.decode(rawSample(h, ts, 25150<<32|tid, uint32(want.CPU), comm, entry(t, ce.layout(), c.vals)), &got); err != nil {
 			t.Fatal(err)
 		}
 		if got.PID != 25150 || got.Time != int64(ts) {
@@ -242,7 +155,8 @@ func TestClassicRendersRealLines(t *testing.T) {
 	}
 }
 
-func (c *classicEvent) printerFormat() *tpFormat { return c.printer.format }
+// layout is the event's format file as parsed (the entry's fields).
+func (c *classicEvent) layout() *ftrace.Format { return c.format.Printer().Format() }
 
 // gpu_scheduler formats of both generations (written from the history of the events,
 // testdata/formats/gpu_scheduler_*.txt): the rendered line decodes to what the text
@@ -298,8 +212,8 @@ func TestClassicSchedulerFormats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw := entry(t, ce.printer.format, c.vals)
-			payload, err := ce.printer.appendPayload(nil, raw)
+			raw := entry(t, ce.layout(), c.vals)
+			payload, err := ce.format.Printer().AppendPayload(nil, raw)
 			if err != nil || string(payload) != c.payload {
 				t.Fatalf("rendered %q (%v)\nwant     %q", payload, err, c.payload)
 			}
@@ -323,30 +237,6 @@ func TestClassicSchedulerFormats(t *testing.T) {
 				t.Errorf("kind %v name %q, the hook table says %v %q", got.Kind, got.Name, hookTable[h].kind, hookTable[h].name)
 			}
 		})
-	}
-}
-
-// The formats written from the history of the events are the ones real kernels of
-// that generation publish (offsets, sizes, signedness, print fmt), IDs aside.
-func TestWrittenFormatsMatchRealKernels(t *testing.T) {
-	for written, real := range map[string]string{
-		"gpu_scheduler_6.16.txt": "guest_linux-6.1_gpu_scheduler.txt",
-		"gpu_scheduler_6.17.txt": "guest_linux-7.3_gpu_scheduler.txt",
-	} {
-		w, r := readFormats(t, written), readFormats(t, real)
-		if len(w) != len(r) {
-			t.Errorf("%s has %d events, %s %d", written, len(w), real, len(r))
-		}
-		for name := range w {
-			if _, ok := r[name]; !ok {
-				t.Errorf("%s: no %s", real, name)
-				continue
-			}
-			fw, fr := mustFormat(t, w, name), mustFormat(t, r, name)
-			if !slices.Equal(fw.fields, fr.fields) || fw.printFmt != fr.printFmt || !slices.Equal(fw.args, fr.args) {
-				t.Errorf("%s: written\n%+v\nreal\n%+v", name, fw, fr)
-			}
-		}
 	}
 }
 
@@ -422,141 +312,9 @@ func TestClassicDriverFormatsOfRealKernels(t *testing.T) {
 		evs.add(h, ce)
 		d := decoder{classic: newClassicDecoder(&evs)}
 		var ev event.Event
-		err := d.decode(rawSample(h, 1, 1, 0, "x", entry(t, ce.printer.format, c.vals)), &ev)
+		err := d.decode(rawSample(h, 1, 1, 0, "x", entry(t, ce.layout(), c.vals)), &ev)
 		if err != nil || !c.check(ev) {
 			t.Errorf("%s: %s: %+v %v", c.file, c.event, ev, err)
-		}
-	}
-}
-
-// What the printer does not do is refused with the reason, never guessed.
-func TestClassicRefusesWhatItCannotRender(t *testing.T) {
-	blocks := readFormats(t, "gpuvis_amdgpu_linux-4.11.txt")
-	// sched_switch prints __print_flags and a ternary.
-	if _, err := compilePrinter(mustFormat(t, blocks, "sched_switch")); !errors.Is(err, errUnsupported) || !strings.Contains(err.Error(), "__print_flags") {
-		t.Errorf("sched_switch: %v", err)
-	}
-	// A format the printer renders but the text decoder does not read for the event.
-	if _, err := newClassicEvent("drm", "drm_vblank_event", blocks["drm_vblank_event"].text); !errors.Is(err, errClassicFormat) || !strings.Contains(err.Error(), "text decoder") {
-		t.Errorf("drm_vblank_event: %v", err)
-	}
-	base := blocks["amdgpu_cs_ioctl"].text
-	base = base[:strings.Index(base, "print fmt:")]
-	for pf, why := range map[string]string{
-		`"job=%pS", REC->fence`:                            "%p extension",
-		`"n=%*d", REC->num_ibs, REC->seqno`:                "'*'",
-		`"n=%s", REC->num_ibs`:                             "%s of field num_ibs",
-		`"n=%u", __get_str(timeline)`:                      "of field timeline",
-		`"n=%u", REC->timeline`:                            "dynamic field",
-		`"n=%u", REC->num_ibs + 1`:                         "expression",
-		`"n=%u", (struct foo)REC->num_ibs`:                 "cast",
-		`"n=%u %u", REC->num_ibs`:                          "more conversions than arguments",
-		`"n=%u", REC->num_ibs, REC->seqno`:                 "1 conversions for 2 arguments",
-		`"n=%f", REC->num_ibs`:                             "conversion",
-		`"n=%u", __get_dynamic_array(timeline)`:            "expression",
-		`"n=%u", REC->seqno ? REC->num_ibs : REC->context`: "expression",
-		`"pid=%d", REC->common_pid`:                        "common field",
-	} {
-		f, err := parseFormat("amdgpu", "amdgpu_cs_ioctl", base+"print fmt: "+pf+"\n")
-		if err != nil {
-			t.Fatalf("%s: %v", pf, err)
-		}
-		if _, err := compilePrinter(f); !errors.Is(err, errUnsupported) || !strings.Contains(err.Error(), why) {
-			t.Errorf("%s: %v, want unsupported: %s", pf, err, why)
-		}
-	}
-	// A missing field is an error, not a guess.
-	f, _ := parseFormat("amdgpu", "amdgpu_cs_ioctl", base+`print fmt: "n=%u", REC->nope`+"\n")
-	if _, err := compilePrinter(f); err == nil || !strings.Contains(err.Error(), "no field") {
-		t.Errorf("missing field: %v", err)
-	}
-}
-
-// The printf evaluator against what the kernel's vsnprintf prints.
-func TestClassicPrintfConversions(t *testing.T) {
-	const layout = `name: ev
-ID: 7
-format:
-	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
-	field:int i32;	offset:8;	size:4;	signed:1;
-	field:unsigned int u32;	offset:12;	size:4;	signed:0;
-	field:s64 i64;	offset:16;	size:8;	signed:1;
-	field:u64 u64;	offset:24;	size:8;	signed:0;
-	field:char comm[8];	offset:32;	size:8;	signed:0;
-	field:__data_loc char[] name;	offset:40;	size:4;	signed:0;
-	field:__rel_loc char[] rel;	offset:44;	size:4;	signed:0;
-	field:u8 u8;	offset:48;	size:1;	signed:0;
-	field:short i16;	offset:50;	size:2;	signed:1;
-`
-	raw := make([]byte, rawMax)
-	binary.LittleEndian.PutUint16(raw, 7)
-	binary.LittleEndian.PutUint32(raw[8:], uint32(0xfffffffb)) // -5
-	binary.LittleEndian.PutUint32(raw[12:], 0xfffffffb)
-	binary.LittleEndian.PutUint64(raw[16:], uint64(0xffffffffffffffff)) // -1
-	binary.LittleEndian.PutUint64(raw[24:], 0x1234abcd5678)
-	copy(raw[32:], "kworker\x00")
-	binary.LittleEndian.PutUint32(raw[40:], 6<<16|64)
-	copy(raw[64:], "vgpu0\x00")
-	binary.LittleEndian.PutUint32(raw[44:], 4<<16|(72-48))
-	copy(raw[72:], "rel\x00")
-	raw[48] = 200
-	binary.LittleEndian.PutUint16(raw[50:], uint16(0x8000)) // -32768
-	for pf, want := range map[string]string{
-		`"%d %i %u %x", REC->i32, REC->i32, REC->i32, REC->i32`:                                             "-5 -5 4294967291 fffffffb",
-		`"%u %d", REC->u32, REC->u32`:                                                                       "4294967291 -5",
-		`"%lld %llu %llx %Lx", REC->i64, REC->i64, REC->i64, REC->u64`:                                      "-1 18446744073709551615 ffffffffffffffff 1234abcd5678",
-		`"%ld %lu %zu", REC->i64, REC->u64, REC->u64`:                                                       "-1 20017429960312 20017429960312",
-		`"[%03d] [%5d] [%-5d] [%05d] [%+d] [% d]", REC->u8, REC->i32, REC->i32, REC->i32, REC->u8, REC->u8`: "[200] [   -5] [-5   ] [-0005] [+200] [ 200]",
-		`"%012llx %#x %#llx %X %#o %o", REC->u64, REC->u8, REC->u64, REC->u32, REC->u8, REC->u8`:            "1234abcd5678 0xc8 0x1234abcd5678 FFFFFFFB 0310 310",
-		`"%.3d %8.4x", REC->u8, REC->u8`:                                                                    "200     00c8",
-		`"%hhd %hhu %hd %hu", REC->u8, REC->u8, REC->i16, REC->i16`:                                         "-56 200 -32768 32768",
-		`"%s|%5s|%-8s|%.3s", REC->comm, __get_str(name), __get_str(name), REC->comm`:                        "kworker|vgpu0|vgpu0   |kwo",
-		`"%s %s", __get_rel_str(rel), (__get_str(name))`:                                                    "rel vgpu0",
-		`"%p %p", REC->u64, REC->u8`:                                                                        "00001234abcd5678 00000000000000c8",
-		`"%c%c", REC->comm, REC->u8`:                                                                        "",
-		`"%u %d %llu", (unsigned char)REC->u32, (s8)REC->u8, (u64)(u32)REC->i64`:                            "251 -56 4294967295",
-		`"%llu", (unsigned long long)(REC->i32)`:                                                            "18446744073709551611",
-		`"100%% %s" "+" "%u", REC->comm, REC->u8`:                                                           "100% kworker+200",
-		`"a\tb\n"`: "a\tb\n",
-	} {
-		f, err := parseFormat("s", "ev", layout+"\nprint fmt: "+pf+"\n")
-		if err != nil {
-			t.Fatalf("%s: %v", pf, err)
-		}
-		p, err := compilePrinter(f)
-		if want == "" {
-			if err == nil {
-				t.Errorf("%s: %%c of a char array compiled", pf)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", pf, err)
-		}
-		got, err := p.appendPayload(nil, raw)
-		if err != nil || string(got) != want {
-			t.Errorf("%s:\n got %q (%v)\nwant %q", pf, got, err, want)
-		}
-		// The direct decode's value of each number conversion (classic_args.go) is the
-		// number the conversion prints, the printed text being checked just above.
-		for _, seg := range p.segs {
-			c := &seg.c
-			base := map[byte]int{'d': 10, 'u': 10, 'x': 16, 'X': 16, 'o': 8, 'p': 16}[c.verb]
-			if base == 0 {
-				continue
-			}
-			text, _ := c.append(nil, raw)
-			digits := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(string(text)), "0x"), "+")
-			var printed uint64
-			if c.verb == 'd' {
-				n, perr := strconv.ParseInt(digits, base, 64)
-				printed, err = uint64(n), perr
-			} else {
-				printed, err = strconv.ParseUint(digits, base, 64)
-			}
-			if v, verr := c.value(raw); err != nil || verr != nil || v != printed {
-				t.Errorf("%s: %%%c of %s: value %#x (%v), printed %q (%v)", pf, c.verb, c.fld.name, v, verr, text, err)
-			}
 		}
 	}
 }
@@ -570,7 +328,7 @@ func TestClassicRecordErrors(t *testing.T) {
 	var evs classicEvents
 	evs.add(commonHookHOOK_DRM_SCHED_JOB_QUEUE, ce)
 	d := decoder{classic: newClassicDecoder(&evs)}
-	good := entry(t, ce.printer.format, map[string]any{"dev": "d", "name": "r", "fence_context": uint64(1), "fence_seqno": uint64(2)})
+	good := entry(t, ce.layout(), map[string]any{"dev": "d", "name": "r", "fence_context": uint64(1), "fence_seqno": uint64(2)})
 	var ev event.Event
 	if err := d.decode(rawSample(commonHookHOOK_DRM_SCHED_JOB_QUEUE, 1, 1, 0, "x", good), &ev); err != nil || ev.Fence.Seqno != 2 {
 		t.Fatalf("good entry: %+v %v", ev, err)
@@ -582,7 +340,7 @@ func TestClassicRecordErrors(t *testing.T) {
 	// A string said to lie past the copied bytes.
 	long := append([]byte(nil), good...)
 	binary.LittleEndian.PutUint32(long[20:], 40<<16|240)
-	if err := d.decode(rawSample(commonHookHOOK_DRM_SCHED_JOB_QUEUE, 1, 1, 0, "x", long), &ev); !errors.Is(err, errShortEntry) {
+	if err := d.decode(rawSample(commonHookHOOK_DRM_SCHED_JOB_QUEUE, 1, 1, 0, "x", long), &ev); !errors.Is(err, ftrace.ErrShortEntry) {
 		t.Errorf("string beyond the copy: %v", err)
 	}
 	// A copy the program could not make.
@@ -685,7 +443,7 @@ func TestClassicJoinsPointersToFenceKeys(t *testing.T) {
 		t.Helper()
 		h, _ := classicHook(name)
 		var ev event.Event
-		if err := d.decode(rawSample(h, 5, 1, 0, "w", entry(t, ces[name].printer.format, vals)), &ev); err != nil {
+		if err := d.decode(rawSample(h, 5, 1, 0, "w", entry(t, ces[name].layout(), vals)), &ev); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		return ev

@@ -1,3 +1,7 @@
+// The live source's configuration (Config) and its defaults: which devices' ioctls are
+// followed, which kernel functions bound the stages, the ring buffer and poll interval,
+// the context tiers, the record mode.
+
 package probe
 
 import (

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
@@ -36,9 +37,9 @@ func requireNoTracefs(t *testing.T) {
 	}
 }
 
-func attachedIoctlHook(rep Report) string {
+func attachedIoctlHook(rep capability.Report) string {
 	for _, e := range rep.Entries {
-		if e.Stage == StageIoctl && e.Status == StatusAttached && strings.Contains(e.Hook, "enter") {
+		if e.Stage == StageIoctl && e.Status == capability.StatusAttached && strings.Contains(e.Hook, "enter") {
 			return e.Hook
 		}
 	}
@@ -82,8 +83,8 @@ func TestLoaderMountsTracefsWhenUnmounted(t *testing.T) {
 	if hook != "tracepoint/syscalls/sys_enter_ioctl" {
 		t.Errorf("ioctl hook %q, want the syscall tracepoint\n%s", hook, rep)
 	}
-	if !strings.HasPrefix(rep.Tracefs, "mounted by ghostdriver") || rep.SyscallFallback() {
-		t.Errorf("report: tracefs %q, fallback %v", rep.Tracefs, rep.SyscallFallback())
+	if !strings.HasPrefix(rep.Tracefs, "mounted by ghostdriver") || SyscallFallback(rep) {
+		t.Errorf("report: tracefs %q, fallback %v", rep.Tracefs, SyscallFallback(rep))
 	}
 	if n := logs.FilterMessageSnippet("ghostdriver mounted it").Len(); n != 1 {
 		t.Errorf("%d log lines say the mount, want 1: %v", n, logs.All())
@@ -114,8 +115,8 @@ func TestLoaderFallbackWarnsWhenMountForbidden(t *testing.T) {
 	if fs != "" {
 		t.Errorf("mount forbidden, yet %s holds %q", tracefsMountPoint, fs)
 	}
-	if hook := attachedIoctlHook(rep); hook != "raw_tp/sys_enter" || !rep.SyscallFallback() {
-		t.Fatalf("ioctl hook %q (fallback %v), want raw_tp/sys_enter\n%s", hook, rep.SyscallFallback(), rep)
+	if hook := attachedIoctlHook(rep); hook != "raw_tp/sys_enter" || !SyscallFallback(rep) {
+		t.Fatalf("ioctl hook %q (fallback %v), want raw_tp/sys_enter\n%s", hook, SyscallFallback(rep), rep)
 	}
 	if !strings.Contains(rep.Tracefs, "forbidden") {
 		t.Errorf("report tracefs line %q does not say the mount is forbidden", rep.Tracefs)
@@ -460,7 +461,7 @@ func TestIRQHooksOnlyWhenAskedFor(t *testing.T) {
 			st := l.Stats()
 			attached := 0
 			for _, h := range st.Hooks {
-				if h.Stage == StageIRQ && h.Status == StatusAttached {
+				if h.Stage == StageIRQ && h.Status == capability.StatusAttached {
 					attached++
 				}
 			}
@@ -530,7 +531,7 @@ func TestIRQLineFoundAfterStart(t *testing.T) {
 	}
 	attached := 0
 	for _, h := range st.Hooks {
-		if h.Stage == StageIRQ && h.Status == StatusAttached {
+		if h.Stage == StageIRQ && h.Status == capability.StatusAttached {
 			attached++
 		}
 	}

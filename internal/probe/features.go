@@ -1,5 +1,8 @@
 //go:build linux
 
+// Feature probes live here, each run once per process; the loader asks them and
+// never re-probes.
+
 package probe
 
 import (
@@ -13,9 +16,6 @@ import (
 	"github.com/cilium/ebpf/features"
 	"golang.org/x/sys/unix"
 )
-
-// Feature probes live here, each run once per process; the loader asks them and
-// never re-probes.
 
 var (
 	btfOnce sync.Once

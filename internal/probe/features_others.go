@@ -1,5 +1,7 @@
 //go:build !linux
 
+// The feature probes off Linux: each says the live source needs Linux with eBPF.
+
 package probe
 
 import "errors"

@@ -5,6 +5,7 @@
 // event names — the job's finished fence and the scheduled fence before it (the
 // scheduler allocates the two together), its dependency, its hardware fence — goes into
 // the map once.
+
 package probe
 
 import (

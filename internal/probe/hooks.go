@@ -1,3 +1,7 @@
+// The hook table: every hook value of bpf/include/ghostdriver.h with the event kind it
+// decodes to, the stages of the capability report, and each stage's ladder of rungs
+// (tp_btf > raw_tp > classic tracepoint; fentry/fexit > syscall tracepoints).
+
 package probe
 
 import (

@@ -5,6 +5,7 @@
 // every IRQRefreshInterval, adds new GPU lines to the map (attaching the irq hooks if
 // none were at Start), and counts each line found late: its interrupts until then were
 // not seen (ghostdriver.source.kernel_drops{reason=gpu_irq_found_late}).
+
 package probe
 
 import (
@@ -81,10 +82,7 @@ func (l *Live) refreshIRQs() {
 				}
 			}
 		}
-		hooks := make([]event.HookStatus, 0, len(ld.rep.Entries))
-		for _, e := range ld.rep.Entries {
-			hooks = append(hooks, event.HookStatus{Stage: e.Stage, Hook: e.Hook, Status: e.Status, Reason: e.Reason})
-		}
+		hooks := append(make([]event.HookStatus, 0, len(ld.rep.Entries)), ld.rep.Entries...)
 		l.mu.Lock()
 		l.stats.Hooks = hooks
 		l.mu.Unlock()

@@ -1,7 +1,7 @@
-package probe
-
 // The record mode of the live source (Config.Records): per-job records aggregated in the
 // kernel (bpf/jobs.c) or one record per hook run (the event stream, for debugging).
+
+package probe
 
 import "fmt"
 

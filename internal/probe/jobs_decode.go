@@ -1,10 +1,10 @@
-package probe
-
 // Decoding of the jobs record mode's samples (bpf/include/jobrec.h): a job record becomes
 // the events the per-event hooks would have sent for the job (same kinds, hook names,
 // times, CPUs and threads, fence keys and ids), so that live jobs mode, live events mode
 // and a replayed capture go through the same assembler; a names record fills the ring
 // and device names of later records of its scheduler.
+
+package probe
 
 import (
 	"sync/atomic"

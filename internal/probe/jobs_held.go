@@ -1,5 +1,3 @@
-package probe
-
 // What the jobs mode's reader holds back until no pending job can still bring an earlier
 // stamp (jobs_live.go): the samples as they came from the ring, decoded only when they are
 // handed over, instead of decoded events (328 bytes each, and a job record's up to eight).
@@ -7,6 +5,8 @@ package probe
 // of a per-event record is fields its hook does not fill. An item that a hand-over splits
 // (a job record with stamps on both sides of the bound) and the jobs the reader sweeps out
 // of the kernel map are held as events.
+
+package probe
 
 import (
 	"encoding/binary"

@@ -1,10 +1,10 @@
 //go:build linux
 
-package probe
-
 // The hook table and loader steps of the jobs record mode (bpf/jobs.c): which ladders the
 // jobs family's programs take over, how its maps are sized, and the switch that makes the
 // finished fence's signal end a job.
+
+package probe
 
 import (
 	"strconv"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 )
 
 // famJobs is bpf/jobs.c.
@@ -118,7 +120,7 @@ func (ld *loader) enableJobEnd() {
 	}
 	attached := false
 	for _, e := range ld.rep.Entries {
-		if e.Status == StatusAttached && e.Stage == StageDMAFence &&
+		if e.Status == capability.StatusAttached && e.Stage == StageDMAFence &&
 			(e.Hook == "tp_btf/dma_fence_signaled" || e.Hook == "raw_tp/dma_fence_signaled") {
 			attached = true
 		}

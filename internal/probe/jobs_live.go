@@ -1,7 +1,5 @@
 //go:build linux
 
-package probe
-
 // The reader of the jobs record mode. A job record arrives when its job completes, with
 // stamps as old as the job; the per-event records of the same moments (ioctls, BO
 // validation, run_job's exit) arrived long before. So that the assembler never releases an
@@ -12,6 +10,8 @@ package probe
 // JF_EVICTED, counted); a later stamp of it starts a new record, joined by its fence key.
 // What is held back is kept as the ring's samples and decoded when handed over
 // (jobs_held.go).
+
+package probe
 
 import (
 	"cmp"

@@ -4,6 +4,7 @@
 // loss: the per-CPU `kcounters` of bpf/include/kcounters.h, the evictions of the pre-5.11
 // `inflight` table, processes that did not fit `procs`, and GPU interrupt lines found
 // after Start. Live.Stats reports them as SourceStats.KernelDrops.
+
 package probe
 
 import (

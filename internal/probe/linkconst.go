@@ -1,6 +1,7 @@
 // Link-time constants (bpf/include/link_const.h): configuration written into the
 // instructions that read it, instead of .rodata variables, on the paths every ioctl of
 // the host runs.
+
 package probe
 
 import (

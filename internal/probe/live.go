@@ -1,8 +1,9 @@
 //go:build linux
 
-// Package probe is the live source: it loads ghostdriver's eBPF programs, attaches
-// each hook through its ladder (fentry > tp_btf > raw_tp > tracepoint), reads the one
-// ring buffer and decodes records into event.Event for the same pipeline as replay.
+// The live source's lifecycle: Open loads and attaches (load), Run reads the ring buffer
+// on its poll deadline and hands the events over in batches, Stats counts, Close
+// detaches; Doctor says what would attach without keeping anything.
+
 package probe
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 	"go.uber.org/zap"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
@@ -77,13 +79,13 @@ var _ recordReader = (*ringbuf.Reader)(nil)
 // Open loads and attaches every hook it can and returns the capability report. The
 // error is non-nil only when the source is unusable: not privileged, the ring buffer
 // cannot be created, or no hook attached at all.
-func Open(cfg Config, log *zap.Logger) (*Live, Report, error) {
+func Open(cfg Config, log *zap.Logger) (*Live, capability.Report, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return nil, Report{}, fmt.Errorf("probe config: %w", err)
+		return nil, newReport(), fmt.Errorf("probe config: %w", err)
 	}
 	ld, err := load(cfg, log)
 	if err != nil {
@@ -114,9 +116,7 @@ func Open(cfg Config, log *zap.Logger) (*Live, Report, error) {
 	}
 	l.jobs = newJobsReader(ld.objs, &l.dec)
 	l.stats.Unknown = map[string]uint64{}
-	for _, e := range ld.rep.Entries {
-		l.stats.Hooks = append(l.stats.Hooks, event.HookStatus{Stage: e.Stage, Hook: e.Hook, Status: e.Status, Reason: e.Reason})
-	}
+	l.stats.Hooks = append(l.stats.Hooks, ld.rep.Entries...)
 	off, _ := kclock.SampleOffset()
 	l.offset.Store(off)
 	log.Info("ghostdriver live source attached", zap.String("summary", ld.rep.Summary()))
@@ -128,7 +128,7 @@ func load(cfg Config, log *zap.Logger) (*loader, error) {
 	ld := newLoader(cfg, log)
 	if err := checkPrivileges(); err != nil {
 		for _, def := range hookDefs(cfg) {
-			ld.rep.add(def.stage, def.event, StatusUnavailable, "not privileged")
+			ld.rep.Add(def.stage, def.event, capability.StatusUnavailable, "not privileged")
 		}
 		return ld, err
 	}
@@ -151,10 +151,10 @@ func load(cfg Config, log *zap.Logger) (*loader, error) {
 		log.Info("tracefs was not mounted: ghostdriver mounted it to attach its hooks and unmounted it again",
 			zap.String("path", tracefsMountPoint), zap.Error(err))
 	}
-	if w := ld.rep.FallbackWarning(); w != "" {
+	if w := FallbackWarning(ld.rep); w != "" {
 		log.Warn(w)
 	}
-	if !ld.rep.anyJobHook() {
+	if !anyJobHook(ld.rep) {
 		ld.objs.close()
 		return ld, errors.New("no GPU hook could be attached: " + ld.rep.Summary())
 	}
@@ -202,21 +202,21 @@ func (l *Live) ForgetProcess(pid uint32) error {
 }
 
 // Doctor produces the report Open would, without keeping anything attached.
-func Doctor(cfg Config, log *zap.Logger) Report {
+func Doctor(cfg Config, log *zap.Logger) capability.Report {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		var r Report
-		r.add("config", "", StatusUnavailable, err.Error())
+		r := newReport()
+		r.Add("config", "", capability.StatusUnavailable, err.Error())
 		return r
 	}
 	ld, err := load(cfg, log)
 	if err == nil {
 		ld.objs.close()
 	} else if ld.rep.Entries == nil {
-		ld.rep.add("ring_buffer", "ringbuf/events", StatusUnavailable, err.Error())
+		ld.rep.Add("ring_buffer", "ringbuf/events", capability.StatusUnavailable, err.Error())
 	}
 	return ld.rep
 }

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
@@ -94,7 +95,7 @@ func startRun(t *testing.T, l *Live) (*collectSink, func()) {
 
 // expectedIoctlHook: the syscall tracepoints where the loader had tracefs (mounted, or
 // mounted by itself to attach), raw_tp sys_enter otherwise.
-func expectedIoctlHook(rep Report) string {
+func expectedIoctlHook(rep capability.Report) string {
 	if strings.HasPrefix(rep.Tracefs, "mounted") {
 		return "tracepoint/syscalls/sys_enter_ioctl"
 	}
@@ -170,7 +171,7 @@ func testOpenDegradesOnThisHost(t *testing.T, records string) {
 
 	reasons := map[string]string{}
 	for _, e := range rep.Entries {
-		if e.Status == StatusUnavailable {
+		if e.Status == capability.StatusUnavailable {
 			reasons[e.Hook] = e.Reason
 		}
 	}

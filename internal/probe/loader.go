@@ -1,5 +1,8 @@
 //go:build linux
 
+// Loading and attaching the live source's programs, each on its own and rung by rung, and
+// the capability report line of every hook tried.
+
 package probe
 
 import (
@@ -14,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 )
 
@@ -107,13 +111,13 @@ type loader struct {
 	log   *zap.Logger
 	cache *btf.Cache
 	objs  *objects
-	rep   Report
+	rep   capability.Report
 	// opts are passed to every program load; tests point KernelTypes elsewhere.
 	progOpts ebpf.ProgramOptions
 }
 
 func newLoader(cfg Config, log *zap.Logger) *loader {
-	return &loader{cfg: cfg, log: log, cache: btf.NewCache(), objs: &objects{families: map[string]*family{}}}
+	return &loader{cfg: cfg, log: log, cache: btf.NewCache(), objs: &objects{families: map[string]*family{}}, rep: newReport()}
 }
 
 // setCommon sets the variables every object has (from ghostdriver.h) and sizes the ring.
@@ -358,7 +362,7 @@ const obiMapName = "traces_ctx_v1"
 func (ld *loader) openOBIMap() {
 	const stage, hook = StageAppContext, "map/" + obiMapName
 	if !slicesContains(ld.cfg.ContextTiers, ctxtier.NameOBI) {
-		ld.rep.add(stage, hook, StatusUnavailable, "obi tier not configured")
+		ld.rep.Add(stage, hook, capability.StatusUnavailable, "obi tier not configured")
 		return
 	}
 	m, err := ebpf.LoadPinnedMap(ld.cfg.OBIMapPath, nil)
@@ -367,7 +371,7 @@ func (ld *loader) openOBIMap() {
 		if !errors.Is(err, os.ErrNotExist) {
 			why = "loading " + ld.cfg.OBIMapPath + ": " + firstLine(err.Error()) + ": empty placeholder"
 		}
-		ld.rep.add(stage, hook, StatusUnavailable, why)
+		ld.rep.Add(stage, hook, capability.StatusUnavailable, why)
 		return
 	}
 	spec, err := loadSyscalls()
@@ -380,11 +384,11 @@ func (ld *loader) openOBIMap() {
 	}
 	if err != nil {
 		m.Close()
-		ld.rep.add(stage, hook, StatusUnavailable, firstLine(err.Error())+": empty placeholder")
+		ld.rep.Add(stage, hook, capability.StatusUnavailable, firstLine(err.Error())+": empty placeholder")
 		return
 	}
 	ld.objs.obi = m
-	ld.rep.add(stage, hook, StatusAttached, "pinned at "+ld.cfg.OBIMapPath)
+	ld.rep.Add(stage, hook, capability.StatusAttached, "pinned at "+ld.cfg.OBIMapPath)
 }
 
 func slicesContains(s []string, v string) bool {
@@ -534,7 +538,7 @@ func (ld *loader) attachAll() {
 			if len(ld.cfg.IRQNames) > 0 {
 				why = fmt.Sprintf("no interrupt in /proc/interrupts belongs to a GPU driver (%s)", strings.Join(ld.cfg.IRQNames, ", "))
 			}
-			ld.rep.add(def.stage, "irq/"+def.event, StatusUnavailable, why)
+			ld.rep.Add(def.stage, "irq/"+def.event, capability.StatusUnavailable, why)
 			continue
 		}
 		targetMissing := false
@@ -559,7 +563,7 @@ func (ld *loader) skipRung(def hookDef, r rung, why string) {
 		if err == nil && f.spec.Programs[p] != nil {
 			hook = hookName(f.spec.Programs[p], r.attachTo)
 		}
-		ld.rep.add(def.stage, hook, StatusUnavailable, why)
+		ld.rep.Add(def.stage, hook, capability.StatusUnavailable, why)
 	}
 }
 
@@ -567,7 +571,7 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 	f, err := ld.family(r.family)
 	if err != nil {
 		for _, p := range r.progs {
-			ld.rep.add(def.stage, r.family+"/"+p, StatusUnavailable, err.Error())
+			ld.rep.Add(def.stage, r.family+"/"+p, capability.StatusUnavailable, err.Error())
 		}
 		return false
 	}
@@ -637,7 +641,7 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 			if r.family == famJobs {
 				reason = jobsAttachedReason
 			}
-			ld.rep.add(def.stage, d.hook, StatusAttached, reason)
+			ld.rep.Add(def.stage, d.hook, capability.StatusAttached, reason)
 		}
 		return true
 	}
@@ -645,9 +649,9 @@ func (ld *loader) tryRung(def hookDef, r rung, targetMissing *bool) bool {
 	for _, d := range done {
 		d.lnk.Close()
 		d.prog.Close()
-		ld.rep.add(def.stage, d.hook, StatusUnavailable, "partner "+failHook+" unavailable")
+		ld.rep.Add(def.stage, d.hook, capability.StatusUnavailable, "partner "+failHook+" unavailable")
 	}
-	ld.rep.add(def.stage, failHook, StatusUnavailable, failReason)
+	ld.rep.Add(def.stage, failHook, capability.StatusUnavailable, failReason)
 	return false
 }
 

@@ -1,7 +1,5 @@
 //go:build linux
 
-package probe
-
 // The events mode's reader of the BPF ring buffer, reading records in place.
 //
 // cilium/ebpf's ringbuf.Reader copies every sample into the caller's buffer, takes a mutex
@@ -25,6 +23,8 @@ package probe
 // is reported, as cilium's reader does. The live reader declares everything stamped
 // before the poll began seen once the deadline is reported; a record left behind then
 // would reach the assembler behind its watermark.
+
+package probe
 
 import (
 	"errors"

@@ -8,6 +8,7 @@
 // are attached (an attached tracepoint does not need the mount), so that nothing is left
 // mounted even when the process is killed. One mount per process, shared by the loaders
 // of it that attach at the same time.
+
 package probe
 
 import (

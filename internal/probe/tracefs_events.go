@@ -2,6 +2,7 @@
 // from the hook table (hooks.go) and the programs' own attach targets: what a capture
 // made with trace-cmd or Perfetto must enable to see what the live source sees (the
 // README's recording lines are checked against it).
+
 package probe
 
 import (

@@ -5,7 +5,6 @@ package probe
 import (
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -89,41 +88,6 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 	c, _ = Config{BOValidationFuncs: []string{}}.withDefaults()
 	if len(c.BOValidationFuncs) != 0 || len(c.RunJobFuncs) == 0 {
 		t.Fatalf("function lists: %+v", c)
-	}
-}
-
-func TestReportRendering(t *testing.T) {
-	var r Report
-	r.add(StageIoctl, "tracepoint/syscalls/sys_enter_ioctl", StatusAttached, "")
-	r.add(StageJobRun, "tp_btf/drm_sched_job_run", StatusUnavailable, "tracepoint not present")
-	b, err := r.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list []map[string]string
-	if err := json.Unmarshal(b, &list); err != nil {
-		t.Fatal(err)
-	}
-	if len(list) != 2 || list[0]["stage"] != "ioctl" || list[0]["status"] != "attached" ||
-		list[1]["hook"] != "tp_btf/drm_sched_job_run" || list[1]["reason"] != "tracepoint not present" {
-		t.Fatalf("json: %s", b)
-	}
-	for _, e := range list { // the documented shape: every entry has all four keys
-		for _, k := range []string{"stage", "hook", "status", "reason"} {
-			if _, ok := e[k]; !ok {
-				t.Fatalf("entry without %q: %s", k, b)
-			}
-		}
-	}
-	text := r.String()
-	if !strings.Contains(text, "STAGE") || !strings.Contains(text, "tp_btf/drm_sched_job_run") {
-		t.Fatalf("table:\n%s", text)
-	}
-	if s := r.Summary(); !strings.Contains(s, "1 hooks attached") || !strings.Contains(s, "job_run") {
-		t.Fatalf("summary: %s", s)
-	}
-	if b, _ := (Report{}).JSON(); string(b) != "[]" {
-		t.Fatalf("empty report: %s", b)
 	}
 }
 

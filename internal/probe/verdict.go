@@ -2,6 +2,7 @@
 // and what is missing. `ghostdriver doctor` ends with it and the receiver logs it as a
 // warning at Start when no GPU job hook attached (the live source would run and emit
 // nothing).
+
 package probe
 
 import (
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 )
 
 // jobStages are the stages whose hooks identify GPU jobs: without one of them there is
@@ -66,11 +69,11 @@ type Verdict struct {
 }
 
 // Assess decides from a report and the host facts.
-func Assess(r Report, h Host) Verdict {
+func Assess(r capability.Report, h Host) Verdict {
 	v := Verdict{Stages: []string{}, JobStages: []string{}, Missing: []string{}, Warnings: []string{}}
 	seen := map[string]bool{}
 	for _, e := range r.Entries {
-		if e.Status == StatusAttached && !seen[e.Stage] {
+		if e.Status == capability.StatusAttached && !seen[e.Stage] {
 			seen[e.Stage] = true
 			v.Stages = append(v.Stages, e.Stage)
 		}
@@ -112,7 +115,7 @@ func Assess(r Report, h Host) Verdict {
 	default:
 		v.Missing = append(v.Missing, h.Tracefs.Error()+" (the classic-tracepoint rungs need it; `ghostdriver record` mounts it itself)")
 	}
-	if w := r.FallbackWarning(); w != "" {
+	if w := FallbackWarning(r); w != "" {
 		v.Warnings = append(v.Warnings, w)
 	}
 

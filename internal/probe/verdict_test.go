@@ -7,14 +7,16 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 )
 
 func TestAssess(t *testing.T) {
-	noGPU := Report{}
-	noGPU.add(StageIoctl, "raw_tp/sys_enter", StatusAttached, "")
-	noGPU.add(StageDMAFence, "tp_btf/dma_fence_init", StatusAttached, "")
-	noGPU.add(StageJobQueue, "tp_btf/drm_sched_job_queue", StatusUnavailable, "tracepoint not present")
-	noGPU.add(StageProcess, "tp_btf/sched_process_exec", StatusAttached, "")
+	noGPU := capability.Report{}
+	noGPU.Add(StageIoctl, "raw_tp/sys_enter", capability.StatusAttached, "")
+	noGPU.Add(StageDMAFence, "tp_btf/dma_fence_init", capability.StatusAttached, "")
+	noGPU.Add(StageJobQueue, "tp_btf/drm_sched_job_queue", capability.StatusUnavailable, "tracepoint not present")
+	noGPU.Add(StageProcess, "tp_btf/sched_process_exec", capability.StatusAttached, "")
 	host := Host{DRMErr: errors.New("no such file"), Fentry: errors.New("EPERM"), Tracefs: errors.New("tracefs not mounted")}
 
 	v := Assess(noGPU, host)
@@ -31,9 +33,9 @@ func TestAssess(t *testing.T) {
 	}
 
 	gpu := noGPU
-	gpu.Entries = append([]Entry(nil), noGPU.Entries...)
-	gpu.add(StageJobDone, "tp_btf/drm_sched_job_done", StatusAttached, "")
-	gpu.add(StageAMDGPU, "tracepoint/amdgpu/amdgpu_cs_ioctl", StatusAttached, "")
+	gpu.Entries = append([]capability.Entry(nil), noGPU.Entries...)
+	gpu.Add(StageJobDone, "tp_btf/drm_sched_job_done", capability.StatusAttached, "")
+	gpu.Add(StageAMDGPU, "tracepoint/amdgpu/amdgpu_cs_ioctl", capability.StatusAttached, "")
 	v = Assess(gpu, Host{DRMDevices: []string{"card0", "renderD128"}, SchedModule: true, Fentry: errors.New("EPERM")})
 	if !v.CanTraceJobs || strings.Join(v.JobStages, ",") != "job_done,amdgpu" {
 		t.Fatalf("job hooks attached: %+v", v)
@@ -51,11 +53,11 @@ func TestAssess(t *testing.T) {
 // loader mounted for its run is not missing.
 func TestAssessSyscallFallbackWarning(t *testing.T) {
 	host := Host{DRMDevices: []string{"card0"}, SchedModule: true, Tracefs: errors.New("tracefs not mounted")}
-	fallback := Report{Tracefs: "not mounted; mounting it is forbidden by the configuration (mount_tracefs: false)"}
-	fallback.add(StageIoctl, "tracepoint/syscalls/sys_enter_ioctl", StatusUnavailable, "tracefs not mounted")
-	fallback.add(StageIoctl, "raw_tp/sys_enter", StatusAttached, "")
-	fallback.add(StageIoctl, "raw_tp/sys_exit", StatusAttached, "")
-	fallback.add(StageJobDone, "tp_btf/drm_sched_job_done", StatusAttached, "")
+	fallback := capability.Report{Tracefs: "not mounted; mounting it is forbidden by the configuration (mount_tracefs: false)"}
+	fallback.Add(StageIoctl, "tracepoint/syscalls/sys_enter_ioctl", capability.StatusUnavailable, "tracefs not mounted")
+	fallback.Add(StageIoctl, "raw_tp/sys_enter", capability.StatusAttached, "")
+	fallback.Add(StageIoctl, "raw_tp/sys_exit", capability.StatusAttached, "")
+	fallback.Add(StageJobDone, "tp_btf/drm_sched_job_done", capability.StatusAttached, "")
 	v := Assess(fallback, host)
 	if len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0], "every syscall of the host") ||
 		!strings.Contains(v.Warnings[0], "ns on every syscall") || !strings.Contains(v.Warnings[0], "forbidden") {
@@ -68,10 +70,10 @@ func TestAssessSyscallFallbackWarning(t *testing.T) {
 		t.Errorf("missing %q does not say why tracefs is not there", v.Missing)
 	}
 
-	mounted := Report{Tracefs: mountedByUs}
-	mounted.add(StageIoctl, "tracepoint/syscalls/sys_enter_ioctl", StatusAttached, "")
-	mounted.add(StageIoctl, "tracepoint/syscalls/sys_exit_ioctl", StatusAttached, "")
-	mounted.add(StageJobDone, "tp_btf/drm_sched_job_done", StatusAttached, "")
+	mounted := capability.Report{Tracefs: mountedByUs}
+	mounted.Add(StageIoctl, "tracepoint/syscalls/sys_enter_ioctl", capability.StatusAttached, "")
+	mounted.Add(StageIoctl, "tracepoint/syscalls/sys_exit_ioctl", capability.StatusAttached, "")
+	mounted.Add(StageJobDone, "tp_btf/drm_sched_job_done", capability.StatusAttached, "")
 	v = Assess(mounted, host) // the host reads tracefs as unmounted again: the loader unmounted it
 	if len(v.Warnings) != 0 || strings.Contains(v.Line, "WARNING") || strings.Contains(strings.Join(v.Missing, ";"), "tracefs") {
 		t.Errorf("tracepoints attached with the loader's mount: %+v", v)

@@ -4,6 +4,7 @@
 // record and committing it (docs/correlation.md, "reorder window"): Run asks the reader where
 // it stopped at the end of each poll, and holds the watermark while one record stays
 // uncommitted.
+
 package probe
 
 import (

@@ -1,6 +1,7 @@
 // Reads a capture line by line: plain text or gzip (by magic bytes, not by name), lines of
 // any length without failing (the longest are reported, not buffered). A last line without
 // its newline is reported as cut off: the capture was truncated inside it.
+
 package replay
 
 import (

@@ -1,5 +1,6 @@
 // The end-of-input check: a capture in which no GPU event was recognised is an error that
 // says what was expected and how to record it, not a replay of "0 jobs".
+
 package replay
 
 import (

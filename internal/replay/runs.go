@@ -12,6 +12,7 @@
 // their run: they go out after the run's line before them. The lines without a timestamp
 // just before a run's first event (the next per-CPU file's header, a loss note at its
 // start) belong to that run, not to the one before.
+
 package replay
 
 import (

@@ -1,5 +1,6 @@
 // The replay Source: reads the capture, decodes each line with ftrace.Decoder, and hands
 // batches to the sink, pacing them when a speed is set.
+
 package replay
 
 import (

@@ -2,6 +2,7 @@
 // paradox: a ring reported busy while a job is in flight on it, against the time its
 // hardware executes, waits on fences, or spends in driver work), and per ring, stage and
 // tenant the stage durations.
+
 package report
 
 import (

@@ -2,6 +2,7 @@
 // spans, the kernel coverage (union of kernel time ÷ the process's GPU window) and the
 // SM-weighted coverage (each kernel weighted by min(1, blocks ÷ SMs)), beside nvidia-smi's
 // utilization.gpu averaged over the same window when its samples are given.
+
 package report
 
 import (

@@ -5,6 +5,7 @@
 // writes (a header line, units and "%" are accepted too), so that the report can set them
 // beside the GPU timeline's coverage of the same window. nvidia-smi prints its local time;
 // ReadSMI is given the zone to read it in.
+
 package report
 
 import (

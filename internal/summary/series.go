@@ -6,6 +6,7 @@
 // construction: bucket i holds (γ^(i-1), γ^i], γ = (1+α)/(1-α), and answers with the
 // value 2γ^i/(γ+1)), so a replay of any size holds a few thousand counters per cell, not
 // 8 bytes per job; the table marks such percentiles with "≈".
+
 package summary
 
 import (

@@ -1,6 +1,7 @@
 // The attribute keys tenant attribution emits: semantic-convention names where they exist,
 // ghostdriver.* for the rest. This file is the single table (metadata.yaml and the README
 // document the same list).
+
 package tenant
 
 // Attribute keys.

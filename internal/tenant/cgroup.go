@@ -1,5 +1,6 @@
 // cgroup → container id → Kubernetes pod, from the shapes container runtimes and the
 // kubelet give cgroup paths (see cgroup_test.go for each shape and where it comes from).
+
 package tenant
 
 import (

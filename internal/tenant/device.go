@@ -1,4 +1,5 @@
 // GPU devices from sysfs: /sys/class/drm/<node>/device → PCI function, driver, SR-IOV.
+
 package tenant
 
 import (

@@ -1,4 +1,5 @@
 // DRM clients of a process, from /proc/<pid>/fdinfo (Documentation/gpu/drm-usage-stats.rst).
+
 package tenant
 
 import (

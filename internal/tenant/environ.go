@@ -4,6 +4,7 @@
 // buffer that it zeroes before returning; only the values of the four keys below are ever
 // copied out. Other variables are never converted to strings, logged or kept. Note that
 // /proc/<pid>/environ shows the environment the process was exec'ed with, not later setenv.
+
 package tenant
 
 import (

@@ -10,6 +10,7 @@
 // of /dev/nvidiaN) maps to a PCI address via /proc/driver/nvidia/gpus/<pci>/information
 // ("Device Minor:"). Drivers that close the capability fd after context creation, and
 // MPS/vGPU setups, leave the instance unknown; no attribute is better than a guess.
+
 package tenant
 
 import (

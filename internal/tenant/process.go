@@ -1,4 +1,5 @@
 // Process: what tenant attribution knows about one process, and how it is read.
+
 package tenant
 
 import (

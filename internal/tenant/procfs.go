@@ -1,4 +1,5 @@
 // Small bounded readers of /proc/<pid> files.
+
 package tenant
 
 import (

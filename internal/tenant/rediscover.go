@@ -1,6 +1,7 @@
 // Re-discovery of a process's OTEP 4947 thread context: a publisher loaded after the
 // process's first read (a tracer library dlopen'ed or imported after the GPU runtime
 // initialised) defines otel_thread_ctx_v1 in a module mapped later.
+
 package tenant
 
 import (

@@ -1,4 +1,5 @@
 // Resolver: the per-process cache in front of procfs, sysfs and process memory.
+
 package tenant
 
 import (

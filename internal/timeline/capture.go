@@ -1,6 +1,7 @@
 // A capture (ftrace or `trace-cmd report` text) read straight into jobs: the replay graph
 // (internal/graph, the one the receiver and `ghostdriver replay` build), keeping the spans
 // it emits.
+
 package timeline
 
 import (

@@ -2,6 +2,7 @@
 // GPU-side children (cuda.gpu_execution, and cuda.gpu_queue / cuda.gpu_completion where
 // measured), with the submitting process from the resource. The report's coverage table
 // (kernel, SM-weighted, against nvidia-smi) is drawn from these.
+
 package timeline
 
 import (

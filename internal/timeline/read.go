@@ -1,6 +1,7 @@
 // Reading OTLP span files as the collector's file exporter writes them (and `ghostdriver
 // replay --output`): OTLP/JSON, one ExportTraceServiceRequest per line, or protobuf, each
 // request preceded by its length as 4 bytes big-endian (`format: proto`).
+
 package timeline
 
 import (

@@ -3,6 +3,7 @@
 // are the stage span names of internal/assemble (Stage.String) and the README's stage
 // table; a stage name not listed here (a stage added later) is drawn on its ring and
 // counted as "other", never dropped.
+
 package timeline
 
 // Category is the share of the utilization breakdown a stage is counted in.

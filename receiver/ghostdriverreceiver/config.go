@@ -1,6 +1,7 @@
 // Configuration of the ghostdriver receiver and its validation. Validate checks only
 // what the YAML says; host capabilities (kernel, BTF, privileges) are checked in Start,
 // so `otelcol validate` works on any machine.
+
 package ghostdriverreceiver
 
 import (

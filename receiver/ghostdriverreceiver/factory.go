@@ -1,5 +1,6 @@
 // The collector-facing factory: component type `ghostdriver`, traces and metrics at
 // Development stability. Create is cheap and unprivileged; Start does the privileged work.
+
 package ghostdriverreceiver
 
 import (

@@ -1,6 +1,7 @@
 // The live sources' Linux parts the receiver needs: the probe's defaults for the
 // configuration, and the CUDA source's counts for the stop log (the sources themselves are
 // opened by internal/graph).
+
 package ghostdriverreceiver
 
 import (

@@ -2,6 +2,7 @@
 
 // The live sources need Linux eBPF; elsewhere only replay works (internal/graph says so
 // at Start).
+
 package ghostdriverreceiver
 
 import (

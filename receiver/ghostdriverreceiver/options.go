@@ -1,6 +1,7 @@
 // Options of NewFactoryWithOptions: what a distribution that embeds the receiver sets in
 // its own code rather than in every user's configuration, as the OpenTelemetry eBPF
 // profiler's collector package lets an embedder do. NewFactory is the factory without any.
+
 package ghostdriverreceiver
 
 import (

@@ -3,6 +3,7 @@
 // into the collector's consumers in the background; Shutdown stops it and releases
 // everything, and works without Start and when called twice. Source selection and the
 // policy when a live source cannot attach are the graph's.
+
 package ghostdriverreceiver
 
 import (

@@ -1,5 +1,6 @@
 // One receiver instance per component ID, shared by its traces and metrics pipelines
 // (the collector's own sharedcomponent helper is internal to its modules).
+
 package ghostdriverreceiver
 
 import (

@@ -5,6 +5,7 @@
 // dashboards read them), for a collector's self-monitoring, which sees a receiver that
 // loses events even when no pipeline carries the receiver's own metrics. The instruments
 // are mdatagen's (metadata.yaml `telemetry:`, internal/metadata/generated_telemetry.go).
+
 package ghostdriverreceiver
 
 import (

@@ -2,6 +2,7 @@
 // cuda.gpu_queue, cuda.gpu_execution (with one cuda.kernel event per top kernel name) and
 // cuda.gpu_completion, each with ghostdriver.stage.source = measured: the host bounds come
 // from the uprobes, the GPU bounds from CUPTI's kernel records.
+
 package cudaspans
 
 import (

@@ -5,6 +5,7 @@
 // of the first op): two submissions of one process cannot share all of them. Children are
 // derived from the submission's span id and their position (ops in start order; the sync
 // has its own tag), so the same capture always gives the same ids.
+
 package cudaspans
 
 import (

@@ -4,6 +4,7 @@
 // the configured optional dimensions (metrics.dimensions: service.name by default) are
 // taken from the process's resource as the Builder would write it, resolved once per
 // process and collection.
+
 package cudaspans
 
 import (

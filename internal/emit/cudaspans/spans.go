@@ -5,6 +5,7 @@
 // A submission with an application context (Submission.CtxTier, from the kernel's read at
 // the calls or TRACEPARENT) is a child of that application span, in its trace; without one
 // it is the root of a trace of its own. ghostdriver.context.tier says which.
+
 package cudaspans
 
 import (

@@ -1,6 +1,7 @@
 // The in-kernel form of a TLSAccess: the value of the `procs` table of bpf/include/appctx.h
 // (struct tls_recipe), written by every live source whose programs read thread context
 // (the DRM probe at submit ioctls, the CUDA source at API calls).
+
 package appctx
 
 // KernelRecipe mirrors struct tls_recipe (bpf/include/appctx.h) field for field; a

@@ -1,4 +1,5 @@
 // /proc/<pid>/maps lines: where the OTEL_CTX mapping and the loaded ELF modules are.
+
 package appctx
 
 import (

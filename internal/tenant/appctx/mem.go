@@ -1,4 +1,5 @@
 // Reading another process's memory. An interface so tests can serve fake memory.
+
 package appctx
 
 import (

@@ -1,4 +1,5 @@
 // process_vm_readv(2) for ProcessVM.
+
 package appctx
 
 import (

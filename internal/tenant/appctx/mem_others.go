@@ -1,6 +1,7 @@
 //go:build !linux
 
 // ProcessVM outside Linux: there is no process_vm_readv.
+
 package appctx
 
 import "errors"

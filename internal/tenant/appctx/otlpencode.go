@@ -1,5 +1,6 @@
 // Encoding of the OTEL_CTX payload: the inverse of DecodeProcessContext, for test writers
 // (this package's and tenant's tests, the virtual GPU rig's test application).
+
 package appctx
 
 import (

@@ -8,6 +8,7 @@
 //	ArrayValue     { repeated AnyValue values = 1; }   KeyValueList { repeated KeyValue values = 1; }
 //
 // Unknown fields are skipped, as protobuf readers must; wrong wire types are errors.
+
 package appctx
 
 import (

@@ -6,6 +6,7 @@
 //	12      4     payload_size
 //	16      8     monotonic_published_at_ns (0 while the publisher is updating)
 //	24      8     payload pointer (in the publisher's address space)
+
 package appctx
 
 import (

@@ -1,4 +1,5 @@
 // Opening files that a tenant controls: regular files only, never blocking.
+
 package appctx
 
 import (

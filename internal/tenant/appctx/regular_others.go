@@ -1,6 +1,7 @@
 //go:build !linux
 
 // Opening tenant-controlled files outside Linux: there are no tenants' /proc trees to read.
+
 package appctx
 
 import (

@@ -7,6 +7,7 @@
 //	25      1     trace-flags (reserved/alignment byte in early drafts)
 //	26      2     attrs-data-size, host-endian
 //	28      n     attrs-data: {key-index u8, length u8, value [length]byte utf-8}…
+
 package appctx
 
 import (

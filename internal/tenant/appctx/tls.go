@@ -20,6 +20,7 @@
 //
 // InspectTLS collects what the file says; ResolveTLS (tlsresolve.go) reads the relocated GOT
 // slots of the running process and turns that into a TLSAccess for the BPF side.
+
 package appctx
 
 import (

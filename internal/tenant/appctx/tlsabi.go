@@ -21,6 +21,7 @@
 // On both, a DTV entry is 16 bytes in glibc (dtv_t: value, to_free; the length in
 // dtv[-1].counter) and 8 in musl (the length in dtv[0]); a TLSDESC is two words {resolver,
 // argument}, and a dynamic argument points at {module id, offset}.
+
 package appctx
 
 import "debug/elf"

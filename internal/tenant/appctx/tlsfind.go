@@ -1,4 +1,5 @@
 // Per-process search for the module that defines the thread-context TLS symbol.
+
 package appctx
 
 import (

@@ -1,5 +1,6 @@
 // Runtime side of OTEP 4947 TLS resolution: turn a TLSModule into the recipe a BPF
 // program follows at the submitting ioctl to find the thread's otel_thread_ctx_v1 slot.
+
 package appctx
 
 import (

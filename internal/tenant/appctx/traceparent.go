@@ -1,5 +1,6 @@
 // W3C Trace Context `traceparent` (https://www.w3.org/TR/trace-context/#traceparent-header),
 // as batch jobs and training runs carry it in their TRACEPARENT environment variable.
+
 package appctx
 
 import (

@@ -3,6 +3,7 @@
 package assemble
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -277,5 +278,32 @@ func TestSched61JoinedKeyThenPointerOnlyDone(t *testing.T) {
 	wantPoint(t, jobs[0], PointFinished, 81, Measured, "drm_sched_process_job")
 	if n := c.a.Stats().Orphans["job_done"]; n != 0 {
 		t.Errorf("%d done events matched no job", n)
+	}
+}
+
+// A job seen up to its run and no further (the input ended): its stages are those both of
+// whose bounds were seen — scheduler_queue [queue, run] — and not a zero-length
+// ring_emission (te fallen back to run) or dma_scheduling (ts fallen back to te) that no
+// event bounds (docs/stages.md: a stage with no basis is left out).
+func TestRunOnlyIncompleteJobHasNoFallbackStages(t *testing.T) {
+	const tid, ent, ptr = 100, 0xffff1000, 0xffff2000
+	jobs := newCollector(testConfig()).run(
+		finit(10, tid, "drm_sched", fk(40, 7)),
+		finit(11, tid, "drm_sched", fk(41, 7)),
+		queue61(12, tid, ent, ptr, 1001),
+		run61(30, ent, ptr, 1001),
+	)
+	if len(jobs) != 1 || jobs[0].Outcome == Completed {
+		t.Fatalf("jobs: %s", dump(jobs))
+	}
+	var names []string
+	for _, s := range jobs[0].Stages {
+		names = append(names, s.Stage.String())
+		if s.Stage == StageRingEmission || s.Stage == StageDMAScheduling || s.Stage == StageExecution {
+			t.Errorf("stage %s [%d, %d] (%s): no event bounds it", s.Stage.String(), s.Start, s.End, s.Rule)
+		}
+	}
+	if !slices.Contains(names, "scheduler_queue") {
+		t.Errorf("stages %v: want scheduler_queue (queue → run, both seen)", names)
 	}
 }

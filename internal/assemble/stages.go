@@ -19,6 +19,8 @@
 //	ts  not measured (i915_request_in and msm's GPU stamps measure it: native.go)
 //	                                        → ts = max(te, previous job's th-or-tf on the ring),
 //	                                          at most th        rule "ring_serial"
+//	The te and ts fallbacks apply only when a later point was seen (te: ts, th or tf; ts:
+//	th): a job seen up to its run and no further gets neither stage.
 //
 // td → tr is the stage scheduler_queue: the job is runnable and waits for its turn on the
 // ring (entity order, ring credits, the scheduler worker).
@@ -54,13 +56,18 @@ func (a *Assembler) tile(j *job) {
 		p[PointBOValidEnd] = Bound{Time: p[PointQueued].Time, Src: Inferred, Hook: ruleFallbackQueued}
 	}
 	a.resolveDeps(j)
-	if !p[PointEmitted].Known() && p[PointRun].Known() {
+	// The fallbacks below stand in for a point between two that were seen; a job seen
+	// only up to its run (incomplete: the input ended, or it was evicted) has nothing
+	// after it, and zero-length ring_emission and dma_scheduling spans would be stages
+	// with no basis.
+	later := p[PointHWStart].Known() || p[PointHWDone].Known() || p[PointFinished].Known()
+	if !p[PointEmitted].Known() && p[PointRun].Known() && later {
 		p[PointEmitted] = Bound{Time: p[PointRun].Time, Src: Inferred, Hook: ruleFallbackRun}
 	}
 	if !p[PointHWDone].Known() && p[PointFinished].Known() {
 		p[PointHWDone] = Bound{Time: p[PointFinished].Time, Src: Inferred, Hook: ruleFallbackFinished}
 	}
-	if !p[PointHWStart].Known() && p[PointEmitted].Known() {
+	if !p[PointHWStart].Known() && p[PointEmitted].Known() && p[PointHWDone].Known() {
 		te := p[PointEmitted].Time
 		t := te
 		if j.hasPrevDone && j.prevDone > t {

@@ -37,7 +37,7 @@ type hookedLib struct {
 // attachXid tries raw_tp, then the classic tracepoint.
 func (s *Source) attachXid(spec *ebpf.CollectionSpec, coll *ebpf.Collection, progs map[string]*ebpf.ProgramSpec) {
 	const stage = "xid"
-	for _, name := range []string{"rawtp_nvidia_dev_xid", "tp_nvidia_dev_xid"} {
+	for _, name := range []string{cudaBPFProgRawtpNvidiaDevXid, cudaBPFProgTpNvidiaDevXid} {
 		one := spec.Copy()
 		one.Programs = map[string]*ebpf.ProgramSpec{name: progs[name]}
 		c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: coll.Maps})

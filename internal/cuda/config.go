@@ -34,7 +34,7 @@ type Config struct {
 	// of a top-level API call, in lookup order ("otep4947", "obi"); nil means both in
 	// that order, an empty non-nil slice none.
 	ContextTiers []string
-	// OBIMapPath is where OBI pins traces_ctx_v1 (default /sys/fs/bpf/traces_ctx_v1);
+	// OBIMapPath is where OBI pins traces_ctx_v1 (default ctxtier.OBIMapPath);
 	// when nothing usable is pinned there the OBI tier reads an empty placeholder.
 	OBIMapPath string
 
@@ -111,7 +111,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.ContextTiers = []string{ctxtier.NameOTEP4947, ctxtier.NameOBI}
 	}
 	if c.OBIMapPath == "" {
-		c.OBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
+		c.OBIMapPath = ctxtier.OBIMapPath
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = 10 * time.Millisecond

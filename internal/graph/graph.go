@@ -26,8 +26,9 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/replay"
 )
 
-// MaxDRMMajors is how many device majors the ioctl filter holds (MAX_MAJORS in
-// bpf/syscalls.c; the probe refuses more at Open).
+// MaxDRMMajors is how many device majors the ioctl filter holds: probe.MaxDRMMajors
+// (MAX_MAJORS of bpf/syscalls.c, generated), written out here so that configurations
+// validate where the probe is not built; TestMaxDRMMajorsIsTheProbes holds them together.
 const MaxDRMMajors = 8
 
 // Spec says which sources run and how the pipeline over them is configured. Any set of

@@ -278,7 +278,7 @@ func (ld *loader) linkConsts(name string) (consts map[string]uint64, required []
 			"gd_hash_inflight": uint64(boolU32(ld.hashInflight())),
 			"gd_n_majors":      uint64(len(ld.cfg.DRMMajors)),
 		}
-		for i := range maxMajors {
+		for i := range MaxDRMMajors {
 			var m uint32
 			if i < len(ld.cfg.DRMMajors) {
 				m = ld.cfg.DRMMajors[i]

@@ -8,12 +8,15 @@ package probe
 
 import (
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf/asm"
 	"go.uber.org/zap"
+
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 )
 
 // Every family configured as the loader configures it (familySpec: the ring size, the
@@ -90,5 +93,12 @@ func TestLoaderConstantsMatchTheObjects(t *testing.T) {
 		if _, ok := spec.Variables[commonVarWakeupBytes]; !ok {
 			t.Errorf("%s object without %s", name, commonVarWakeupBytes)
 		}
+	}
+}
+
+// The default OBI pin path ends in the map the syscalls object reads OBI's contexts from.
+func TestOBIMapPathNamesTheMap(t *testing.T) {
+	if base := path.Base(ctxtier.OBIMapPath); base != syscallsMapTracesCtxV1 || DefaultOBIMapPath != ctxtier.OBIMapPath {
+		t.Errorf("default OBI pin %s (probe: %s), the object's map %s", ctxtier.OBIMapPath, DefaultOBIMapPath, syscallsMapTracesCtxV1)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/enrich"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
@@ -39,7 +40,7 @@ func createDefaultConfig() component.Config {
 		Metrics:            metadata.DefaultMetricsConfig(),
 		Context: ContextConfig{
 			Tiers:      append([]string(nil), enrich.DefaultTiers...),
-			OBIMapPath: "/sys/fs/bpf/traces_ctx_v1",
+			OBIMapPath: ctxtier.OBIMapPath,
 			MaxWait:    enrich.DefaultMaxWait,
 		},
 		Tenant: TenantConfig{Enabled: true, ProcRoot: "/proc", SysRoot: "/sys"},

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 // hookedLib is one library file with its attached uprobes.
@@ -109,14 +109,14 @@ func (s *Source) hookPath(path string) {
 }
 
 // openLibrary opens a library file as one that a tenant may have replaced since it was
-// found: regular files only, never blocking (appctx.OpenRegular), and only the file
+// found: regular files only, never blocking (procfs.OpenRegular), and only the file
 // whose dev/inode was found (else every uprobe would land at offsets computed for
 // another file). The uprobes are attached through the returned descriptor
 // (/proc/self/fd/N), so the path is not resolved again.
 func openLibrary(lib Library, follow bool) (*os.File, error) {
-	open := appctx.OpenRegular
+	open := procfs.OpenRegular
 	if follow {
-		open = appctx.OpenRegularLink
+		open = procfs.OpenRegularLink
 	}
 	f, err := open(lib.Path)
 	if err != nil {

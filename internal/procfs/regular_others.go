@@ -1,7 +1,8 @@
 //go:build !linux
 
 // Opening tenant-controlled files outside Linux: there are no tenants' /proc trees to read.
-package appctx
+
+package procfs
 
 import (
 	"errors"

@@ -83,15 +83,22 @@ const defaultThreadTable = 16384
 // only fills when many processes start at once while the worker is slow.
 const defaultHookQueue = 1024
 
+// The defaults of RescanInterval and RingBufferBytes (also the receiver's and the CLI's,
+// through internal/graph's DefaultSpec).
+const (
+	DefaultRescanInterval  = 2 * time.Second
+	DefaultRingBufferBytes = 4 << 20
+)
+
 func (c Config) withDefaults() (Config, error) {
 	if c.ProcRoot == "" {
 		c.ProcRoot = "/proc"
 	}
 	if c.RescanInterval == 0 {
-		c.RescanInterval = 2 * time.Second
+		c.RescanInterval = DefaultRescanInterval
 	}
 	if c.RingBufferBytes == 0 {
-		c.RingBufferBytes = 4 << 20
+		c.RingBufferBytes = DefaultRingBufferBytes
 	}
 	if err := checkRingBufferBytes(c.RingBufferBytes); err != nil {
 		return c, err

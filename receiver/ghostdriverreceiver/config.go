@@ -276,11 +276,6 @@ const (
 	maxCUDALibraries = 64
 )
 
-func defaultCUDAConfig() CUDAConfig {
-	return CUDAConfig{RescanInterval: 2 * time.Second, FollowEntryPoints: true, Xid: true, RingBufferSize: 4 << 20,
-		Layers: CUDALayersBoth, Timeline: CUDATimelineConfig{Mode: "off", OnFor: 2 * time.Second, Every: time.Minute}}
-}
-
 func (c *CUDAConfig) validate() []error {
 	if !c.Enabled {
 		return nil

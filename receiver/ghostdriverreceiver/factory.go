@@ -4,14 +4,12 @@ package ghostdriverreceiver
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
-	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
-	"github.com/ghostdriver/ghostdriver/internal/enrich"
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
 
@@ -25,25 +23,51 @@ func NewFactory() receiver.Factory {
 	)
 }
 
+// createDefaultConfig is internal/graph's DefaultSpec in the receiver's keys.
 func createDefaultConfig() component.Config {
+	d := graph.DefaultSpec()
 	return &Config{
 		Source:             SourceLive,
 		Replay:             ReplayConfig{Speed: 0},
-		Live:               defaultLiveConfig(),
-		JobTimeout:         10 * time.Second,
-		MaxPendingJobs:     100_000,
-		ReorderWindow:      20 * time.Millisecond,
-		FlushInterval:      200 * time.Millisecond,
-		StageSpans:         true,
-		CollectionInterval: 10 * time.Second,
+		Live:               liveConfigOf(d),
+		JobTimeout:         d.Pipeline.Assemble.JobTimeout,
+		MaxPendingJobs:     d.Pipeline.Assemble.MaxPendingJobs,
+		ReorderWindow:      d.Pipeline.Assemble.ReorderWindow,
+		FlushInterval:      d.Pipeline.FlushInterval,
+		StageSpans:         graph.DefaultStageSpans,
+		CollectionInterval: d.Pipeline.CollectionInterval,
 		ErrorMode:          ErrorModePropagate,
-		Metrics:            metadata.DefaultMetricsConfig(),
+		Metrics:            d.Pipeline.Metrics,
 		Context: ContextConfig{
-			Tiers:      append([]string(nil), enrich.DefaultTiers...),
-			OBIMapPath: ctxtier.OBIMapPath,
-			MaxWait:    enrich.DefaultMaxWait,
+			Tiers:      d.Context.Tiers,
+			OBIMapPath: d.Context.OBIMapPath,
+			MaxWait:    d.Context.MaxWait,
 		},
-		Tenant: TenantConfig{Enabled: true, ProcRoot: "/proc", SysRoot: "/sys"},
+		Tenant: TenantConfig{Enabled: d.Enrich, ProcRoot: d.ProcRoot, SysRoot: d.SysRoot},
+	}
+}
+
+// liveConfigOf is the live section of the default spec d (the DRM and CUDA sources).
+func liveConfigOf(d graph.Spec) LiveConfig {
+	l, c := d.Live, d.CUDA
+	return LiveConfig{
+		DRMMajors:             l.DRMMajors,
+		BOValidationFunctions: l.BOValidationFuncs,
+		RunJobFunctions:       l.RunJobFuncs,
+		RingBufferSize:        l.RingBufferBytes,
+		PollInterval:          l.PollInterval,
+		IRQNames:              l.IRQNames,
+		MountTracefs:          !l.NoTracefsMount,
+		CUDA: CUDAConfig{
+			RescanInterval:    c.RescanInterval,
+			FollowEntryPoints: !c.IgnoreEntryPoints,
+			Xid:               !c.NoXid,
+			RingBufferSize:    c.RingBufferBytes,
+			Layers:            c.Layers,
+			LaunchesAtEntry:   c.LaunchesAtEntry,
+			UprobeMulti:       c.UprobeMulti,
+			Timeline:          CUDATimelineConfig{Mode: string(c.Timeline.Mode), OnFor: c.Timeline.OnFor, Every: c.Timeline.Every},
+		},
 	}
 }
 

@@ -23,12 +23,12 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/ghostdriver/ghostdriver/bench/capture"
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
+	"github.com/ghostdriver/ghostdriver/internal/testcapture"
 )
 
 func benchCaptures(b *testing.B) []string {
@@ -43,7 +43,7 @@ func benchCaptures(b *testing.B) []string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := capture.Write(f, capture.Options{Style: s, Jobs: 50_000, Rings: 4, Procs: 8}); err != nil {
+		if err := testcapture.Write(f, testcapture.Options{Style: s, Jobs: 50_000, Rings: 4, Procs: 8}); err != nil {
 			b.Fatal(err)
 		}
 		f.Close()

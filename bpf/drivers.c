@@ -23,6 +23,7 @@
  */
 #include "ghostdriver.h"
 #include "drm_types.h"
+#include "sched_reads.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -30,12 +31,10 @@ static __always_inline void read_sjob(struct record *r, struct drm_sched_job___g
 {
 	struct drm_sched_fence___gd *sf = BPF_CORE_READ(job, s_fence);
 	if (sf) {
-		r->fence_ctx = BPF_CORE_READ(sf, finished.context);
-		r->fence_seqno = BPF_CORE_READ(sf, finished.seqno);
+		sched_finished_key(sf, &r->fence_ctx, &r->fence_seqno);
 		r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
 	}
-	if (bpf_core_field_exists(job->id))
-		r->job_id = BPF_CORE_READ(job, id);
+	sched_job_id(job, &r->job_id);
 	struct drm_gpu_scheduler___gd *s = BPF_CORE_READ(job, sched);
 	if (s) {
 		const char *name = BPF_CORE_READ(s, name);

@@ -9,6 +9,7 @@
  */
 #include "ghostdriver.h"
 #include "drm_types.h"
+#include "sched_reads.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -57,8 +58,7 @@ int fexit_run_job(void *ctx)
 	if (job) {
 		struct drm_sched_fence___gd *sf = BPF_CORE_READ(job, s_fence);
 		if (sf) {
-			r->fence_ctx = BPF_CORE_READ(sf, finished.context);
-			r->fence_seqno = BPF_CORE_READ(sf, finished.seqno);
+			sched_finished_key(sf, &r->fence_ctx, &r->fence_seqno);
 			r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
 		}
 	}

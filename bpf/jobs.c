@@ -29,7 +29,7 @@
 #include "ghostdriver.h"
 #include "drm_types.h"
 #include "jobrec.h"
-#include "sched_names.h"
+#include "sched_reads.h"
 #include "twin_progs.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
@@ -294,7 +294,8 @@ static __always_inline void learn_sched_ops(struct drm_sched_fence___gd *sf)
 }
 
 /*
- * The ids a queue or run event carries (sched.c's read_job, into the job's state). A run
+ * The ids a queue or run event carries (what record_sched_job reads for sched.c, into the
+ * job's state). A run
  * after the job's queue was stamped reads only what the run adds (the hardware fence):
  * the rest is the same job's and already there.
  */
@@ -304,23 +305,16 @@ static __always_inline void job_ids(struct job_record *j, struct drm_sched_job__
 	if (!run || !(j->slots & (1u << JS_QUEUE))) {
 		j->job_ptr = (__u64)job;
 		j->entity = entity ? (__u64)entity : (__u64)BPF_CORE_READ(job, entity);
-		if (bpf_core_field_exists(job->id))
-			j->job_id = BPF_CORE_READ(job, id);
-		if (bpf_core_field_exists(sf->drm_client_id))
-			j->client_id = BPF_CORE_READ(sf, drm_client_id);
+		sched_job_id(job, &j->job_id);
+		sched_client_id(sf, &j->client_id);
 		struct drm_gpu_scheduler___gd *s = BPF_CORE_READ(job, sched);
 		j->sched = (__u64)s;
 		names_once(s);
 	} else if (entity) {
 		j->entity = (__u64)entity;
 	}
-	if (run) {
-		struct dma_fence *hw = BPF_CORE_READ(sf, parent);
-		if (hw) {
-			read_fence(hw, &j->run_hw_ctx, &j->run_hw_seqno);
-			j->flags |= JF_RUN_HW;
-		}
-	}
+	if (run && sched_hw_fence(sf, &j->run_hw_ctx, &j->run_hw_seqno))
+		j->flags |= JF_RUN_HW;
 }
 
 /* What a queue or run event writes into the job's state. */
@@ -349,8 +343,7 @@ static __always_inline int on_job(__u16 hook, __u32 slot, struct drm_sched_job__
 	struct job_record *j = 0;
 	if (sf) {
 		learn_sched_ops(sf);
-		k.ctx = BPF_CORE_READ(sf, finished.context);
-		k.seqno = BPF_CORE_READ(sf, finished.seqno);
+		sched_finished_key(sf, &k.ctx, &k.seqno);
 		j = bpf_map_lookup_elem(&jobs, &k);
 	} else {
 		count(JC_NO_KEY);
@@ -388,14 +381,11 @@ static __always_inline void done_fill(struct job_record *j, __u16 hook, struct d
 {
 	stamp(j, JS_DONE, hook);
 	j->done_ptr = (__u64)sf;
-	struct dma_fence *hw = BPF_CORE_READ(sf, parent);
-	if (hw) {
-		read_fence(hw, &j->done_hw_ctx, &j->done_hw_seqno);
+	if (sched_hw_fence(sf, &j->done_hw_ctx, &j->done_hw_seqno))
 		j->flags |= JF_DONE_HW;
-	}
 	/* the queue event read it from the same s_fence */
-	if (!(j->slots & (1u << JS_QUEUE)) && bpf_core_field_exists(sf->drm_client_id))
-		j->client_id = BPF_CORE_READ(sf, drm_client_id);
+	if (!(j->slots & (1u << JS_QUEUE)))
+		sched_client_id(sf, &j->client_id);
 }
 
 /* done (JS_DONE): (struct drm_sched_fence *) */
@@ -404,8 +394,7 @@ static __always_inline int on_done(__u16 hook, struct drm_sched_fence___gd *sf)
 	if (!sf)
 		return 0;
 	struct fence_key k;
-	k.ctx = BPF_CORE_READ(sf, finished.context);
-	k.seqno = BPF_CORE_READ(sf, finished.seqno);
+	sched_finished_key(sf, &k.ctx, &k.seqno);
 	struct job_record *j = job_get(&k, bpf_ktime_get_ns());
 	if (!j) {
 		struct job_record *r = alone_reserve(&k, JF_NO_STATE);
@@ -447,28 +436,7 @@ static __always_inline int on_dep(__u16 hook, struct drm_sched_job___gd *job, st
 	struct record *r = rec_reserve(hook);
 	if (!r)
 		return 0;
-	if (job) {
-		r->ptr = (__u64)job;
-		r->entity = (__u64)BPF_CORE_READ(job, entity);
-		if (bpf_core_field_exists(job->id))
-			r->job_id = BPF_CORE_READ(job, id);
-		struct drm_sched_fence___gd *sf = BPF_CORE_READ(job, s_fence);
-		if (sf) {
-			r->fence_ctx = BPF_CORE_READ(sf, finished.context);
-			r->fence_seqno = BPF_CORE_READ(sf, finished.seqno);
-			r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
-			struct dma_fence *hw = BPF_CORE_READ(sf, parent);
-			if (hw) {
-				read_fence(hw, &r->hw_ctx, &r->hw_seqno);
-				r->flags |= RF_HW_FENCE;
-			}
-			if (bpf_core_field_exists(sf->drm_client_id))
-				r->client_id = BPF_CORE_READ(sf, drm_client_id);
-		}
-		struct drm_gpu_scheduler___gd *s = BPF_CORE_READ(job, sched);
-		if (s)
-			read_sched_names(s, r->ring, sizeof(r->ring), r->dev, sizeof(r->dev));
-	}
+	record_sched_job(r, job);
 	if (dep) {
 		read_fence(dep, &r->dep_ctx, &r->dep_seqno);
 		r->flags |= RF_DEP_WIDE | RF_HAS_DEP;

@@ -4,7 +4,8 @@
  * gpu_scheduler events of both generations. Every handler reads the job's *finished*
  * fence (context, seqno) through CO-RE, so <= 6.16 events (which only print pointers)
  * join on the same 64-bit key as 6.17+ events. The hardware fence (s_fence->parent)
- * is read where already set (run/done), the DRM client id where the kernel has it.
+ * is read where already set (run/done), the DRM client id where the kernel has it. The
+ * reads are bpf/include/sched_reads.h's, shared with jobs.c.
  *
  * Each event has a tp_btf program (preferred) and a raw_tp twin with the same body
  * (bpf/include/twin_progs.h); raw_tp also serves BPF_PROG_TEST_RUN in the unit tests.
@@ -14,45 +15,10 @@
  */
 #include "ghostdriver.h"
 #include "drm_types.h"
-#include "sched_names.h"
+#include "sched_reads.h"
 #include "twin_progs.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
-
-static __always_inline void read_sched_fence(struct record *r, struct drm_sched_fence___gd *sf)
-{
-	if (!sf)
-		return;
-	r->fence_ctx = BPF_CORE_READ(sf, finished.context);
-	r->fence_seqno = BPF_CORE_READ(sf, finished.seqno);
-	r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
-	struct dma_fence *hw = BPF_CORE_READ(sf, parent);
-	if (hw) {
-		read_fence(hw, &r->hw_ctx, &r->hw_seqno);
-		r->flags |= RF_HW_FENCE;
-	}
-	if (bpf_core_field_exists(sf->drm_client_id))
-		r->client_id = BPF_CORE_READ(sf, drm_client_id);
-}
-
-static __always_inline void read_sched(struct record *r, struct drm_gpu_scheduler___gd *s)
-{
-	if (!s)
-		return;
-	read_sched_names(s, r->ring, sizeof(r->ring), r->dev, sizeof(r->dev));
-}
-
-static __always_inline void read_job(struct record *r, struct drm_sched_job___gd *job)
-{
-	if (!job)
-		return;
-	r->ptr = (__u64)job;
-	r->entity = (__u64)BPF_CORE_READ(job, entity);
-	if (bpf_core_field_exists(job->id))
-		r->job_id = BPF_CORE_READ(job, id);
-	read_sched_fence(r, BPF_CORE_READ(job, s_fence));
-	read_sched(r, BPF_CORE_READ(job, sched));
-}
 
 /* (struct drm_sched_job *, struct drm_sched_entity *): queue / run */
 static __always_inline int on_job(__u16 hook, struct drm_sched_job___gd *job, void *entity)
@@ -60,7 +26,7 @@ static __always_inline int on_job(__u16 hook, struct drm_sched_job___gd *job, vo
 	struct record *r = rec_reserve(hook);
 	if (!r)
 		return 0;
-	read_job(r, job);
+	record_sched_job(r, job);
 	if (entity)
 		r->entity = (__u64)entity;
 	rec_submit(r);
@@ -74,7 +40,7 @@ static __always_inline int on_done(__u16 hook, struct drm_sched_fence___gd *sf)
 	if (!r)
 		return 0;
 	r->ptr = (__u64)sf;
-	read_sched_fence(r, sf);
+	record_sched_fence(r, sf);
 	rec_submit(r);
 	return 0;
 }
@@ -85,7 +51,7 @@ static __always_inline int on_dep(__u16 hook, struct drm_sched_job___gd *job, st
 	struct record *r = rec_reserve(hook);
 	if (!r)
 		return 0;
-	read_job(r, job);
+	record_sched_job(r, job);
 	if (dep) {
 		read_fence(dep, &r->dep_ctx, &r->dep_seqno);
 		r->flags |= RF_DEP_WIDE | RF_HAS_DEP;

@@ -56,7 +56,15 @@
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
-#define MAX_MAJORS 8 /* gd_major0..7 below; internal/probe maxMajors */
+/*
+ * How many device majors the ioctl filter holds: the link-time constants gd_major0..7
+ * below. bpf2go's -type ioctl_limit gives Go the same number (internal/probe
+ * MaxDRMMajors), and the loader's test checks that every gd_majorN it sets is read.
+ */
+enum ioctl_limit {
+	MAX_MAJORS = 8,
+};
+const enum ioctl_limit *unused_ioctl_limit __attribute__((unused));
 #define S_IFMT 00170000
 #define S_IFCHR 0020000
 #define MINORBITS 20

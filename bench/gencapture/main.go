@@ -1,5 +1,5 @@
 // Command gencapture writes a large ftrace text capture shaped like the real ones
-// (package bench/capture): amdgpu 4.11 trace-cmd report text or 6.17+ tracefs text.
+// (package internal/testcapture): amdgpu 4.11 trace-cmd report text or 6.17+ tracefs text.
 //
 //	gencapture -style 6.17 -jobs 1000000 -rings 4 -procs 8 -o big.txt[.gz]
 package main
@@ -12,11 +12,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ghostdriver/ghostdriver/bench/capture"
+	"github.com/ghostdriver/ghostdriver/internal/testcapture"
 )
 
 func main() {
-	var o capture.Options
+	var o testcapture.Options
 	flag.StringVar(&o.Style, "style", "6.17", "4.11 (amdgpu trace-cmd report) or 6.17 (tracefs, drm_sched_job_queue/run/done)")
 	flag.IntVar(&o.Jobs, "jobs", 100000, "jobs")
 	flag.IntVar(&o.Rings, "rings", 4, "rings (each runs its jobs serially)")
@@ -32,7 +32,7 @@ func main() {
 	}
 }
 
-func run(o capture.Options, out string) error {
+func run(o testcapture.Options, out string) error {
 	var w io.Writer = os.Stdout
 	if out != "-" {
 		f, err := os.Create(out)
@@ -47,5 +47,5 @@ func run(o capture.Options, out string) error {
 			w = zw
 		}
 	}
-	return capture.Write(w, o)
+	return testcapture.Write(w, o)
 }

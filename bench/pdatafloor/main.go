@@ -7,7 +7,7 @@
 //
 //	go run ./bench/pdatafloor [-jobs 100000] [-rounds 7] [-batch 1024] [-o FILE]
 //
-// The jobs are real assembled jobs: a generated 6.17-style capture (bench/capture: 4 rings,
+// The jobs are real assembled jobs: a generated 6.17-style capture (internal/testcapture: 4 rings,
 // 8 processes) replayed through the pipeline with no span output. Then, interleaved round
 // by round, each condition renders every job, in batches of -batch jobs (the receiver's
 // largest batch), and the process's CPU time (getrusage: the garbage collector's workers
@@ -46,13 +46,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/ghostdriver/ghostdriver/bench/capture"
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
+	"github.com/ghostdriver/ghostdriver/internal/testcapture"
 )
 
 func main() {
@@ -99,7 +99,7 @@ func assembled(n int) ([]*assemble.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := capture.Write(f, capture.Options{Style: "6.17", Jobs: n, Rings: 4, Procs: 8}); err != nil {
+	if err := testcapture.Write(f, testcapture.Options{Style: "6.17", Jobs: n, Rings: 4, Procs: 8}); err != nil {
 		f.Close()
 		return nil, err
 	}

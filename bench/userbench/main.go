@@ -26,13 +26,13 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/ghostdriver/ghostdriver/bench/capture"
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/ftrace"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
+	"github.com/ghostdriver/ghostdriver/internal/testcapture"
 )
 
 func main() {
@@ -70,7 +70,7 @@ func cmdPending(args []string) error {
 	// Generate in a goroutine into a pipe, so the text is never held whole.
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(capture.Write(pw, capture.Options{Style: *style, Jobs: *jobs, Rings: 4, Procs: 8, Pending: true}))
+		pw.CloseWithError(testcapture.Write(pw, testcapture.Options{Style: *style, Jobs: *jobs, Rings: 4, Procs: 8, Pending: true}))
 	}()
 	heap0, rss0 := memNow()
 
@@ -152,7 +152,7 @@ func cmdDelay(args []string) error {
 		return err
 	}
 	jobs := int(*rate * *seconds)
-	if err := capture.Write(f, capture.Options{Style: *style, Jobs: jobs, Rings: 4, Procs: 8, Rate: *rate}); err != nil {
+	if err := testcapture.Write(f, testcapture.Options{Style: *style, Jobs: jobs, Rings: 4, Procs: 8, Rate: *rate}); err != nil {
 		return err
 	}
 	f.Close()

@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/version"
-	ghostreceiver "github.com/ghostdriver/ghostdriver/receiver/ghostdriverreceiver"
 )
 
 // synopsis is the usage line of cmd (main.go's synopses).
@@ -92,11 +92,9 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// receiverDefaults is the collector receiver's default configuration: the CLI's flag
-// defaults come from it, so the CLI and the collector agree (defaults_test.go).
-func receiverDefaults() *ghostreceiver.Config {
-	return ghostreceiver.NewFactory().CreateDefaultConfig().(*ghostreceiver.Config)
-}
+// defaultSpec is the one default configuration (internal/graph), which the collector
+// receiver's defaults are too: the CLI and the collector agree (defaults_test.go).
+func defaultSpec() graph.Spec { return graph.DefaultSpec() }
 
 // runContext is the context of a command that runs until Ctrl-C, SIGTERM or, when
 // duration > 0, that long; stop releases it.

@@ -19,7 +19,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/ghostdriver/ghostdriver/bench/capture"
+	"github.com/ghostdriver/ghostdriver/internal/testcapture"
 )
 
 // readProtoFile reads length-prefixed protobuf requests to the end of the file.
@@ -99,7 +99,7 @@ func TestReplayProtoAndJSONFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := capture.Write(f, capture.Options{Style: "6.17", Jobs: jobs, Rings: 4, Procs: 8}); err != nil {
+	if err := testcapture.Write(f, testcapture.Options{Style: "6.17", Jobs: jobs, Rings: 4, Procs: 8}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -161,7 +161,7 @@ func TestReplayStopsOnWriteError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := capture.Write(f, capture.Options{Style: "6.17", Jobs: 20_000, Rings: 4, Procs: 8}); err != nil {
+	if err := testcapture.Write(f, testcapture.Options{Style: "6.17", Jobs: 20_000, Rings: 4, Procs: 8}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -191,7 +191,7 @@ func TestReplayFilesAreWhatPdataWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := capture.Write(f, capture.Options{Style: "6.17", Jobs: 2000, Rings: 4, Procs: 8}); err != nil {
+	if err := testcapture.Write(f, testcapture.Options{Style: "6.17", Jobs: 2000, Rings: 4, Procs: 8}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -287,7 +287,7 @@ func TestReplayFilesFromJobsAreTheBuilders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := capture.Write(f, capture.Options{Style: style, Jobs: 2500, Rings: 4, Procs: 8}); err != nil {
+		if err := testcapture.Write(f, testcapture.Options{Style: style, Jobs: 2500, Rings: 4, Procs: 8}); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 )
@@ -30,14 +31,14 @@ type pipelineFlags struct {
 }
 
 func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
-	d := receiverDefaults() // the collector's defaults: both run the same pipeline
+	d := defaultSpec() // the collector's defaults too: both run the same pipeline
 	pf := &pipelineFlags{cmd: fs.Name()}
-	fs.DurationVar(&pf.jobTimeout, "job-timeout", d.JobTimeout, "evict jobs without progress for this long (capture clock)")
-	fs.IntVar(&pf.maxPending, "max-pending-jobs", d.MaxPendingJobs, "cap on unfinished jobs held")
-	fs.DurationVar(&pf.reorderWindow, "reorder-window", d.ReorderWindow, "hold finished jobs this long for late events")
-	fs.DurationVar(&pf.flushInterval, "flush-interval", d.FlushInterval, "how often spans are written")
-	fs.DurationVar(&pf.collectEvery, "collection-interval", d.CollectionInterval, "how often metrics are written")
-	fs.BoolVar(&pf.noStageSpans, "no-stage-spans", !d.StageSpans, "one span per job, without its stage child spans (stages stay in the metrics)")
+	fs.DurationVar(&pf.jobTimeout, "job-timeout", d.Pipeline.Assemble.JobTimeout, "evict jobs without progress for this long (capture clock)")
+	fs.IntVar(&pf.maxPending, "max-pending-jobs", d.Pipeline.Assemble.MaxPendingJobs, "cap on unfinished jobs held")
+	fs.DurationVar(&pf.reorderWindow, "reorder-window", d.Pipeline.Assemble.ReorderWindow, "hold finished jobs this long for late events")
+	fs.DurationVar(&pf.flushInterval, "flush-interval", d.Pipeline.FlushInterval, "how often spans are written")
+	fs.DurationVar(&pf.collectEvery, "collection-interval", d.Pipeline.CollectionInterval, "how often metrics are written")
+	fs.BoolVar(&pf.noStageSpans, "no-stage-spans", !graph.DefaultStageSpans, "one span per job, without its stage child spans (stages stay in the metrics)")
 	return pf
 }
 

@@ -14,9 +14,9 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/ghostdriver/ghostdriver/bench/capture"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/ftrace"
+	"github.com/ghostdriver/ghostdriver/internal/testcapture"
 )
 
 // decodeText decodes a capture's text with the ftrace decoder.
@@ -169,7 +169,7 @@ func TestIoctlPairsChangeNoJob(t *testing.T) {
 	}
 	t.Run("generated 6.17 with jobless ioctls", func(t *testing.T) {
 		var b bytes.Buffer
-		if err := capture.Write(&b, capture.Options{Style: "6.17", Jobs: 5000, Rings: 4, Procs: 8, Seed: 3}); err != nil {
+		if err := testcapture.Write(&b, testcapture.Options{Style: "6.17", Jobs: 5000, Rings: 4, Procs: 8, Seed: 3}); err != nil {
 			t.Fatal(err)
 		}
 		base := decodeText(t, b.Bytes())

@@ -31,6 +31,11 @@ const (
 	NameUnknown     = "unknown" // a number outside the table
 )
 
+// OBIMapPath is where OBI pins its traces_ctx_v1 map by default: the default of every
+// obi_map_path (receiver, CLI, probe and CUDA configurations). The map's name is bpf2go's
+// syscallsMapTracesCtxV1 and cudaBPFMapTracesCtxV1 (checked in internal/probe and internal/cuda).
+const OBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
+
 var names = [...]string{None: NameNone, OTEP4947: NameOTEP4947, OBI: NameOBI, Traceparent: NameTraceparent}
 
 // MaxKernel is the number of tiers the kernel reads (MAX_CTX_TIERS, bpf/include/appctx.h):

@@ -31,7 +31,7 @@ const (
 )
 
 // obiMapName is OBI's map and the name of our placeholder of the same shape.
-const obiMapName = "traces_ctx_v1"
+const obiMapName = cudaBPFMapTracesCtxV1
 
 // ErrNoLifecycle: the exec/exit programs are not attached, so no recipe is pushed.
 var ErrNoLifecycle = errors.New("cuda: process exec/exit hooks not attached; thread-context recipes are not pushed")
@@ -43,7 +43,7 @@ func (s *Source) SetProcess(pid uint32, tls *appctx.TLSAccess) error {
 		return ErrNoLifecycle
 	}
 	v := appctx.KernelRecipeOf(tls)
-	if err := s.coll.Maps["procs"].Update(pid, &v, 0); err != nil {
+	if err := s.coll.Maps[cudaBPFMapProcs].Update(pid, &v, 0); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -54,7 +54,7 @@ func (s *Source) SetProcess(pid uint32, tls *appctx.TLSAccess) error {
 
 // attachLifecycle attaches the exec and exit programs: tp_btf, else raw_tp.
 func (s *Source) attachLifecycle(spec *ebpf.CollectionSpec, coll *ebpf.Collection, progs map[string]*ebpf.ProgramSpec) {
-	rungs := [][2]string{{"cuda_tpbtf_exec", "cuda_tpbtf_exit"}, {"cuda_rawtp_exec", "cuda_rawtp_exit"}}
+	rungs := [][2]string{{cudaBPFProgCudaTpbtfExec, cudaBPFProgCudaTpbtfExit}, {cudaBPFProgCudaRawtpExec, cudaBPFProgCudaRawtpExit}}
 	var why []string
 	for _, pair := range rungs {
 		one := spec.Copy()

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/capability"
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 // hookedLib is one library file with its attached uprobes.
@@ -39,7 +39,7 @@ type hookedLib struct {
 // attachXid tries raw_tp, then the classic tracepoint.
 func (s *Source) attachXid(spec *ebpf.CollectionSpec, coll *ebpf.Collection, progs map[string]*ebpf.ProgramSpec) {
 	const stage = "xid"
-	for _, name := range []string{"rawtp_nvidia_dev_xid", "tp_nvidia_dev_xid"} {
+	for _, name := range []string{cudaBPFProgRawtpNvidiaDevXid, cudaBPFProgTpNvidiaDevXid} {
 		one := spec.Copy()
 		one.Programs = map[string]*ebpf.ProgramSpec{name: progs[name]}
 		c, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: coll.Maps})
@@ -111,14 +111,14 @@ func (s *Source) hookPath(path string) {
 }
 
 // openLibrary opens a library file as one that a tenant may have replaced since it was
-// found: regular files only, never blocking (appctx.OpenRegular), and only the file
+// found: regular files only, never blocking (procfs.OpenRegular), and only the file
 // whose dev/inode was found (else every uprobe would land at offsets computed for
 // another file). The uprobes are attached through the returned descriptor
 // (/proc/self/fd/N), so the path is not resolved again.
 func openLibrary(lib Library, follow bool) (*os.File, error) {
-	open := appctx.OpenRegular
+	open := procfs.OpenRegular
 	if follow {
-		open = appctx.OpenRegularLink
+		open = procfs.OpenRegularLink
 	}
 	f, err := open(lib.Path)
 	if err != nil {

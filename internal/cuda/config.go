@@ -35,7 +35,7 @@ type Config struct {
 	// of a top-level API call, in lookup order ("otep4947", "obi"); nil means both in
 	// that order, an empty non-nil slice none.
 	ContextTiers []string
-	// OBIMapPath is where OBI pins traces_ctx_v1 (default /sys/fs/bpf/traces_ctx_v1);
+	// OBIMapPath is where OBI pins traces_ctx_v1 (default ctxtier.OBIMapPath);
 	// when nothing usable is pinned there the OBI tier reads an empty placeholder.
 	OBIMapPath string
 
@@ -84,15 +84,22 @@ const defaultThreadTable = 16384
 // only fills when many processes start at once while the worker is slow.
 const defaultHookQueue = 1024
 
+// The defaults of RescanInterval and RingBufferBytes (also the receiver's and the CLI's,
+// through internal/graph's DefaultSpec).
+const (
+	DefaultRescanInterval  = 2 * time.Second
+	DefaultRingBufferBytes = 4 << 20
+)
+
 func (c Config) withDefaults() (Config, error) {
 	if c.ProcRoot == "" {
 		c.ProcRoot = "/proc"
 	}
 	if c.RescanInterval == 0 {
-		c.RescanInterval = 2 * time.Second
+		c.RescanInterval = DefaultRescanInterval
 	}
 	if c.RingBufferBytes == 0 {
-		c.RingBufferBytes = 4 << 20
+		c.RingBufferBytes = DefaultRingBufferBytes
 	}
 	if err := checkRingBufferBytes(c.RingBufferBytes); err != nil {
 		return c, err
@@ -112,7 +119,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.ContextTiers = []string{ctxtier.NameOTEP4947, ctxtier.NameOBI}
 	}
 	if c.OBIMapPath == "" {
-		c.OBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
+		c.OBIMapPath = ctxtier.OBIMapPath
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = 10 * time.Millisecond

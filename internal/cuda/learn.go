@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/capability"
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 // maxLearntHooks bounds the entry points learned per driver library file. Each is a
@@ -59,7 +59,7 @@ func (s *Source) learnEntryPoint(pid uint32, symbol string, addr uint64) {
 		s.log.Debug("entry point of a process gone", zap.String("symbol", symbol), zap.Error(err))
 		return
 	}
-	f, err := appctx.OpenRegular(filepath.Join(s.cfg.ProcRoot, strconv.Itoa(int(pid)), "root", mapped))
+	f, err := procfs.OpenRegular(filepath.Join(s.cfg.ProcRoot, strconv.Itoa(int(pid)), "root", mapped))
 	if err != nil {
 		refuse("mapped file not openable as a regular file", zap.Error(err))
 		return

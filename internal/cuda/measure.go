@@ -50,7 +50,7 @@ func (s *Source) ProgramStats() ([]ProgramStat, error) {
 	for _, p := range []struct {
 		name string
 		prog *ebpf.Program
-	}{{"cuda_enter", s.enter}, {"cuda_return", s.ret}, {"cuda_enter_multi", s.enterMulti}, {"cuda_return_multi", s.retMulti}} {
+	}{{cudaBPFProgCudaEnter, s.enter}, {cudaBPFProgCudaReturn, s.ret}, {cudaBPFProgCudaEnterMulti, s.enterMulti}, {cudaBPFProgCudaReturnMulti, s.retMulti}} {
 		if p.prog == nil {
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 // Library is one CUDA library file found mapped by some process. Uprobes attach to the
@@ -61,7 +61,7 @@ type mapsBounds struct {
 	bytes int64
 }
 
-var defaultMapsBounds = mapsBounds{lines: appctx.MaxMappings, bytes: 32 << 20}
+var defaultMapsBounds = mapsBounds{lines: procfs.MaxMappings, bytes: 32 << 20}
 
 // maxMapsLine: the kernel writes the fixed fields and a path of at most PATH_MAX (4096)
 // plus " (deleted)"; a longer line is not a kernel's and ends the read as truncated.
@@ -111,7 +111,7 @@ func readMaps(path string, b mapsBounds, visit func(line []byte) bool) error {
 // parseMapsLine parses a file-backed maps line with appctx's parser (the fuzzed one,
 // which keeps a path's spaces); it reports false for anonymous and malformed lines.
 func parseMapsLine(line []byte) (mapping, bool) {
-	m, err := appctx.ParseMapsLine(string(line))
+	m, err := procfs.ParseMapsLine(string(line))
 	if err != nil || !strings.HasPrefix(m.Path, "/") {
 		return mapping{}, false
 	}

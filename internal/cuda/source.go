@@ -72,14 +72,14 @@ func Open(cfg Config, log *zap.Logger) (*Source, capability.Report, error) {
 	}
 	spec.Maps[cudaBPFMapEvents].MaxEntries = uint32(cfg.RingBufferBytes)
 	spec.Maps[cudaBPFMapCudaThreads].MaxEntries = uint32(cfg.threadTable)
-	if err := spec.Variables["wakeup_bytes"].Set(uint64(cfg.RingBufferBytes / 4)); err != nil {
+	if err := spec.Variables[cudaBPFVarWakeupBytes].Set(uint64(cfg.RingBufferBytes / 4)); err != nil {
 		return nil, newReport(), err
 	}
 	order, err := ctxtier.KernelOrder(cfg.ContextTiers)
 	if err != nil {
 		return nil, newReport(), fmt.Errorf("cuda config: %w", err)
 	}
-	if err := spec.Variables["ctx_order"].Set(order); err != nil {
+	if err := spec.Variables[cudaBPFVarCtxOrder].Set(order); err != nil {
 		return nil, newReport(), err
 	}
 	s := &Source{cfg: cfg, log: log, libs: map[[2]uint64]*hookedLib{}, learnq: make(chan learnRequest, cfg.hookQueue), report: newReport()}
@@ -100,7 +100,7 @@ func Open(cfg Config, log *zap.Logger) (*Source, capability.Report, error) {
 	core := spec.Copy()
 	optional := map[string]*ebpf.ProgramSpec{}
 	for name, ps := range core.Programs {
-		if name != "cuda_enter" && name != "cuda_return" {
+		if name != cudaBPFProgCudaEnter && name != cudaBPFProgCudaReturn {
 			optional[name] = ps
 			delete(core.Programs, name)
 		}
@@ -120,7 +120,7 @@ func Open(cfg Config, log *zap.Logger) (*Source, capability.Report, error) {
 		return nil, newReport(), fmt.Errorf("loading the CUDA uprobe programs: %w", err)
 	}
 	s.coll = coll
-	s.enter, s.ret = coll.Programs["cuda_enter"], coll.Programs["cuda_return"]
+	s.enter, s.ret = coll.Programs[cudaBPFProgCudaEnter], coll.Programs[cudaBPFProgCudaReturn]
 	rd, err := ringbuf.NewReader(coll.Maps[cudaBPFMapEvents])
 	if err != nil {
 		coll.Close()

@@ -24,12 +24,13 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/probe"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
 )
 
-// MaxDRMMajors is how many device majors the ioctl filter holds (MAX_MAJORS in
-// bpf/syscalls.c; the probe refuses more at Open).
-const MaxDRMMajors = 8
+// MaxDRMMajors is how many device majors the ioctl filter holds: MAX_MAJORS of
+// bpf/syscalls.c, generated into the probe.
+const MaxDRMMajors = probe.MaxDRMMajors
 
 // Spec says which sources run and how the pipeline over them is configured. Any set of
 // Replay, Live and CUDA may be given (at least one).

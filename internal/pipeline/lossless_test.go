@@ -23,9 +23,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/ghostdriver/ghostdriver/bench/capture"
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
+	"github.com/ghostdriver/ghostdriver/internal/testcapture"
 )
 
 // slowConsumer counts job spans and sleeps per call: slower than the source.
@@ -108,7 +108,7 @@ func TestLosslessMemoryBoundedWhateverTheSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := bufio.NewWriter(f)
-		if err := capture.Write(w, capture.Options{Style: "6.17", Jobs: n, Rings: 4, Procs: 8}); err != nil {
+		if err := testcapture.Write(w, testcapture.Options{Style: "6.17", Jobs: n, Rings: 4, Procs: 8}); err != nil {
 			t.Fatal(err)
 		}
 		if err := errors.Join(w.Flush(), f.Close()); err != nil {

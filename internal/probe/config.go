@@ -97,7 +97,7 @@ type Config struct {
 }
 
 // DefaultOBIMapPath is OBI's default pin path of traces_ctx_v1.
-const DefaultOBIMapPath = "/sys/fs/bpf/traces_ctx_v1"
+const DefaultOBIMapPath = ctxtier.OBIMapPath
 
 // maxCtxTiers mirrors MAX_CTX_TIERS in bpf/include/appctx.h.
 const maxCtxTiers = ctxtier.MaxKernel
@@ -107,8 +107,9 @@ func (c Config) ctxOrder() ([maxCtxTiers]uint8, error) {
 	return ctxtier.KernelOrder(c.ContextTiers)
 }
 
-// maxMajors mirrors MAX_MAJORS in bpf/syscalls.c (the link constants gd_major0..7).
-const maxMajors = 8
+// MaxDRMMajors is how many device majors the ioctl filter holds: MAX_MAJORS of
+// bpf/syscalls.c (enum ioctl_limit, generated), one link constant gd_majorN each.
+const MaxDRMMajors = int(syscallsIoctlLimitMAX_MAJORS)
 
 // DefaultConfig returns the configuration used when the user sets nothing.
 func DefaultConfig() Config {
@@ -154,8 +155,8 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.DRMMajors) == 0 {
 		c.DRMMajors = d.DRMMajors
 	}
-	if len(c.DRMMajors) > maxMajors {
-		return c, fmt.Errorf("at most %d device majors can be filtered, got %d", maxMajors, len(c.DRMMajors))
+	if len(c.DRMMajors) > MaxDRMMajors {
+		return c, fmt.Errorf("at most %d device majors can be filtered, got %d", MaxDRMMajors, len(c.DRMMajors))
 	}
 	if c.BOValidationFuncs == nil {
 		c.BOValidationFuncs = d.BOValidationFuncs

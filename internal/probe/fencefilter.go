@@ -27,10 +27,10 @@ func newFenceContexts(objs *objects, on bool) *fenceContexts {
 		return nil
 	}
 	f, ok := objs.families[famFence]
-	if !ok || f.maps["fence_ctxs"] == nil {
+	if !ok || f.maps[fenceMapFenceCtxs] == nil {
 		return nil
 	}
-	return &fenceContexts{m: f.maps["fence_ctxs"], seen: map[uint64]struct{}{}}
+	return &fenceContexts{m: f.maps[fenceMapFenceCtxs], seen: map[uint64]struct{}{}}
 }
 
 // follow adds the contexts e names, when e identifies a GPU job.

@@ -12,7 +12,7 @@
 package probe
 
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe -type record -type raw_record -type fence_record -type ioctl_exit_record -type ioctl_enter_record -type hook -type record_flag -type ctx_tier -type ctx_error common ../../bpf/common.c -- -I../../bpf/include
-//go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe -type tls_recipe -type obi_trace_ctx syscalls ../../bpf/syscalls.c -- -I../../bpf/include
+//go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe -type tls_recipe -type obi_trace_ctx -type ioctl_limit syscalls ../../bpf/syscalls.c -- -I../../bpf/include
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe sched ../../bpf/sched.c -- -I../../bpf/include
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe fence ../../bpf/fence.c -- -I../../bpf/include
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe irq ../../bpf/irq.c -- -I../../bpf/include

@@ -53,7 +53,7 @@ func (l *Live) refreshIRQs() {
 	}
 	names := []string{}
 	for irq, name := range added {
-		if err := f.maps["gpu_irqs"].Update(irq, uint32(0), ebpf.UpdateAny); err != nil {
+		if err := f.maps[irqMapGpuIrqs].Update(irq, uint32(0), ebpf.UpdateAny); err != nil {
 			l.log.Warn("adding a GPU interrupt line", zap.Int32("irq", irq), zap.Error(err))
 			continue
 		}

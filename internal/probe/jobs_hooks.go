@@ -65,12 +65,12 @@ func jobsHookDefs(defs []hookDef) []hookDef {
 // warns about run-time allocation in tracing programs, so older kernels keep it
 // preallocated.
 func jobsMapSizes(spec *ebpf.CollectionSpec, cfg Config) {
-	for _, name := range []string{"jobs", "fence_roles"} {
+	for _, name := range []string{jobsMapJobs, jobsMapFenceRoles} {
 		if m, ok := spec.Maps[name]; ok {
 			m.MaxEntries = uint32(cfg.JobsMapEntries)
 		}
 	}
-	if m, ok := spec.Maps["jobs"]; ok && jobsNoPrealloc {
+	if m, ok := spec.Maps[jobsMapJobs]; ok && jobsNoPrealloc {
 		m.Flags |= unix.BPF_F_NO_PREALLOC
 	}
 }
@@ -128,7 +128,7 @@ func (ld *loader) enableJobEnd() {
 	if !attached {
 		return
 	}
-	if err := f.maps["jobs_cfg"].Update(uint32(0), uint32(1), ebpf.UpdateAny); err != nil {
+	if err := f.maps[jobsMapJobsCfg].Update(uint32(0), uint32(1), ebpf.UpdateAny); err != nil {
 		ld.log.Warn("jobs mode: the done event ends jobs (finished fence signals not followed)")
 	}
 }

@@ -67,7 +67,7 @@ func newJobsReader(objs *objects, d *decoder) *jobsReader {
 	if !ok {
 		return nil
 	}
-	return &jobsReader{dec: newJobDecoder(d), jobs: f.maps["jobs"], pending: f.maps["jobs_pending"], stats: f.maps["jobs_stats"]}
+	return &jobsReader{dec: newJobDecoder(d), jobs: f.maps[jobsMapJobs], pending: f.maps[jobsMapJobsPending], stats: f.maps[jobsMapJobsStats]}
 }
 
 // bound is the time before which no job record can still bring a stamp: the start of the

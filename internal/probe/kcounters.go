@@ -28,7 +28,7 @@ var kcounterReasons = map[uint32]string{
 // kcountersMap returns the one `kcounters` instance every family shares, created from
 // the first family spec that declares it.
 func (ld *loader) kcountersMap(spec *ebpf.CollectionSpec) (*ebpf.Map, error) {
-	ms, ok := spec.Maps["kcounters"]
+	ms, ok := spec.Maps[syscallsMapKcounters]
 	if !ok {
 		return nil, nil
 	}
@@ -76,7 +76,7 @@ func (l *Live) inflightEvictions() uint64 {
 	if !ok || f.coll == nil || !f.hashInflight {
 		return l.evicted.Load()
 	}
-	v, ok := f.coll.Variables["inflight_n"]
+	v, ok := f.coll.Variables[syscallsVarInflightN]
 	if !ok {
 		return l.evicted.Load()
 	}
@@ -87,7 +87,7 @@ func (l *Live) inflightEvictions() uint64 {
 	var entries uint64
 	var k uint32
 	var a []byte
-	it := f.maps["inflight"].Iterate()
+	it := f.maps[syscallsMapInflight].Iterate()
 	for it.Next(&k, &a) {
 		entries++
 	}

@@ -94,14 +94,14 @@ func (o *objects) close() error {
 	return errors.Join(errs...)
 }
 
-func (o *objects) eventsMap() *ebpf.Map { return o.common.Maps["events"] }
-func (o *objects) lostMap() *ebpf.Map   { return o.common.Maps["lost"] }
+func (o *objects) eventsMap() *ebpf.Map { return o.common.Maps[commonMapEvents] }
+func (o *objects) lostMap() *ebpf.Map   { return o.common.Maps[commonMapLost] }
 
 // procsMap is the tgid → thread-context recipe table of the syscalls family (nil when
 // that family could not be created).
 func (o *objects) procsMap() *ebpf.Map {
 	if f, ok := o.families[famSyscalls]; ok {
-		return f.maps["procs"]
+		return f.maps[syscallsMapProcs]
 	}
 	return nil
 }
@@ -122,17 +122,17 @@ func newLoader(cfg Config, log *zap.Logger) *loader {
 
 // setCommon sets the variables every object has (from ghostdriver.h) and sizes the ring.
 func (ld *loader) setCommon(spec *ebpf.CollectionSpec) error {
-	if m, ok := spec.Maps["events"]; ok {
+	if m, ok := spec.Maps[commonMapEvents]; ok {
 		m.MaxEntries = uint32(ld.cfg.RingBufferBytes)
 	}
-	if v, ok := spec.Variables["wakeup_bytes"]; ok {
+	if v, ok := spec.Variables[commonVarWakeupBytes]; ok {
 		// Force a wakeup once a quarter of the ring is pending.
 		if err := v.Set(uint64(ld.cfg.RingBufferBytes / 4)); err != nil {
 			return err
 		}
 	}
 	// The ioctl slots every family shares (bpf/include/ioctl_slot.h).
-	if ts, ok := spec.Maps["inflight_ts"]; ok && ld.hashInflight() {
+	if ts, ok := spec.Maps[commonMapInflightTs]; ok && ld.hashInflight() {
 		// No task storage: a one-entry hash of the same key and value that no reachable
 		// instruction touches (a task-storage map cannot be created on such kernels).
 		ts.Type, ts.Flags, ts.MaxEntries = ebpf.Hash, 0, 1
@@ -180,82 +180,16 @@ func (ld *loader) family(name string) (*family, error) {
 	if f, ok := ld.objs.families[name]; ok {
 		return f, nil
 	}
-	spec, err := familySpecs[name]()
+	spec, err := ld.familySpec(name)
 	if err != nil {
 		return nil, err
-	}
-	if err := ld.setCommon(spec); err != nil {
-		return nil, err
-	}
-	if name == famJobs {
-		jobsMapSizes(spec, ld.cfg)
-	}
-	// Link-time constants (bpf/include/link_const.h): every family's record reservations
-	// read gd_ioctl_defer; the syscalls family's ioctl hooks read the rest.
-	consts := map[string]uint64{"gd_ioctl_defer": uint64(boolU32(ld.defersIoctls()))}
-	var required []string
-	if name == famSyscalls {
-		gate, types := ioctlGateFor(ld.cfg.DRMMajors, ld.cfg.IoctlTypes)
-		syscalls := map[string]uint64{
-			"gd_cmd_gate": uint64(gate), "gd_cmd_types0": types[0], "gd_cmd_types1": types[1],
-			"gd_cmd_types2": types[2], "gd_cmd_types3": types[3],
-			"gd_hash_inflight": uint64(boolU32(ld.hashInflight())),
-			"gd_n_majors":      uint64(len(ld.cfg.DRMMajors)),
-		}
-		for i := range maxMajors {
-			var m uint32
-			if i < len(ld.cfg.DRMMajors) {
-				m = ld.cfg.DRMMajors[i]
-			}
-			syscalls[fmt.Sprintf("gd_major%d", i)] = uint64(m)
-		}
-		order, err := ld.cfg.ctxOrder()
-		if err != nil {
-			return nil, err
-		}
-		if ld.objs.obi == nil {
-			// Nothing pinned: the placeholder stays empty for the collector's life (a map
-			// pinned later is not picked up), so every lookup would miss. Skip the tier.
-			order = withoutTier(order, ctxtier.OBI)
-		}
-		// The tiers' order is link-time constants here; the object's .rodata ctx_order (the
-		// C default, appctx.h) is read by no syscalls program, only by the CUDA object's.
-		syscalls["gd_ctx_order0"], syscalls["gd_ctx_order1"] = uint64(order[0]), uint64(order[1])
-		for k, v := range syscalls {
-			consts[k] = v
-			required = append(required, k)
-		}
-		if tsErr := HaveTaskStorage(); tsErr != nil {
-			ld.log.Info("submit ioctls wait for their exit in a tid hash (max 16384 threads in an ioctl at once); every followed ioctl's records are sent", zap.Error(tsErr))
-		}
-		hashPath := ld.hashInflight()
-		if err := useTaskStorage(spec, hashPath); err != nil {
-			return nil, err
-		}
-		if hashPath {
-			spec.Maps["inflight"].MaxEntries = uint32(ld.cfg.InflightThreads)
-		}
-	}
-	used, err := setLinkConsts(spec, consts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	for _, k := range required {
-		if !used[k] {
-			return nil, fmt.Errorf("%s: no program reads link constant %s", name, k)
-		}
-	}
-	if name == famFence && ld.cfg.FenceFilter {
-		if err := spec.Variables["fence_filter"].Set(uint32(1)); err != nil {
-			return nil, err
-		}
 	}
 	f := &family{name: name, spec: spec, perCopyData: name == famFuncs}
 	if name == famSyscalls {
 		f.hashInflight = ld.hashInflight()
 	}
-	shared := map[string]*ebpf.Map{"events": ld.objs.eventsMap(), "lost": ld.objs.lostMap()}
-	for _, m := range []string{"inflight_ts", "ioctl_deferred"} {
+	shared := map[string]*ebpf.Map{commonMapEvents: ld.objs.eventsMap(), commonMapLost: ld.objs.lostMap()}
+	for _, m := range []string{commonMapInflightTs, commonMapIoctlDeferred} {
 		if _, ok := spec.Maps[m]; ok {
 			shared[m] = ld.objs.common.Maps[m]
 		}
@@ -263,7 +197,7 @@ func (ld *loader) family(name string) (*family, error) {
 	if kc, err := ld.kcountersMap(spec); err != nil {
 		return nil, fmt.Errorf("creating the drop counters: %w", err)
 	} else if kc != nil {
-		shared["kcounters"] = kc
+		shared[syscallsMapKcounters] = kc
 	}
 	if name == famSyscalls && ld.objs.obi != nil {
 		// Take OBI's size and flags, so the replacement passes the compatibility check.
@@ -287,6 +221,94 @@ func (ld *loader) family(name string) (*family, error) {
 	return f, nil
 }
 
+// familySpec is a family's CollectionSpec configured for this loader: the ring's size,
+// the link-time constants and the load-time variables written, the maps sized. It asks
+// the kernel nothing beyond the feature probes, so the unit tests run it without root.
+func (ld *loader) familySpec(name string) (*ebpf.CollectionSpec, error) {
+	spec, err := familySpecs[name]()
+	if err != nil {
+		return nil, err
+	}
+	if err := ld.setCommon(spec); err != nil {
+		return nil, err
+	}
+	if name == famJobs {
+		jobsMapSizes(spec, ld.cfg)
+	}
+	consts, required, err := ld.linkConsts(name)
+	if err != nil {
+		return nil, err
+	}
+	if name == famSyscalls {
+		if tsErr := HaveTaskStorage(); tsErr != nil {
+			ld.log.Info("submit ioctls wait for their exit in a tid hash (max 16384 threads in an ioctl at once); every followed ioctl's records are sent", zap.Error(tsErr))
+		}
+		hashPath := ld.hashInflight()
+		if err := useTaskStorage(spec, hashPath); err != nil {
+			return nil, err
+		}
+		if hashPath {
+			spec.Maps[syscallsMapInflight].MaxEntries = uint32(ld.cfg.InflightThreads)
+		}
+	}
+	used, err := setLinkConsts(spec, consts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, k := range required {
+		if !used[k] {
+			return nil, fmt.Errorf("%s: no program reads link constant %s", name, k)
+		}
+	}
+	if name == famFence && ld.cfg.FenceFilter {
+		if err := spec.Variables[fenceVarFenceFilter].Set(uint32(1)); err != nil {
+			return nil, err
+		}
+	}
+	return spec, nil
+}
+
+// linkConsts are the link-time constants (bpf/include/link_const.h) the loader writes
+// into a family's programs, and those of them some program of the family must read.
+func (ld *loader) linkConsts(name string) (consts map[string]uint64, required []string, err error) {
+	// Every family's record reservations read gd_ioctl_defer; the syscalls family's ioctl
+	// hooks read the rest.
+	consts = map[string]uint64{"gd_ioctl_defer": uint64(boolU32(ld.defersIoctls()))}
+	if name == famSyscalls {
+		gate, types := ioctlGateFor(ld.cfg.DRMMajors, ld.cfg.IoctlTypes)
+		syscalls := map[string]uint64{
+			"gd_cmd_gate": uint64(gate), "gd_cmd_types0": types[0], "gd_cmd_types1": types[1],
+			"gd_cmd_types2": types[2], "gd_cmd_types3": types[3],
+			"gd_hash_inflight": uint64(boolU32(ld.hashInflight())),
+			"gd_n_majors":      uint64(len(ld.cfg.DRMMajors)),
+		}
+		for i := range MaxDRMMajors {
+			var m uint32
+			if i < len(ld.cfg.DRMMajors) {
+				m = ld.cfg.DRMMajors[i]
+			}
+			syscalls[fmt.Sprintf("gd_major%d", i)] = uint64(m)
+		}
+		order, err := ld.cfg.ctxOrder()
+		if err != nil {
+			return nil, nil, err
+		}
+		if ld.objs.obi == nil {
+			// Nothing pinned: the placeholder stays empty for the collector's life (a map
+			// pinned later is not picked up), so every lookup would miss. Skip the tier.
+			order = withoutTier(order, ctxtier.OBI)
+		}
+		// The tiers' order is link-time constants here; the object's .rodata ctx_order (the
+		// C default, appctx.h) is read by no syscalls program, only by the CUDA object's.
+		syscalls["gd_ctx_order0"], syscalls["gd_ctx_order1"] = uint64(order[0]), uint64(order[1])
+		for k, v := range syscalls {
+			consts[k] = v
+			required = append(required, k)
+		}
+	}
+	return consts, required, nil
+}
+
 // withoutTier removes tier from an in-kernel lookup order, keeping the others in order
 // (the program stops at the first CTX_TIER_NONE).
 func withoutTier(order [maxCtxTiers]uint8, tier uint8) [maxCtxTiers]uint8 {
@@ -308,7 +330,7 @@ func withoutTier(order [maxCtxTiers]uint8, tier uint8) [maxCtxTiers]uint8 {
 // entry (the hash preallocates 16384; a task-storage map cannot be created at all on such
 // kernels, so it becomes a one-entry hash that no reachable instruction touches).
 func useTaskStorage(spec *ebpf.CollectionSpec, without bool) error {
-	ts, hash := spec.Maps["inflight_ts"], spec.Maps["inflight"]
+	ts, hash := spec.Maps[syscallsMapInflightTs], spec.Maps[syscallsMapInflight]
 	if ts == nil || hash == nil {
 		return errors.New("syscalls object without its inflight maps")
 	}
@@ -355,7 +377,7 @@ func ioctlGate(majors []uint32, known map[uint32][]uint8) (uint32, [4]uint64) {
 var ioctlGateFor = ioctlGate
 
 // obiMapName is OBI's map, and the name of our placeholder of the same shape.
-const obiMapName = "traces_ctx_v1"
+const obiMapName = syscallsMapTracesCtxV1
 
 // openOBIMap loads OBI's pinned traces_ctx_v1 when it is pinned at cfg.OBIMapPath and has
 // the shape the program expects; the report says which map the OBI tier reads.
@@ -400,6 +422,15 @@ func slicesContains(s []string, v string) bool {
 	return false
 }
 
+// setFuncID writes the index of the function a copy of a funcs program attaches to
+// (its func_id; objects without one are left alone).
+func setFuncID(spec *ebpf.CollectionSpec, id uint16) error {
+	if v, ok := spec.Variables[funcsVarFuncId]; ok {
+		return v.Set(id)
+	}
+	return nil
+}
+
 // loadProgram loads one program of a family, alone.
 func (ld *loader) loadProgram(f *family, name string, r rung) (*ebpf.Program, error) {
 	spec := f.spec.Copy()
@@ -410,10 +441,8 @@ func (ld *loader) loadProgram(f *family, name string, r rung) (*ebpf.Program, er
 	spec.Programs = map[string]*ebpf.ProgramSpec{name: ps}
 	if r.attachTo != "" {
 		ps.AttachTo = r.attachTo
-		if v, ok := spec.Variables["func_id"]; ok {
-			if err := v.Set(r.funcID); err != nil {
-				return nil, err
-			}
+		if err := setFuncID(spec, r.funcID); err != nil {
+			return nil, err
 		}
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, ebpf.CollectionOptions{
@@ -671,7 +700,7 @@ func (ld *loader) fillIRQs() {
 		return
 	}
 	for irq := range ld.objs.irqNames {
-		if err := f.maps["gpu_irqs"].Update(irq, uint32(0), ebpf.UpdateAny); err != nil {
+		if err := f.maps[irqMapGpuIrqs].Update(irq, uint32(0), ebpf.UpdateAny); err != nil {
 			ld.log.Debug("gpu_irqs update", zap.Int32("irq", irq), zap.Error(err))
 		}
 	}

@@ -20,6 +20,12 @@ type syscallsIoctlArgs struct {
 	Arg uint64
 }
 
+type syscallsIoctlLimit uint32
+
+const (
+	syscallsIoctlLimitMAX_MAJORS syscallsIoctlLimit = 8
+)
+
 type syscallsIoctlSlot struct {
 	_        structs.HostLayout
 	A        syscallsIoctlArgs
@@ -79,6 +85,7 @@ const (
 	syscallsProgTpbtfSchedProcessExit = "tpbtf_sched_process_exit"
 	syscallsVarCtxOrder               = "ctx_order"
 	syscallsVarInflightN              = "inflight_n"
+	syscallsVarUnusedIoctlLimit       = "unused_ioctl_limit"
 	syscallsVarUnusedObiTraceCtx      = "unused_obi_trace_ctx"
 	syscallsVarUnusedTlsRecipe        = "unused_tls_recipe"
 	syscallsVarWakeupBytes            = "wakeup_bytes"
@@ -158,6 +165,7 @@ type syscallsMapSpecs struct {
 type syscallsVariableSpecs struct {
 	CtxOrder          *ebpf.VariableSpec `ebpf:"ctx_order"`
 	InflightN         *ebpf.VariableSpec `ebpf:"inflight_n"`
+	UnusedIoctlLimit  *ebpf.VariableSpec `ebpf:"unused_ioctl_limit"`
 	UnusedObiTraceCtx *ebpf.VariableSpec `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.VariableSpec `ebpf:"unused_tls_recipe"`
 	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
@@ -212,6 +220,7 @@ func (m *syscallsMaps) Close() error {
 type syscallsVariables struct {
 	CtxOrder          *ebpf.Variable `ebpf:"ctx_order"`
 	InflightN         *ebpf.Variable `ebpf:"inflight_n"`
+	UnusedIoctlLimit  *ebpf.Variable `ebpf:"unused_ioctl_limit"`
 	UnusedObiTraceCtx *ebpf.Variable `ebpf:"unused_obi_trace_ctx"`
 	UnusedTlsRecipe   *ebpf.Variable `ebpf:"unused_tls_recipe"`
 	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`

@@ -78,7 +78,7 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 	for _, bad := range []Config{
 		{RingBufferBytes: 3 << 20},
 		{RingBufferBytes: 1024},
-		{DRMMajors: make([]uint32, maxMajors+1)},
+		{DRMMajors: make([]uint32, MaxDRMMajors+1)},
 	} {
 		if _, err := bad.withDefaults(); err == nil {
 			t.Errorf("%+v accepted", bad)

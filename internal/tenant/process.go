@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ghostdriver/ghostdriver/internal/attr"
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
@@ -246,7 +247,7 @@ func (r *Resolver) readProcessContext(pidDir string, pid uint32) (*appctx.Proces
 	if err != nil {
 		return nil, nil
 	}
-	maps, err := appctx.ParseMaps(f)
+	maps, err := procfs.ParseMaps(f)
 	f.Close()
 	if err != nil {
 		return nil, err

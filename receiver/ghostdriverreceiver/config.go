@@ -37,8 +37,6 @@ const (
 	maxRingBufferBytes  = 1 << 30
 	minRingBufferBytes  = 1 << 16
 	maxFunctions        = 64
-	// maxDRMMajors mirrors MAX_MAJORS in bpf/syscalls.c (probe refuses more at Start).
-	maxDRMMajors = graph.MaxDRMMajors
 )
 
 // Config is the receiver's configuration.
@@ -86,7 +84,8 @@ type ContextConfig struct {
 	// traces_ctx_v1 map), traceparent (TRACEPARENT in the process environment). Leave a
 	// tier out to switch it off; [] switches all off (every job span is a root span).
 	Tiers []string `mapstructure:"tiers"`
-	// OBIMapPath is where OBI pins traces_ctx_v1 (default /sys/fs/bpf/traces_ctx_v1).
+	// OBIMapPath is where OBI pins traces_ctx_v1 (default ctxtier.OBIMapPath,
+	// /sys/fs/bpf/traces_ctx_v1).
 	OBIMapPath string `mapstructure:"obi_map_path"`
 	// MaxWait bounds how long a job whose process is still being read (its first read:
 	// TRACEPARENT, resource, thread-context recipe) is held for that read, so that it is
@@ -278,11 +277,6 @@ const (
 	maxCUDALibraries = 64
 )
 
-func defaultCUDAConfig() CUDAConfig {
-	return CUDAConfig{RescanInterval: 2 * time.Second, FollowEntryPoints: true, Xid: true, RingBufferSize: 4 << 20,
-		Layers: CUDALayersBoth, Timeline: CUDATimelineConfig{Mode: "off", OnFor: 2 * time.Second, Every: time.Minute}}
-}
-
 func (c *CUDAConfig) validate() []error {
 	if !c.Enabled {
 		return nil
@@ -381,8 +375,8 @@ func (l *LiveConfig) validate() []error {
 	if len(l.DRMMajors) == 0 {
 		errs = append(errs, errors.New("live.drm_majors must list at least one device major (226 for DRM)"))
 	}
-	if len(l.DRMMajors) > maxDRMMajors {
-		errs = append(errs, fmt.Errorf("live.drm_majors lists %d majors; at most %d are filtered in the kernel", len(l.DRMMajors), maxDRMMajors))
+	if len(l.DRMMajors) > graph.MaxDRMMajors {
+		errs = append(errs, fmt.Errorf("live.drm_majors lists %d majors; at most %d are filtered in the kernel", len(l.DRMMajors), graph.MaxDRMMajors))
 	}
 	for _, m := range l.DRMMajors {
 		if m == 0 || m > 4095 {

@@ -5,13 +5,12 @@ package ghostdriverreceiver
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
-	"github.com/ghostdriver/ghostdriver/internal/enrich"
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 )
 
@@ -32,26 +31,28 @@ func NewFactoryWithOptions(opts ...Option) receiver.Factory {
 
 func createDefaultConfig() component.Config { return (&options{}).defaultConfig() }
 
-// defaultConfig is the receiver's default configuration, with the embedder's roots.
+// defaultConfig is internal/graph's DefaultSpec in the receiver's keys, with the
+// embedder's roots.
 func (o *options) defaultConfig() *Config {
+	d := graph.DefaultSpec()
 	cfg := &Config{
 		Source:             SourceLive,
 		Replay:             ReplayConfig{Speed: 0},
-		Live:               defaultLiveConfig(),
-		JobTimeout:         10 * time.Second,
-		MaxPendingJobs:     100_000,
-		ReorderWindow:      20 * time.Millisecond,
-		FlushInterval:      200 * time.Millisecond,
-		StageSpans:         true,
-		CollectionInterval: 10 * time.Second,
+		Live:               liveConfigOf(d),
+		JobTimeout:         d.Pipeline.Assemble.JobTimeout,
+		MaxPendingJobs:     d.Pipeline.Assemble.MaxPendingJobs,
+		ReorderWindow:      d.Pipeline.Assemble.ReorderWindow,
+		FlushInterval:      d.Pipeline.FlushInterval,
+		StageSpans:         graph.DefaultStageSpans,
+		CollectionInterval: d.Pipeline.CollectionInterval,
 		ErrorMode:          ErrorModePropagate,
-		Metrics:            metadata.DefaultMetricsConfig(),
+		Metrics:            d.Pipeline.Metrics,
 		Context: ContextConfig{
-			Tiers:      append([]string(nil), enrich.DefaultTiers...),
-			OBIMapPath: "/sys/fs/bpf/traces_ctx_v1",
-			MaxWait:    enrich.DefaultMaxWait,
+			Tiers:      d.Context.Tiers,
+			OBIMapPath: d.Context.OBIMapPath,
+			MaxWait:    d.Context.MaxWait,
 		},
-		Tenant: TenantConfig{Enabled: true, ProcRoot: "/proc", SysRoot: "/sys"},
+		Tenant: TenantConfig{Enabled: d.Enrich, ProcRoot: d.ProcRoot, SysRoot: d.SysRoot},
 	}
 	if o.procRoot != "" {
 		cfg.Tenant.ProcRoot = o.procRoot
@@ -60,6 +61,30 @@ func (o *options) defaultConfig() *Config {
 		cfg.Tenant.SysRoot = o.sysRoot
 	}
 	return cfg
+}
+
+// liveConfigOf is the live section of the default spec d (the DRM and CUDA sources).
+func liveConfigOf(d graph.Spec) LiveConfig {
+	l, c := d.Live, d.CUDA
+	return LiveConfig{
+		DRMMajors:             l.DRMMajors,
+		BOValidationFunctions: l.BOValidationFuncs,
+		RunJobFunctions:       l.RunJobFuncs,
+		RingBufferSize:        l.RingBufferBytes,
+		PollInterval:          l.PollInterval,
+		IRQNames:              l.IRQNames,
+		MountTracefs:          !l.NoTracefsMount,
+		CUDA: CUDAConfig{
+			RescanInterval:    c.RescanInterval,
+			FollowEntryPoints: !c.IgnoreEntryPoints,
+			Xid:               !c.NoXid,
+			RingBufferSize:    c.RingBufferBytes,
+			Layers:            c.Layers,
+			LaunchesAtEntry:   c.LaunchesAtEntry,
+			UprobeMulti:       c.UprobeMulti,
+			Timeline:          CUDATimelineConfig{Mode: string(c.Timeline.Mode), OnFor: c.Timeline.OnFor, Every: c.Timeline.Every},
+		},
+	}
 }
 
 // CreateTraces and CreateMetrics are called separately for one receiver ID; both get the

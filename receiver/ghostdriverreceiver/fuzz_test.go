@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/ghostdriver/ghostdriver/internal/graph"
 )
 
 // loadYAML is what the collector does with the receiver's section of a config file.
@@ -51,8 +53,8 @@ func checkBounded(t *testing.T, c *Config) {
 	if rb < minRingBufferBytes || rb > maxRingBufferBytes || rb&(rb-1) != 0 || rb%4096 != 0 {
 		t.Fatalf("ring_buffer_size %d accepted", rb)
 	}
-	if len(l.DRMMajors) == 0 || len(l.DRMMajors) > maxDRMMajors {
-		t.Fatalf("%d drm_majors accepted (the kernel filters %d)", len(l.DRMMajors), maxDRMMajors)
+	if len(l.DRMMajors) == 0 || len(l.DRMMajors) > graph.MaxDRMMajors {
+		t.Fatalf("%d drm_majors accepted (the kernel filters %d)", len(l.DRMMajors), graph.MaxDRMMajors)
 	}
 	if len(l.BOValidationFunctions) > maxFunctions || len(l.RunJobFunctions) > maxFunctions || len(l.IRQNames) > maxFunctions {
 		t.Fatalf("unbounded function/irq lists accepted: %d %d %d", len(l.BOValidationFunctions), len(l.RunJobFunctions), len(l.IRQNames))

@@ -1,6 +1,6 @@
-// The live sources' Linux parts the receiver needs: the probe's defaults for the
-// configuration, and the CUDA source's counts for the stop log (the sources themselves are
-// opened by internal/graph).
+// The live sources' Linux part the receiver needs: the CUDA source's counts for the stop
+// log (the sources themselves are opened by internal/graph; the defaults are
+// graph.DefaultSpec's on every platform).
 
 package ghostdriverreceiver
 
@@ -8,22 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/graph"
-	"github.com/ghostdriver/ghostdriver/internal/probe"
 )
-
-func defaultLiveConfig() LiveConfig {
-	d := probe.DefaultConfig()
-	return LiveConfig{
-		DRMMajors:             d.DRMMajors,
-		BOValidationFunctions: d.BOValidationFuncs,
-		RunJobFunctions:       d.RunJobFuncs,
-		RingBufferSize:        d.RingBufferBytes,
-		PollInterval:          d.PollInterval,
-		IRQNames:              d.IRQNames,
-		MountTracefs:          true,
-		CUDA:                  defaultCUDAConfig(),
-	}
-}
 
 // cudaSourceFields are the CUDA source's own counts, logged when the pipeline stops.
 func cudaSourceFields(g *graph.Graph) []zap.Field {

@@ -12,7 +12,3 @@ import (
 )
 
 func cudaSourceFields(*graph.Graph) []zap.Field { return nil }
-
-func defaultLiveConfig() LiveConfig {
-	return LiveConfig{DRMMajors: []uint32{226}, RingBufferSize: 8 << 20, PollInterval: 10_000_000, MountTracefs: true, CUDA: defaultCUDAConfig()}
-}

@@ -18,9 +18,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/ghostdriver/ghostdriver/bench/capture"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/testcapture"
 )
 
 func TestReplaySlowConsumerGetsEveryJob(t *testing.T) {
@@ -30,7 +30,7 @@ func TestReplaySlowConsumerGetsEveryJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := capture.Write(f, capture.Options{Style: "6.17", Jobs: jobs, Rings: 4, Procs: 8}); err != nil {
+	if err := testcapture.Write(f, testcapture.Options{Style: "6.17", Jobs: jobs, Rings: 4, Procs: 8}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 func FuzzParseThreadContext(f *testing.F) {
@@ -83,11 +85,11 @@ func FuzzProcessContext(f *testing.F) {
 func FuzzParseMapsLine(f *testing.F) {
 	f.Add("7f3b6d1a4000-7f3b6d1a6000 r--p 00000000 00:00 0                          [anon:OTEL_CTX]")
 	f.Fuzz(func(t *testing.T, s string) {
-		m, err := ParseMapsLine(s)
+		m, err := procfs.ParseMapsLine(s)
 		if err == nil && m.End < m.Start {
 			t.Fatalf("inverted mapping %+v", m)
 		}
-		ProcessContextCandidates([]Mapping{m}, 4096)
+		ProcessContextCandidates([]procfs.Mapping{m}, 4096)
 	})
 }
 

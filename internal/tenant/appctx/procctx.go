@@ -17,6 +17,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 const (
@@ -93,7 +95,7 @@ func IsProcessContextMapping(path string) bool {
 // the named mappings, or — on kernels without anonymous VMA names (< 5.17) — unnamed
 // read-only private anonymous mappings of exactly two pages, as OTEP 4719's fallback
 // says. At most 16 fallback candidates are returned; the signature check decides.
-func ProcessContextCandidates(maps []Mapping, pageSize uint64) []uint64 {
+func ProcessContextCandidates(maps []procfs.Mapping, pageSize uint64) []uint64 {
 	var named, unnamed []uint64
 	for _, m := range maps {
 		if IsProcessContextMapping(m.Path) {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
@@ -36,7 +37,7 @@ func TestReadProcessContextLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	maps, err := ParseMaps(f)
+	maps, err := procfs.ParseMaps(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)

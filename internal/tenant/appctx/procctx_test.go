@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/ghostdriver/ghostdriver/internal/attr"
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 	"reflect"
 	"strings"
 	"testing"
@@ -220,9 +221,9 @@ func TestReadProcessContext(t *testing.T) {
 	})
 }
 
-func mustMaps(t *testing.T, s string) []Mapping {
+func mustMaps(t *testing.T, s string) []procfs.Mapping {
 	t.Helper()
-	m, err := ParseMaps(strings.NewReader(s))
+	m, err := procfs.ParseMaps(strings.NewReader(s))
 	if err != nil {
 		t.Fatal(err)
 	}

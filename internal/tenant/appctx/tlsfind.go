@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 // TLSFinder finds and resolves a TLS symbol in running processes. ELF inspection results
@@ -59,7 +61,7 @@ func (f *TLSFinder) FindChanged(pid uint32, last uint64) (TLSAccess, uint64, err
 	if err != nil {
 		return TLSAccess{}, 0, err
 	}
-	maps, err := ParseMaps(mf)
+	maps, err := procfs.ParseMaps(mf)
 	mf.Close()
 	if err != nil {
 		return TLSAccess{}, 0, err
@@ -78,7 +80,7 @@ var ErrModulesUnchanged = errors.New("mapped modules unchanged since the last se
 // ModuleSet fingerprints the modules a search examines (executable file mappings, by
 // device, inode and path, in address order): a library mapped or unmapped since changes
 // it. FNV-1a, never 0.
-func ModuleSet(maps []Mapping) uint64 {
+func ModuleSet(maps []procfs.Mapping) uint64 {
 	h := uint64(14695981039346656037)
 	add := func(s string) {
 		for i := 0; i < len(s); i++ {
@@ -101,12 +103,12 @@ func ModuleSet(maps []Mapping) uint64 {
 }
 
 // searchable: a mapping a search examines (an executable mapping of a file).
-func searchable(mp Mapping) bool {
+func searchable(mp procfs.Mapping) bool {
 	return mp.Inode != 0 && strings.HasPrefix(mp.Path, "/") && strings.Contains(mp.Perms, "x")
 }
 
 // findIn searches the parsed maps of pid.
-func (f *TLSFinder) findIn(pid uint32, pidDir string, maps []Mapping) (TLSAccess, error) {
+func (f *TLSFinder) findIn(pid uint32, pidDir string, maps []procfs.Mapping) (TLSAccess, error) {
 	exe, _ := os.Readlink(filepath.Join(pidDir, "exe"))
 	exe = strings.TrimSuffix(exe, " (deleted)")
 	symbol := f.Symbol
@@ -160,7 +162,7 @@ func (f *TLSFinder) findIn(pid uint32, pidDir string, maps []Mapping) (TLSAccess
 	return a, err
 }
 
-func (f *TLSFinder) inspect(k fileKey, pidDir string, mp Mapping, symbol string) (TLSModule, error) {
+func (f *TLSFinder) inspect(k fileKey, pidDir string, mp procfs.Mapping, symbol string) (TLSModule, error) {
 	f.mu.Lock()
 	r, ok := f.files[k]
 	f.mu.Unlock()
@@ -177,19 +179,16 @@ func (f *TLSFinder) inspect(k fileKey, pidDir string, mp Mapping, symbol string)
 	return r.mod, r.err
 }
 
-// ErrNotRegular: a path a tenant controls names something other than a regular file.
-var ErrNotRegular = errors.New("not a regular file")
-
 // inspectFile opens the module through the process's root (its mount namespace), falling
 // back to map_files (works for deleted files, needs CAP_SYS_ADMIN). The tenant can put
 // anything at the mapped path by now, so only a regular file is opened (OpenRegular):
 // a FIFO there would otherwise block the enrich worker for good.
-func inspectFile(pidDir string, mp Mapping, symbol string) (TLSModule, error) {
+func inspectFile(pidDir string, mp procfs.Mapping, symbol string) (TLSModule, error) {
 	p := strings.TrimSuffix(mp.Path, " (deleted)")
-	f, err := OpenRegular(filepath.Join(pidDir, "root", p))
+	f, err := procfs.OpenRegular(filepath.Join(pidDir, "root", p))
 	if err != nil {
 		var err2 error
-		f, err2 = OpenRegularLink(filepath.Join(pidDir, "map_files", fmt.Sprintf("%x-%x", mp.Start, mp.End)))
+		f, err2 = procfs.OpenRegularLink(filepath.Join(pidDir, "map_files", fmt.Sprintf("%x-%x", mp.Start, mp.End)))
 		if err2 != nil {
 			return TLSModule{}, errors.Join(err, err2)
 		}

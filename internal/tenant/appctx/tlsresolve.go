@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 // TLSAccessKind says which recipe TLSAccess holds.
@@ -211,7 +213,7 @@ const maxStaticTLSOffset = 1 << 24
 
 // LoadBias computes a module's load bias from its mappings: the mapping of the first
 // PT_LOAD's page starts at bias + that page's link-time address.
-func LoadBias(maps []Mapping, modulePath string, m TLSModule, pageSize uint64) (uint64, bool) {
+func LoadBias(maps []procfs.Mapping, modulePath string, m TLSModule, pageSize uint64) (uint64, bool) {
 	pageOff := m.FirstLoadOffset &^ (pageSize - 1)
 	for _, mp := range maps {
 		if mp.Path == modulePath && mp.Offset == pageOff {
@@ -222,7 +224,7 @@ func LoadBias(maps []Mapping, modulePath string, m TLSModule, pageSize uint64) (
 }
 
 // DetectLibc says musl when a musl loader or libc is mapped, glibc otherwise.
-func DetectLibc(maps []Mapping) Libc {
+func DetectLibc(maps []procfs.Mapping) Libc {
 	for _, mp := range maps {
 		b := path.Base(mp.Path)
 		if strings.HasPrefix(b, "ld-musl-") || strings.HasPrefix(b, "libc.musl-") {

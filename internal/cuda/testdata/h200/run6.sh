@@ -18,7 +18,7 @@
 # tracer rows with each other). About 4-6 minutes (ROUNDS=2 for less).
 # CONDS picks the conditions by letter (default all), NAME the run's name (default run6:
 # /tmp/run6, $OUT/run6.log, $OUT/levers6.txt); run7.sh is run6.sh with fewer conditions.
-# Needs bin/cudatrace: CGO_ENABLED=0 go build -o bin/cudatrace ./internal/cuda/cudatrace
+# Needs bin/cudatrace: CGO_ENABLED=0 go build -o bin/cudatrace ./bench/cudatrace
 H=internal/cuda/testdata/h200
 CONDS=${CONDS:-b p t d e a r m x}
 NAME=${NAME:-run6}

@@ -23,7 +23,7 @@
 # the default). s runs in the first SROUNDS rounds only (default 2).
 # ROUNDS (default 7), ITERS (default 1500), BUDGET (seconds; no round starts that would
 # end past it, default 530), NAME (default run8), BIN (where cudatrace and ghostdriver are,
-# default bin): CGO_ENABLED=0 go build -o $BIN/ ./internal/cuda/cudatrace ./cmd/ghostdriver
+# default bin): CGO_ENABLED=0 go build -o $BIN/ ./bench/cudatrace ./cmd/ghostdriver
 # Writes $OUT/$NAME.log, $OUT/$NAME.txt (summary8.py's table), $OUT/$NAME-runs.tsv (one
 # row per run) and $OUT/$NAME-raw.tar.gz (every run's JSON, submission lists dropped).
 H=internal/cuda/testdata/h200

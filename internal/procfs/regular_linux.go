@@ -1,6 +1,6 @@
 // Opening files that a tenant controls: regular files only, never blocking.
 
-package appctx
+package procfs
 
 import (
 	"fmt"

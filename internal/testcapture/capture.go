@@ -1,5 +1,7 @@
-// Package capture generates large ftrace text captures shaped like the real ones the
-// replay decoder is tested on, for the user-space benchmarks (BENCHMARKS.md):
+// Package testcapture generates large ftrace text captures shaped like the real ones the
+// replay decoder is tested on: a fixture of the product tests (assemble, pipeline, the
+// receiver, the CLI) and of the user-space benchmarks (BENCHMARKS.md; bench/gencapture
+// writes one to a file):
 //
 //   - "4.11": trace-cmd report text like testdata/captures/gpuvis_amdgpu_4.11_*: per job
 //     amdgpu_cs_ioctl, amdgpu_sched_run_job, the scheduled fence's dma_fence_signaled
@@ -14,7 +16,7 @@
 // Jobs are spread over K rings (each ring runs its jobs one after the other) and P
 // submitting processes (one fence context per process and ring, as drm_sched entities
 // have). Lines come out in time order; µs timestamps as in the real captures.
-package capture
+package testcapture
 
 import (
 	"bufio"

@@ -2,7 +2,7 @@
 
 // Opening tenant-controlled files outside Linux: there are no tenants' /proc trees to read.
 
-package appctx
+package procfs
 
 import (
 	"errors"

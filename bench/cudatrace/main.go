@@ -1,8 +1,11 @@
 //go:build linux
 
-// Command cudatrace runs the CUDA source around one command and writes what it saw as
-// JSON: the capability report, the source's counters and every submission. It is the
-// validation tool of VALIDATION.md ("NVIDIA H200"); the receiver uses the same package.
+// Command cudatrace runs the CUDA source alone (no pipeline, no enrich stage, no OTLP)
+// around one command and writes what it saw as JSON: the capability report, the source's
+// counters, the tracer's own CPU and every submission. It is a measuring tool (the
+// validation of VALIDATION.md, "NVIDIA H200", and the hook-cost rounds of BENCHMARKS.md);
+// tracing a workload is `ghostdriver cuda`, which runs the same source in the collector's
+// graph.
 //
 //	cudatrace [-lib PATH]... [-out FILE] -- COMMAND [ARGS...]
 //

@@ -1,5 +1,6 @@
 // /proc/<pid>/maps lines as the kernel prints them (fs/proc/task_mmu.c: show_map_vma).
-package appctx
+
+package procfs
 
 import (
 	"testing"

@@ -1,6 +1,7 @@
-// /proc/<pid>/maps lines: where the OTEL_CTX mapping and the loaded ELF modules are.
+// /proc/<pid>/maps lines: where a process's mappings (the OTEL_CTX mapping, the loaded ELF
+// modules, the CUDA libraries) are.
 
-package appctx
+package procfs
 
 import (
 	"bufio"

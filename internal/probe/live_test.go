@@ -107,7 +107,7 @@ func expectedIoctlHook(rep Report) string {
 func TestOpenDegradesOnThisHost(t *testing.T) {
 	requireRoot(t)
 	if HaveFentry() == nil {
-		t.Skip("this host has fentry: the expectations below are for the no-fentry CI machine")
+		testreq.Skip(t, testreq.NoFentry, "this host has fentry: the expectations below are for the no-fentry CI machine")
 	}
 	for _, records := range []string{RecordsEvents, RecordsJobs} {
 		t.Run(records, func(t *testing.T) { testOpenDegradesOnThisHost(t, records) })
@@ -221,7 +221,7 @@ func indexOf(s, sub string) int {
 func onBothIoctlPaths(t *testing.T, test func(t *testing.T, noTaskStorage bool)) {
 	t.Run("task-storage", func(t *testing.T) {
 		if err := HaveTaskStorage(); err != nil {
-			t.Skipf("%v: the kernel has only the hash path", err)
+			testreq.Skip(t, testreq.TaskStorage, err.Error()+": the kernel has only the hash path")
 		}
 		test(t, false)
 	})

@@ -22,11 +22,12 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda/cudatest"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func TestLiveCUDADegradesWithoutNvidia(t *testing.T) {
 	if _, err := os.Stat("/proc/driver/nvidia"); err == nil {
-		t.Skip("this host has the NVIDIA driver: the test is about degrading without it")
+		testreq.Skip(t, testreq.NoNVIDIA, "this host has the NVIDIA driver: the test is about degrading without it")
 	}
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := receivertest.NewNopSettings(metadata.Type)

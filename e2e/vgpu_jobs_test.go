@@ -27,9 +27,7 @@ const jobsVsEventsMedianNs = 100_000
 
 func TestVirtualGPUJobsModeMatchesEvents(t *testing.T) {
 	dir := vgpuDir(t)
-	if _, err := os.Stat(filepath.Join(dir, "spans-jobs.json")); err != nil {
-		t.Skip("no spans-jobs.json in this run: the jobs-mode receiver did not run (GHOSTDRIVER_JOBS_ARGS empty)")
-	}
+	rigPhase(t, dir, "spans-jobs.json", "GHOSTDRIVER_JOBS_ARGS")
 	jobs := readJobSpans(t, filepath.Join(dir, "spans-jobs.json"))
 	lost := reportedLostIn(t, filepath.Join(dir, "ghostdriver-jobs.log")) + reportedLostIn(t, filepath.Join(dir, "ghostdriver.log"))
 	for _, other := range []struct{ name, file, clock string }{

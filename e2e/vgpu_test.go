@@ -92,6 +92,35 @@ func vgpuDir(t *testing.T) string {
 	return dir
 }
 
+// rigReceiverRan skips or fails a check of the receiver's output in a guest where the
+// receiver did not run (host.txt: ghostdriver=no): a plain skip when the run was told to
+// leave it out (VGPU_NO_GHOSTDRIVER, run.sh), the rig's failure otherwise.
+func rigReceiverRan(t *testing.T, dir string) {
+	t.Helper()
+	host, err := os.ReadFile(filepath.Join(dir, "host.txt"))
+	if err != nil || !strings.Contains(string(host), "ghostdriver=no") {
+		return
+	}
+	if os.Getenv("VGPU_NO_GHOSTDRIVER") != "" {
+		t.Skip("the run left the receiver out (VGPU_NO_GHOSTDRIVER)")
+	}
+	testreq.Skip(t, testreq.VGPU, "the receiver did not run in this guest (host.txt: ghostdriver=no) although VGPU_NO_GHOSTDRIVER is not set")
+}
+
+// rigPhase skips or fails a check of one receiver phase whose artifact (file) this run
+// lacks: a plain skip when the run was told to leave the phase out (env set empty, run.sh),
+// the rig's failure otherwise. env "" names a phase that cannot be left out.
+func rigPhase(t *testing.T, dir, file, env string) {
+	t.Helper()
+	rigReceiverRan(t, dir)
+	if v, ok := os.LookupEnv(env); env != "" && ok && v == "" {
+		t.Skipf("the run left this phase out (%s=\"\")", env)
+	}
+	if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
+		testreq.Skip(t, testreq.VGPU, fmt.Sprintf("no %s in this run, and the run did not leave its phase out: %v", file, err))
+	}
+}
+
 func readGroundTruth(t *testing.T, path string) []gtJob {
 	f, err := os.Open(path)
 	if err != nil {
@@ -353,11 +382,8 @@ func summaryCount(t *testing.T, path, marker, key string) int {
 func TestVirtualGPUSpansMatchGroundTruth(t *testing.T) {
 	dir := vgpuDir(t)
 	t.Run("events", func(t *testing.T) { checkSpansMatchGroundTruth(t, dir, "spans.json", "clock.txt", "ghostdriver.log") })
-	if _, err := os.Stat(filepath.Join(dir, "spans-jobs.json")); err != nil {
-		t.Logf("no spans-jobs.json in this run: the jobs-mode receiver did not run (GHOSTDRIVER_JOBS_ARGS empty)")
-		return
-	}
 	t.Run("jobs", func(t *testing.T) {
+		rigPhase(t, dir, "spans-jobs.json", "GHOSTDRIVER_JOBS_ARGS")
 		checkSpansMatchGroundTruth(t, dir, "spans-jobs.json", "clock-jobs.txt", "ghostdriver-jobs.log")
 	})
 }
@@ -816,12 +842,7 @@ func TestVirtualGPUAppContext(t *testing.T) {
 // on 7.3 from the printed keys.
 func TestVirtualGPUClassicTracepoints(t *testing.T) {
 	dir := vgpuDir(t)
-	if v, ok := os.LookupEnv("GHOSTDRIVER_CLASSIC_ARGS"); ok && v == "" {
-		t.Skip("the run skipped the classic phase (GHOSTDRIVER_CLASSIC_ARGS=\"\")")
-	}
-	if host, err := os.ReadFile(filepath.Join(dir, "host.txt")); err == nil && strings.Contains(string(host), "ghostdriver=no") {
-		t.Skip("the receiver did not run in this guest (host.txt: ghostdriver=no)")
-	}
+	rigPhase(t, dir, "spans-classic.json", "GHOSTDRIVER_CLASSIC_ARGS")
 	mods, err := os.ReadFile(filepath.Join(dir, "modules.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ghostdriver/ghostdriver/internal/testcapture"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // readProtoFile reads length-prefixed protobuf requests to the end of the file.
@@ -154,7 +155,7 @@ func TestReplayRefusesUnknownOutputFormat(t *testing.T) {
 
 func TestReplayStopsOnWriteError(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
-		t.Skip("no /dev/full to fail the writes")
+		testreq.Skip(t, testreq.DevFull, "no /dev/full to fail the writes")
 	}
 	in := filepath.Join(t.TempDir(), "capture.txt")
 	f, err := os.Create(in)

@@ -261,7 +261,7 @@ func cli(t *testing.T) string {
 }
 
 // ioctlFlood runs ioctl(TCGETS) on /dev/null for d on a thread of its own.
-func ioctlFlood(t *testing.T, d time.Duration) {
+func ioctlFlood(t *testing.T, d time.Duration) (ioctls int) {
 	t.Helper()
 	f, err := os.Open("/dev/null")
 	if err != nil {
@@ -275,5 +275,7 @@ func ioctlFlood(t *testing.T, d time.Duration) {
 		for i := 0; i < 1000; i++ {
 			ioctlTCGETS(int(f.Fd()))
 		}
+		ioctls += 1000
 	}
+	return ioctls
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/ftrace"
 	"github.com/ghostdriver/ghostdriver/internal/testcapture"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // decodeText decodes a capture's text with the ftrace decoder.
@@ -156,7 +157,7 @@ func TestIoctlPairsChangeNoJob(t *testing.T) {
 		t.Run("rig "+k, func(t *testing.T) {
 			raw, err := os.ReadFile("../../testdata/vgpu/out/" + k + "/tracefs.txt")
 			if err != nil {
-				t.Skipf("the rig's capture of %s is not here (testdata/vgpu/run.sh writes it; it is not committed): %v", k, err)
+				testreq.Skip(t, testreq.VGPU, "the rig's capture of "+k+" is not here (testdata/vgpu/run.sh writes it; it is not committed): "+err.Error())
 			}
 			evs := inThreadOrder(decodeText(t, raw))
 			with, without, pairs := assembleBoth(evs)

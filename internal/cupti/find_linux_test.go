@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // testMemfd is a channel made the library's way: memfd, ftruncate, mmap shared.
@@ -26,7 +28,7 @@ func newTestMemfd(t *testing.T, name string, flags int, size int) *testMemfd {
 	t.Helper()
 	fd, err := unix.MemfdCreate(name, flags|unix.MFD_CLOEXEC)
 	if err != nil {
-		t.Skipf("memfd_create: %v", err) // kernels before 3.17
+		testreq.Skip(t, testreq.Memfd, "memfd_create: "+err.Error()) // kernels before 3.17
 	}
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ import (
 
 func TestRediscoverPublisherLoadedLate(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skipf("live thread-context resolution is tested on linux/amd64; this is %s/%s", runtime.GOOS, runtime.GOARCH)
+		testreq.Skip(t, testreq.LinuxAMD64, "live thread-context resolution is tested on linux/amd64; this is "+runtime.GOOS+"/"+runtime.GOARCH)
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {

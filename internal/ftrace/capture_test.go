@@ -106,7 +106,7 @@ func TestGpuOnlyCaptureLines(t *testing.T) {
 // The full capture (committed gzipped) adds 43806 sched_switch lines: unknown, counted.
 func TestFullCaptureCounts(t *testing.T) {
 	if testing.Short() {
-		t.Skip("53509 lines")
+		t.Skip("-short: the full capture is 53509 lines")
 	}
 	_, d := decodeAll(readLines(t, "gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz"))
 	s := d.Stats()

@@ -39,7 +39,7 @@ func runTimeline(t *testing.T, iters int, env []string, preload func(cudatest.St
 	t.Helper()
 	cudatest.Need(t)
 	if os.Getenv(cudatest.PrebuiltEnv) != "" {
-		t.Skip("the prebuilt (cross-built) stubs come without the injection library: it is built here with gcc")
+		t.Skip("the run gave prebuilt (cross-built) stubs (" + cudatest.PrebuiltEnv + "), which come without the injection library: it is built here with gcc")
 	}
 	stubs := cudatest.Build(t)
 	lib := cudatest.BuildInjection(t, t.TempDir())
@@ -161,7 +161,7 @@ func TestTimelineJoinsStubKernelsToSubmissions(t *testing.T) {
 func TestTimelineRefusesUnknownCUPTIVersion(t *testing.T) {
 	cudatest.Need(t)
 	if os.Getenv(cudatest.PrebuiltEnv) != "" {
-		t.Skip("the prebuilt (cross-built) stubs come without the injection library: it is built here with gcc")
+		t.Skip("the run gave prebuilt (cross-built) stubs (" + cudatest.PrebuiltEnv + "), which come without the injection library: it is built here with gcc")
 	}
 	stubs := cudatest.Build(t)
 	lib := cudatest.BuildInjection(t, t.TempDir())

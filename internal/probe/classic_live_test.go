@@ -29,6 +29,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/ftrace"
 	"github.com/ghostdriver/ghostdriver/internal/kstr"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // hostEvents are tracepoints every kernel has and this test can trigger; together their
@@ -44,9 +45,7 @@ var hostEvents = []string{"sched_process_exec", "sched_process_fork", "sched_wak
 // the kernel's own payload for the same event.
 func TestClassicRawCopyMatchesKernelText(t *testing.T) {
 	requireRoot(t)
-	if err := HaveTracefs(); err != nil {
-		t.Skip(err)
-	}
+	needTracefs(t)
 	root := ""
 	for _, r := range tracefsRoots {
 		if _, err := os.Stat(filepath.Join(r, "instances")); err == nil {
@@ -55,7 +54,7 @@ func TestClassicRawCopyMatchesKernelText(t *testing.T) {
 		}
 	}
 	if root == "" {
-		t.Skip("no tracefs instances directory")
+		testreq.Skip(t, testreq.Tracefs, "no tracefs instances directory")
 	}
 	cfg, err := DefaultConfig().withDefaults()
 	if err != nil {
@@ -243,6 +242,23 @@ func copyRaw(r *commonRawRecord, b []byte) {
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(r)), rawRecordSize), b)
 }
 
+// needTracefs makes tracefs available for the test as the loader does (it mounts it where
+// nothing is mounted, and unmounts it after the test), or skips saying why not.
+func needTracefs(t *testing.T) {
+	t.Helper()
+	line, held := acquireTracefs(false)
+	if held {
+		t.Cleanup(func() {
+			if err := releaseTracefs(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if err := HaveTracefs(); err != nil {
+		testreq.Skip(t, testreq.Tracefs, "tracefs "+line+": "+err.Error())
+	}
+}
+
 func commOf(c []int8) string { return kstr.FromC(c) }
 
 // The direct decode on real kernel entries with an oracle of its own: two raw-copy
@@ -252,9 +268,7 @@ func commOf(c []int8) string { return kstr.FromC(c) }
 // /dev/null), and the same Event as the former text reading of the same record.
 func TestClassicDirectDecodesLiveSyscalls(t *testing.T) {
 	requireRoot(t)
-	if err := HaveTracefs(); err != nil {
-		t.Skip(err)
-	}
+	needTracefs(t)
 	cfg, err := DefaultConfig().withDefaults()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@
 package probe
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -26,16 +27,29 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // requireNoTracefs skips when tracefs is mounted: these tests are about a host without it
-// (this CI machine mounts none); another process's mount is never undone here.
+// (this CI machine mounts none); another process's mount is never undone here. A loader
+// of another test package running beside this one holds its mount only until its hooks
+// are attached, so such a mount is waited out first.
 func requireNoTracefs(t *testing.T) {
 	t.Helper()
-	if fs, _ := mountedAt(tracefsMountPoint); fs != "" || HaveTracefs() == nil {
-		t.Skipf("tracefs is mounted on this host (%s: %q): the mount/fallback cases need a host without it", tracefsMountPoint, fs)
+	var fs string
+	for end := time.Now().Add(foreignTracefsWait); ; time.Sleep(50 * time.Millisecond) {
+		if fs, _ = mountedAt(tracefsMountPoint); fs == "" && HaveTracefs() != nil {
+			return
+		}
+		if time.Now().After(end) {
+			break
+		}
 	}
+	testreq.Skip(t, testreq.TracefsUnmounted, fmt.Sprintf("tracefs is mounted on this host (%s: %q) and stayed so for %v: the mount/fallback cases need a host without it", tracefsMountPoint, fs, foreignTracefsWait))
 }
+
+// foreignTracefsWait bounds how long requireNoTracefs waits for another process's mount.
+const foreignTracefsWait = 10 * time.Second
 
 func attachedIoctlHook(rep capability.Report) string {
 	for _, e := range rep.Entries {
@@ -219,7 +233,7 @@ func testFailedEnterReservation(t *testing.T, noTaskStorage bool) {
 	defer l.Close()
 	null, err := os.Open("/dev/fuse")
 	if err != nil {
-		t.Skipf("no /dev/fuse to follow: %v", err)
+		testreq.Skip(t, testreq.DevFuse, "no /dev/fuse to follow: "+err.Error())
 	}
 	defer null.Close()
 	var p [2]int
@@ -629,7 +643,7 @@ func testIoctlExitMissed(t *testing.T, noTaskStorage bool) {
 	defer l.Close()
 	fuse, err := os.Open("/dev/fuse")
 	if err != nil {
-		t.Skipf("no /dev/fuse to follow: %v", err)
+		testreq.Skip(t, testreq.DevFuse, "no /dev/fuse to follow: "+err.Error())
 	}
 	defer fuse.Close()
 	f := l.objs.families[famSyscalls]
@@ -644,7 +658,7 @@ func testIoctlExitMissed(t *testing.T, noTaskStorage bool) {
 		const pidfdThread = unix.O_EXCL // PIDFD_THREAD (Linux 6.9+): a pidfd of this thread, not its process
 		pidfd, err := unix.PidfdOpen(th.tid, pidfdThread)
 		if err != nil {
-			t.Skipf("pidfd of a thread (PIDFD_THREAD, 6.9+): %v", err)
+			testreq.Skip(t, testreq.PidfdThread, "pidfd of a thread (PIDFD_THREAD, 6.9+): "+err.Error())
 		}
 		defer unix.Close(pidfd)
 		slot := make([]byte, f.maps["inflight_ts"].ValueSize())

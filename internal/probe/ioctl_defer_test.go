@@ -27,6 +27,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // ioctlsOf counts the ioctl events of tid in the sink.
@@ -307,7 +308,7 @@ func TestJobsQueueSendsTheDeferredEntry(t *testing.T) {
 	}
 	defer ld.objs.close()
 	if !ld.defersIoctls() {
-		t.Skip("no task storage on this kernel: ioctl entries are never deferred")
+		testreq.Skip(t, testreq.TaskStorage, "no task storage on this kernel: ioctl entries are never deferred")
 	}
 	sys, err := ld.family(famSyscalls)
 	if err != nil {
@@ -425,7 +426,7 @@ func TestDeferredIoctlEntryCarriesUnreadableContext(t *testing.T) {
 	}()
 	r := <-done
 	if !r.tp {
-		t.Skip("this Go thread has no user thread pointer on " + runtime.GOARCH + " (the kernel reads nothing without one): the fault cannot be made here")
+		testreq.Skip(t, testreq.UserTP, "this Go thread has no user thread pointer on "+runtime.GOARCH+" (the kernel reads nothing without one): the fault cannot be made here")
 	}
 	if r.beforeFlush != 0 {
 		t.Errorf("%d counted before the entry was sent: a deferred entry's fault is counted when it goes out", r.beforeFlush)
@@ -505,7 +506,7 @@ func TestDeferredIoctlEntryRereadsAFaultedContext(t *testing.T) {
 	tp := <-ready
 	if tp == 0 {
 		<-done
-		t.Skip("this Go thread has no user thread pointer on " + runtime.GOARCH + " (the kernel reads nothing without one): the recipe cannot be aimed at the page")
+		testreq.Skip(t, testreq.UserTP, "this Go thread has no user thread pointer on "+runtime.GOARCH+" (the kernel reads nothing without one): the recipe cannot be aimed at the page")
 	}
 	// TLS_STATIC: slot = tp + tp_offset, aimed at the page's start.
 	recipe := &appctx.TLSAccess{Kind: appctx.TLSStatic, TPOffset: int64(base - tp)}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/ghostdriver/ghostdriver/internal/kclock"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -103,12 +105,12 @@ func expectedIoctlHook(rep capability.Report) string {
 }
 
 // On this machine kind (6.18, BTF, no DRM, no fentry) exactly the ioctl pair and the
-// seven dma_fence events attach (events mode), or the five jobs mode hooks (init, emit and
+// five dma_fence events attach (events mode), or the five jobs mode hooks (init, emit and
 // signaled by the jobs family, wait_start/wait_end per event); everything else says why not.
 func TestOpenDegradesOnThisHost(t *testing.T) {
 	requireRoot(t)
 	if HaveFentry() == nil {
-		t.Skip("this host has fentry: the expectations below are for the no-fentry CI machine")
+		testreq.Skip(t, testreq.NoFentry, "this host has fentry: the expectations below are for the no-fentry CI machine")
 	}
 	for _, records := range []string{RecordsEvents, RecordsJobs} {
 		t.Run(records, func(t *testing.T) { testOpenDegradesOnThisHost(t, records) })
@@ -198,8 +200,48 @@ func testOpenDegradesOnThisHost(t *testing.T, records string) {
 			t.Errorf("stage %s attached on a host without DRM", stage)
 		}
 	}
-	if got := Doctor(cfg, nil); len(got.Attached()) != len(want) {
-		t.Errorf("Doctor disagrees with Open:\n%s", got)
+	// Doctor loads and attaches the same hooks and lets go: the same hooks attach, and
+	// every other hook fails the same way.
+	doc := Doctor(cfg, nil)
+	var docAttached []string
+	for _, e := range doc.Attached() {
+		docAttached = append(docAttached, e.Stage+" "+e.Hook)
+	}
+	sort.Strings(docAttached)
+	if !slices.Equal(docAttached, want) {
+		t.Errorf("Doctor attaches:\n%v\nOpen and this host:\n%v", docAttached, want)
+	}
+	statusOf := func(r capability.Report) map[string]string {
+		m := map[string]string{}
+		for _, e := range r.Entries {
+			m[e.Stage+" "+e.Hook] = e.Status
+		}
+		return m
+	}
+	if d, o := statusOf(doc), statusOf(rep); !maps.Equal(d, o) {
+		t.Errorf("Doctor's hooks and statuses:\n%v\nOpen's:\n%v", d, o)
+	}
+
+	// The kernel's own rule for tp_btf: a tracepoint exists where its BTF has the
+	// btf_trace_<event> typedef. Every tp_btf hook that attached has one; every one the
+	// report calls not present has none.
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rep.Entries {
+		name, ok := strings.CutPrefix(e.Hook, "tp_btf/")
+		if !ok {
+			continue
+		}
+		var td *btf.Typedef
+		inBTF := spec.TypeByName("btf_trace_"+name, &td) == nil
+		switch {
+		case e.Status == capability.StatusAttached && !inBTF:
+			t.Errorf("%s attached, but the kernel's BTF has no btf_trace_%s", e.Hook, name)
+		case strings.Contains(e.Reason, "not present") && inBTF:
+			t.Errorf("%s: %q, but the kernel's BTF has btf_trace_%s", e.Hook, e.Reason, name)
+		}
 	}
 }
 
@@ -222,7 +264,7 @@ func indexOf(s, sub string) int {
 func onBothIoctlPaths(t *testing.T, test func(t *testing.T, noTaskStorage bool)) {
 	t.Run("task-storage", func(t *testing.T) {
 		if err := HaveTaskStorage(); err != nil {
-			t.Skipf("%v: the kernel has only the hash path", err)
+			testreq.Skip(t, testreq.TaskStorage, err.Error()+": the kernel has only the hash path")
 		}
 		test(t, false)
 	})

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // BPF_PROG_TEST_RUN tests of the raw_tp twins of the hook bodies: the data path
@@ -96,7 +97,7 @@ func memberOffset(t *testing.T, s *btf.Struct, name string) int {
 func kernelStruct(t *testing.T, name string) *btf.Struct {
 	spec, err := btf.LoadKernelSpec()
 	if err != nil {
-		t.Skip("no kernel BTF: ", err)
+		testreq.Skip(t, testreq.BTF, "no kernel BTF: "+err.Error())
 	}
 	var s *btf.Struct
 	if err := spec.TypeByName(name, &s); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/tenant"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func TestThreadContextUnreadableWhileMemoryMovesIsCounted(t *testing.T) {
@@ -69,7 +70,7 @@ func TestThreadContextUnreadableWhileMemoryMovesIsCounted(t *testing.T) {
 			ioctls, _ = strconv.Atoi(f[1])
 		}
 		if collapses == 0 {
-			t.Skip("MADV_COLLAPSE collapsed nothing on this kernel (needs 6.1+ with transparent huge pages): the record's memory never moved")
+			testreq.Skip(t, testreq.THP, "MADV_COLLAPSE collapsed nothing on this kernel (needs 6.1+ with transparent huge pages): the record's memory never moved")
 		}
 		if len(threads) != 1 {
 			t.Fatalf("thread lines %+v, want the worker's", threads)

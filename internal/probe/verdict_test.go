@@ -83,9 +83,7 @@ func TestAssessSyscallFallbackWarning(t *testing.T) {
 // One mount per process: the first loader that needs tracefs mounts it, later ones share
 // it, and only the last release unmounts, once (the mount calls are counted, not made).
 func TestTracefsMountSharedAndUndoneOnce(t *testing.T) {
-	if HaveTracefs() == nil {
-		t.Skip("tracefs is mounted on this host: acquireTracefs would use it and mount nothing")
-	}
+	requireNoTracefs(t) // else acquireTracefs would use the mount and make none
 	mounts, unmounts := 0, 0
 	oldM, oldU := mountTracefs, unmountTracefs
 	mountTracefs = func() error { mounts++; return nil }

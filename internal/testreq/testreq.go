@@ -1,14 +1,27 @@
 // Package testreq turns a test's skip into a failure when the run said the test must run.
 //
-// A test that needs something the machine may lack (root, gcc, a browser) or an artifact
-// another step builds (the collector, Jaeger, a rig's output) skips without it, which is
-// right on a developer's laptop and wrong in CI: there a skip would pass silently.
+// A test that needs something the machine may lack (root, gcc, kernel BTF, a mountable
+// tracefs) or an artifact another step builds (the collector, Jaeger, a rig's output)
+// skips without it, which is right on a developer's laptop and wrong in CI: there a skip
+// would pass silently. Every such skip goes through Skip with the prerequisite's name.
 // GHOSTDRIVER_REQUIRE lists, comma-separated, what the run guarantees; Skip then fails
 // the test, with the reason, when its prerequisite is listed, and skips it otherwise.
-// "all" stands for every machine prerequisite (.ci/run sets it: the machine is prepared
-// for them all); an artifact is required only by name, by the make target or script that
-// builds it and runs its tests (test-dist, test-docs, test-jaeger, test-arm64), because
-// `make test`'s go test ./... runs those tests too, without the artifact.
+//
+// The names come in two kinds:
+//   - machine prerequisites: what CI's machine (.ci/run: Debian 12, root, kernel 6.18 with
+//     BTF, no DRM device, no kprobes, no fentry) has, including the absences some tests are
+//     written for (no fentry, no DRM, no NVIDIA driver, tracefs not mounted). "all" stands
+//     for every one of them: .ci/run sets it, so there a test that meant to run and skips
+//     fails. What CI's machine cannot have (a DRM device, kprobes, fentry, a GPU) is never
+//     a machine prerequisite: a test that needs it takes a name "all" leaves out, as the
+//     rig's output does (vgpu: the DRM device is the rig's).
+//   - artifacts: required by name only, by the make target or script that builds them and
+//     runs their tests (test-dist, test-docs, test-jaeger, test-arm64, test-vgpu), because
+//     `make test`'s go test ./... runs those tests too, without the artifact.
+//
+// A skip that is no prerequisite at all (-short, a benchmark's output variable, a child
+// test run only by its parent, a phase the run was told to leave out) stays a plain
+// t.Skip whose reason says so.
 package testreq
 
 import (
@@ -20,7 +33,7 @@ import (
 // Env is the variable read.
 const Env = "GHOSTDRIVER_REQUIRE"
 
-// Machine prerequisites ("all" covers them).
+// Machine prerequisites ("all" covers them): CI's machine meets every one.
 const (
 	Root     = "root"     // euid 0 (BPF programs, tracefs, uprobes)
 	GCC      = "gcc"      // a C compiler (and binutils) for the test programs
@@ -28,21 +41,44 @@ const (
 	Setpriv  = "setpriv"  // util-linux setpriv, to drop capabilities
 	FIFO     = "fifo"     // named pipes on the test's temporary directory
 	BPFFS    = "bpffs"    // mounting a bpffs (root)
+
+	BTF         = "btf"          // the kernel's BTF (/sys/kernel/btf/vmlinux)
+	Tracefs     = "tracefs"      // tracefs mounted or mountable, with instances
+	THP         = "thp"          // transparent huge pages that MADV_COLLAPSE collapses (6.1+)
+	TaskStorage = "taskstorage"  // BPF task storage maps (5.11+)
+	PidfdThread = "pidfd-thread" // a pidfd of one thread (PIDFD_THREAD, 6.9+)
+	DevFuse     = "devfuse"      // /dev/fuse, a device whose ioctls the tests follow
+	DevFull     = "devfull"      // /dev/full, to fail writes
+	Memfd       = "memfd"        // memfd_create (3.17+)
+	ProcMem     = "procmem"      // reading a child's memory (process_vm_readv, /proc/PID/mem)
+	Linux       = "linux"        // Linux, where the live process-context tests run
+	LinuxAMD64  = "linux-amd64"  // linux/amd64, where the live thread-context tests run
+	UserTP      = "user-tp"      // a user thread pointer on Go's threads (amd64's fs base)
+
+	NoFentry         = "no-fentry"         // no fentry/fexit: the no-fentry expectations of CI's machine
+	NoDRM            = "no-drm"            // no DRM device, no gpu_sched module
+	NoNVIDIA         = "no-nvidia"         // no NVIDIA kernel driver (/proc/driver/nvidia)
+	TracefsUnmounted = "tracefs-unmounted" // tracefs not mounted before the test (it mounts it)
 )
 
 // Artifacts, required by name only.
 const (
 	Dist   = "dist"   // the ocb-built collector (GHOSTDRIVER_DIST)
 	Jaeger = "jaeger" // the Jaeger binary (GHOSTDRIVER_JAEGER)
-	VGPU   = "vgpu"   // the virtual GPU rig's output (GHOSTDRIVER_VGPU_OUT)
+	VGPU   = "vgpu"   // the virtual GPU rig's output (GHOSTDRIVER_VGPU_OUT), every phase of it
 	ARM64  = "arm64"  // the arm64 guest's output (GHOSTDRIVER_ARM64_OUT)
 )
 
-// machine and artifact are the known names: Skip refuses any other, so a typo cannot
+// machine and byName are the known names: Skip refuses any other, so a typo cannot
 // turn a requirement off.
 var (
-	machine  = map[string]bool{Root: true, GCC: true, Chromium: true, Setpriv: true, FIFO: true, BPFFS: true}
-	artifact = map[string]bool{Dist: true, Jaeger: true, VGPU: true, ARM64: true}
+	machine = map[string]bool{
+		Root: true, GCC: true, Chromium: true, Setpriv: true, FIFO: true, BPFFS: true,
+		BTF: true, Tracefs: true, THP: true, TaskStorage: true, PidfdThread: true, DevFuse: true,
+		DevFull: true, Memfd: true, ProcMem: true, Linux: true, LinuxAMD64: true, UserTP: true,
+		NoFentry: true, NoDRM: true, NoNVIDIA: true, TracefsUnmounted: true,
+	}
+	byName = map[string]bool{Dist: true, Jaeger: true, VGPU: true, ARM64: true}
 )
 
 // Required reports whether the run guarantees what: GHOSTDRIVER_REQUIRE names it, or
@@ -59,7 +95,7 @@ func Required(what string) bool {
 // Skip skips t for reason, or fails it when what is required.
 func Skip(t testing.TB, what, reason string) {
 	t.Helper()
-	if !machine[what] && !artifact[what] {
+	if !machine[what] && !byName[what] {
 		t.Fatalf("testreq: unknown prerequisite %q", what)
 	}
 	if Required(what) {

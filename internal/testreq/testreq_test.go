@@ -23,6 +23,11 @@ func TestRequired(t *testing.T) {
 	if Required(Dist) || Required(ARM64) || !Required(GCC) {
 		t.Error("all must cover the machine prerequisites and no artifact")
 	}
+	// all is CI's machine: its kernel features and the absences its expectations are written
+	// for, not the rig's output (the DRM device is the rig's).
+	if !Required(BTF) || !Required(Tracefs) || !Required(NoFentry) || !Required(NoDRM) || Required(VGPU) {
+		t.Error("all must cover the kernel features and absences of CI's machine, not the rig")
+	}
 	t.Setenv(Env, "root,dist")
 	if !Required(Dist) || Required(Jaeger) {
 		t.Error("an artifact is required by name")

@@ -22,11 +22,12 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda/cudatest"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 func TestLiveCUDADegradesWithoutNvidia(t *testing.T) {
 	if _, err := os.Stat("/proc/driver/nvidia"); err == nil {
-		t.Skip("this host has the NVIDIA driver: the test is about degrading without it")
+		testreq.Skip(t, testreq.NoNVIDIA, "this host has the NVIDIA driver: the test is about degrading without it")
 	}
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
@@ -113,7 +114,10 @@ func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		threadCtx bool
-	}{{"otep4947", true}, {"traceparent", false}} {
+		// hold keeps the workload between its initialisation and its work once the process
+		// row is in: a process row slower than the assembler's flush, made on purpose.
+		hold time.Duration
+	}{{"otep4947", true, 0}, {"traceparent", false, 0}, {"traceparent/slow-process-row", false, assemblerFlushAfter + 1500*time.Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := append(os.Environ(), "TRACEPARENT="+traceparent, "OTEL_SERVICE_NAME=stub-trainer")
 			if !tc.threadCtx {
@@ -122,9 +126,16 @@ func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
 			// Between its CUDA initialisation and its work the workload waits until the
 			// enricher has read the process and pushed its row (thread-context recipe, or
 			// none) into the CUDA source's kernel table, so that the threads' calls find it.
-			pid := cudatest.Run(t, stubs.App, iters, env, nil, func(pid uint32) { waitProcsRow(t, pid) })
-			// 2 threads × iters stream syncs + 2 event syncs + 1 device sync.
-			subs := waitSubmissions(t, sink, pid, 2*iters+3)
+			var workAt time.Time
+			pid := cudatest.Run(t, stubs.App, iters, env, nil, func(pid uint32) {
+				waitProcsRow(t, pid)
+				time.Sleep(tc.hold)
+				workAt = time.Now()
+			})
+			// The work: 2 threads × iters stream syncs + 2 event syncs + 1 device sync.
+			work, early := waitSubmissions(t, sink, pid, 2*iters+3, workAt)
+			checkInitFree(t, sink, pid, work, early, tc.hold > 0)
+			subs := append(early, work...)
 			streams := map[int64]int{}
 			for _, s := range subs {
 				sp, res := s.span, s.res
@@ -238,34 +249,102 @@ type submissionSpan struct {
 	res  pcommon.Map
 }
 
-// waitSubmissions waits until pid has n cuda.submission spans in sink and returns them.
-func waitSubmissions(t *testing.T, sink *consumertest.TracesSink, pid uint32, n int) []submissionSpan {
+// waitSubmissions waits until pid has n cuda.submission spans in sink that end at or
+// after the work began (workAt), and returns them and those that ended before it.
+func waitSubmissions(t *testing.T, sink *consumertest.TracesSink, pid uint32, n int, workAt time.Time) (work, early []submissionSpan) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		var out []submissionSpan
-		for _, td := range sink.AllTraces() {
-			for i := 0; i < td.ResourceSpans().Len(); i++ {
-				rs := td.ResourceSpans().At(i)
-				if p, _ := rs.Resource().Attributes().Get("process.pid"); p.Int() != int64(pid) {
-					continue
-				}
-				for j := 0; j < rs.ScopeSpans().Len(); j++ {
-					spans := rs.ScopeSpans().At(j).Spans()
-					for k := 0; k < spans.Len(); k++ {
-						if spans.At(k).Name() == metadata.SpanCUDASubmission {
-							out = append(out, submissionSpan{spans.At(k), rs.Resource().Attributes()})
-						}
+		work, early = nil, nil
+		for _, sp := range pidSpans(sink, pid, metadata.SpanCUDASubmission) {
+			if sp.span.EndTimestamp().AsTime().Before(workAt) {
+				early = append(early, sp)
+			} else {
+				work = append(work, sp)
+			}
+		}
+		if len(work) >= n || time.Now().After(deadline) {
+			if len(work) != n {
+				t.Fatalf("%d cuda.submission spans of the work for pid %d, want %d", len(work), pid, n)
+			}
+			return work, early
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pidSpans are pid's spans called name in sink.
+func pidSpans(sink *consumertest.TracesSink, pid uint32, name string) []submissionSpan {
+	var out []submissionSpan
+	for _, td := range sink.AllTraces() {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			if p, _ := rs.Resource().Attributes().Get("process.pid"); p.Int() != int64(pid) {
+				continue
+			}
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				spans := rs.ScopeSpans().At(j).Spans()
+				for k := 0; k < spans.Len(); k++ {
+					if spans.At(k).Name() == name {
+						out = append(out, submissionSpan{spans.At(k), rs.Resource().Attributes()})
 					}
 				}
 			}
 		}
-		if len(out) >= n || time.Now().After(deadline) {
-			if len(out) != n {
-				t.Fatalf("%d cuda.submission spans for pid %d, want %d", len(out), pid, n)
-			}
-			return out
+	}
+	return out
+}
+
+// assemblerFlushAfter is cuda.AssemblerConfig's default FlushAfter (the receiver sets
+// none): open work that no call touched for this long is closed as unsynchronized.
+const assemblerFlushAfter = 2 * time.Second
+
+// checkInitFree checks where the workload's initialisation (cudaFree(0), work on stream
+// 0 with no sync of its own) went: the next call on stream 0 is a worker's cudaMemcpy,
+// so the free waits for the device sync after the join, unless the wait for the process
+// row kept the workload longer than the assembler's FlushAfter; then it was closed alone,
+// as unsynchronized, before the work. Either way it is in exactly one submission; slow
+// says the test held the workload past FlushAfter on purpose.
+func checkInitFree(t *testing.T, sink *consumertest.TracesSink, pid uint32, work, early []submissionSpan, slow bool) {
+	t.Helper()
+	frees := pidSpans(sink, pid, metadata.SpanCUDAFree)
+	copies := pidSpans(sink, pid, metadata.SpanCUDAMemcpy)
+	if len(frees) != 1 || len(copies) != 2 {
+		t.Fatalf("%d cuda.free and %d cuda.memcpy spans, want the initialisation's cudaFree(0) and one copy per thread", len(frees), len(copies))
+	}
+	free := frees[0].span
+	var parent *submissionSpan
+	for i, s := range append(early, work...) {
+		if s.span.SpanID() == free.ParentSpanID() {
+			parent = &append(early, work...)[i]
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	if parent == nil {
+		t.Fatalf("the cudaFree(0) span's parent %v is no submission of pid %d", free.ParentSpanID(), pid)
+	}
+	scope, _ := parent.span.Attributes().Get(metadata.AttrCUDASyncScope)
+	outcome, _ := parent.span.Attributes().Get(metadata.AttrCUDASubmissionOutcome)
+	ops, _ := parent.span.Attributes().Get(metadata.AttrCUDAOpCount)
+	firstCopy := min(copies[0].span.StartTimestamp(), copies[1].span.StartTimestamp()).AsTime()
+	gap := firstCopy.Sub(free.EndTimestamp().AsTime())
+	alone := len(early) == 1 && early[0].span.SpanID() == parent.span.SpanID()
+	switch {
+	case len(early) > 1 || len(early) == 1 && !alone:
+		t.Errorf("%d submissions ended before the work, want at most the initialisation's", len(early))
+	case alone:
+		if scope.Str() != metadata.CUDASyncScopeNone || outcome.Str() != "unsynchronized" || ops.Int() != 1 {
+			t.Errorf("the initialisation closed alone as scope %s, %s, %d ops; want none, unsynchronized, 1", scope.Str(), outcome.Str(), ops.Int())
+		}
+		// Closed by the watermark: nothing touched stream 0 for FlushAfter.
+		if gap < assemblerFlushAfter {
+			t.Errorf("the initialisation closed alone although a copy touched stream 0 %v after it (FlushAfter %v)", gap, assemblerFlushAfter)
+		}
+	default:
+		if scope.Str() != metadata.CUDASyncScopeContext || outcome.Str() != "synchronized" {
+			t.Errorf("the initialisation went into a %s submission (%s), want the device sync's", scope.Str(), outcome.Str())
+		}
+		if slow {
+			t.Errorf("the workload was held %v past FlushAfter, yet its initialisation waited for the device sync", gap)
+		}
 	}
 }

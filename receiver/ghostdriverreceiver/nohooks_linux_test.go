@@ -28,10 +28,10 @@ func TestLiveStartWarnsWithoutGPUHooks(t *testing.T) {
 	// The host facts, read here independently of the receiver: the test is only
 	// meaningful where no GPU job tracepoint can exist.
 	if _, err := os.Stat("/sys/module/gpu_sched"); err == nil {
-		t.Skip("this host has the DRM GPU scheduler loaded: job hooks may attach, the warning is not expected")
+		testreq.Skip(t, testreq.NoDRM, "this host has the DRM GPU scheduler loaded: job hooks may attach, the warning is not expected")
 	}
 	if ents, _ := os.ReadDir("/dev/dri"); len(ents) > 0 {
-		t.Skip("this host has DRM devices (/dev/dri): driver hooks may attach")
+		testreq.Skip(t, testreq.NoDRM, "this host has DRM devices (/dev/dri): driver hooks may attach")
 	}
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := receivertest.NewNopSettings(metadata.Type)

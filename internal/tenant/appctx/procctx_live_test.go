@@ -18,7 +18,7 @@ import (
 
 func TestReadProcessContextLive(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("process context is Linux only")
+		testreq.Skip(t, testreq.Linux, "process context is Linux only")
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -57,7 +57,7 @@ func TestReadProcessContextLive(t *testing.T) {
 	}
 	pc, err := ReadProcessContext(ProcessVM{}, run.pid, run.otelCtx)
 	if isPermission(err) {
-		t.Skipf("cannot read process memory here: %v", err)
+		testreq.Skip(t, testreq.ProcMem, "cannot read process memory here: "+err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)

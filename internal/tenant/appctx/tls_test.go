@@ -61,7 +61,7 @@ var tlsCases = []tlsCase{
 
 func TestThreadContextTLSEndToEnd(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skipf("TLS resolution is implemented for linux/amd64; this is %s/%s", runtime.GOOS, runtime.GOARCH)
+		testreq.Skip(t, testreq.LinuxAMD64, "TLS resolution is implemented for linux/amd64; this is "+runtime.GOOS+"/"+runtime.GOARCH)
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -114,7 +114,7 @@ func TestThreadContextTLSEndToEnd(t *testing.T) {
 					f := &TLSFinder{ProcRoot: "/proc", Mem: rd.mem}
 					acc, err := f.Find(run.pid)
 					if isPermission(err) {
-						t.Skipf("cannot read process memory here: %v", err)
+						testreq.Skip(t, testreq.ProcMem, "cannot read process memory here: "+err.Error())
 					}
 					if err != nil {
 						t.Fatalf("Find: %v", err)

@@ -66,6 +66,8 @@ struct cuda_record {
 	__u64 bytes;  /* size argument (memcpy, memset, alloc) */
 	__u64 handle; /* CUfunction / host stub / graph exec / device pointer / memcpy kind / address */
 	__s64 ret;    /* CUresult / cudaError_t; Xid: the error code */
+	__u64 wake;   /* the scheduler's last wake-up of the thread inside the call (sched_waking), 0: none */
+	__u64 irq;    /* the last GPU interrupt (any CPU) before that wake-up, 0: none seen */
 	__u32 cpu;
 	__u16 kind;  /* enum cuda_rec */
 	__u8 depth;  /* traced calls already in progress on this thread */
@@ -159,6 +161,8 @@ struct frame {
 	__u64 bytes;
 	__u64 handle;
 	__u64 aux; /* proc-address: the pfn pointer */
+	__u64 wake; /* sched_waking of the thread while this frame was open (cuda_waking) */
+	__u64 irq;  /* cuda_last_irq at that wake-up */
 	__u8 flags;
 	__u8 ctx_tier;
 	__u8 _pad[6];
@@ -325,6 +329,8 @@ static __always_inline int enter_body(struct pt_regs *ctx)
 	f->ctx_tier = CTX_TIER_NONE;
 	if (d == 0)
 		f->ctx_tier = read_call_ctx(f->trace_id, f->span_id, &f->flags);
+	f->wake = 0;
+	f->irq = 0;
 	/* Last, so that the argument reads are not part of the call's time. */
 	f->start = bpf_ktime_get_ns();
 	return 0;
@@ -415,6 +421,10 @@ static __always_inline int return_body(struct pt_regs *ctx)
 		__builtin_memcpy(r->span_id, f->span_id, sizeof(r->span_id));
 	}
 	r->ret = (__s32)PT_REGS_RC(ctx); /* CUresult and cudaError_t are C enums (int) */
+	if (f->wake >= f->start) {
+		r->wake = f->wake;
+		r->irq = f->irq;
+	}
 	if (kind == CUDA_REC_PROCADDR) {
 		__u64 fn = 0;
 		if (f->aux && bpf_probe_read_user(&fn, sizeof(fn), (void *)f->aux))
@@ -496,6 +506,87 @@ int BPF_PROG(cuda_rawtp_exit)
 {
 	cuda_process_gone(CUDA_REC_EXIT);
 	return 0;
+}
+
+/*
+ * The blocking-sync split (Config.SyncWakeups): a thread that waits in a blocking sync
+ * (cudaDeviceScheduleBlockingSync) sleeps in the kernel until the nvidia driver's
+ * interrupt handling wakes it. sched_waking stamps every open frame of a traced thread
+ * with the wake-up time and the latest GPU interrupt seen on any CPU (the waker may be a
+ * bottom half on another CPU than the interrupt); the return record carries the last
+ * wake-up of the call. A spinning sync is never woken: no kernel path to split. User space
+ * fills cuda_irqs with the nvidia interrupts of /proc/interrupts.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __s32);   /* irq number */
+	__type(value, __u32); /* unused */
+} cuda_irqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64); /* bpf_ktime_get_ns() of the latest GPU interrupt */
+} cuda_last_irq SEC(".maps");
+
+static __always_inline int cuda_gpu_irq(int irq)
+{
+	if (!bpf_map_lookup_elem(&cuda_irqs, &irq))
+		return 0;
+	__u32 zero = 0;
+	__u64 *t = bpf_map_lookup_elem(&cuda_last_irq, &zero);
+	if (t)
+		*t = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int cuda_waking(struct task_struct *p)
+{
+	__u64 id = ((__u64)BPF_CORE_READ(p, tgid) << 32) | (__u32)BPF_CORE_READ(p, pid);
+	struct thread_stack *ts = bpf_map_lookup_elem(&cuda_threads, &id);
+	if (!ts)
+		return 0;
+	__u32 d = ts->depth;
+	if (d == 0)
+		return 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 zero = 0;
+	__u64 *t = bpf_map_lookup_elem(&cuda_last_irq, &zero);
+	__u64 irq = t ? *t : 0;
+#pragma unroll
+	for (int i = 0; i < MAX_DEPTH; i++) {
+		if ((__u32)i < d) {
+			ts->f[i].wake = now;
+			ts->f[i].irq = irq;
+		}
+	}
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(cuda_tpbtf_irq_entry, int irq, struct irqaction *action)
+{
+	return cuda_gpu_irq(irq);
+}
+
+SEC("raw_tp/irq_handler_entry")
+int BPF_PROG(cuda_rawtp_irq_entry, int irq, struct irqaction *action)
+{
+	return cuda_gpu_irq(irq);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(cuda_tpbtf_waking, struct task_struct *p)
+{
+	return cuda_waking(p);
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(cuda_rawtp_waking, struct task_struct *p)
+{
+	return cuda_waking(p);
 }
 
 /*

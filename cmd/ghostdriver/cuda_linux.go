@@ -49,6 +49,7 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	layers := fs.String("layers", defaults.CUDA.Layers, "hook the API functions of: both (runtime and driver), driver or runtime")
 	atEntry := fs.Bool("launches-at-entry", defaults.CUDA.LaunchesAtEntry, "record launches at entry with no return probe (no duration, no result code)")
 	multi := fs.Bool("uprobe-multi", defaults.CUDA.UprobeMulti, "attach with uprobe_multi links where the kernel has them (6.6+)")
+	wakeups := fs.Bool("sync-wakeups", defaults.CUDA.SyncWakeups, "follow wake-ups and nvidia interrupts: split a blocking sync's wait (interrupt, wake-up, return)")
 	timeline := fs.String("timeline", "off", "the GPU's own timeline from processes that loaded the injection library: off, on or duty")
 	onFor := fs.Duration("timeline-on-for", 2*time.Second, "with --timeline duty: how long it is on in each period")
 	every := fs.Duration("timeline-every", 60*time.Second, "with --timeline duty: the period")
@@ -80,7 +81,7 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	}
 	g, err := graph.Open(graph.Spec{
 		CUDA: &graph.CUDASpec{Libraries: libs, RescanInterval: *rescan, IgnoreEntryPoints: *noEntryPoints, NoXid: *noXid, RingBufferBytes: *ringBytes,
-			Layers: *layers, LaunchesAtEntry: *atEntry, UprobeMulti: *multi, Timeline: policy},
+			Layers: *layers, LaunchesAtEntry: *atEntry, UprobeMulti: *multi, SyncWakeups: *wakeups, Timeline: policy},
 		// The receiver's enrich stage: processes read at their first CUDA call, their
 		// OTEP 4947 recipes pushed into the source's kernel table, TRACEPARENT as fallback.
 		Enrich:  !*noTenant,

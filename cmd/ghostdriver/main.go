@@ -39,7 +39,7 @@ var synopses = []struct{ cmd, text string }{
 	{"cuda", `ghostdriver cuda   [--duration D] [--output FILE] [--metrics-output FILE] [--library PATH]... [--rescan-interval D]
                    [--no-entry-points] [--no-xid] [--no-tenant] [--obi-map PATH] [--ready-file FILE] [--quiet]
                    [--verbose] [--flush-interval D] [--collection-interval D] [--ring-buffer-size N]
-                   [--layers both|driver|runtime] [--launches-at-entry] [--uprobe-multi]
+                   [--layers both|driver|runtime] [--launches-at-entry] [--uprobe-multi] [--sync-wakeups]
                    [--timeline off|on|duty] [--timeline-on-for D] [--timeline-every D] [--inject PATH]
                    [-- COMMAND [ARGS...]]`},
 	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints] [--no-tracefs-mount]`},

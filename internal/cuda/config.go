@@ -58,6 +58,14 @@ type Config struct {
 	// probe; where the kernel refuses, the report says so and classic uprobes are used.
 	// Entry points learnt later keep classic uprobes.
 	UprobeMulti bool
+	// SyncWakeups attaches sched:sched_waking and irq:irq_handler_entry (the nvidia
+	// driver's interrupts, by WakeupIRQNames): a call during which the scheduler woke its
+	// thread carries the last wake-up and the latest GPU interrupt before it (Call.Wake,
+	// Call.IRQ), which splits a blocking sync's wait (interrupt → wake-up → return). Every
+	// wake-up on the host runs the program (one hash lookup for threads not in a call).
+	SyncWakeups bool
+	// WakeupIRQNames are the interrupt actions counted as the GPU's (default "nvidia").
+	WakeupIRQNames []string
 	// FloorLaunches is for measuring only (cudatrace -floor): the launches LaunchesAtEntry
 	// would record at entry are hooked there with a program that counts the hit
 	// (Source.FloorHits) and returns, recording nothing. The added time per launch over

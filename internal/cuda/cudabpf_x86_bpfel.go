@@ -50,6 +50,8 @@ type cudaBPFCudaRecord struct {
 	Bytes   uint64
 	Handle  uint64
 	Ret     int64
+	Wake    uint64
+	Irq     uint64
 	Cpu     uint32
 	Kind    uint16
 	Depth   uint8
@@ -83,6 +85,8 @@ type cudaBPFThreadStack struct {
 		Bytes   uint64
 		Handle  uint64
 		Aux     uint64
+		Wake    uint64
+		Irq     uint64
 		Flags   uint8
 		CtxTier uint8
 		Pad     [6]uint8
@@ -109,6 +113,8 @@ type cudaBPFTlsRecipe struct {
 const (
 	cudaBPFMapCudaFloorHits       = "cuda_floor_hits"
 	cudaBPFMapCudaFrameLosses     = "cuda_frame_losses"
+	cudaBPFMapCudaIrqs            = "cuda_irqs"
+	cudaBPFMapCudaLastIrq         = "cuda_last_irq"
 	cudaBPFMapCudaThreads         = "cuda_threads"
 	cudaBPFMapCudaZero            = "cuda_zero"
 	cudaBPFMapEvents              = "events"
@@ -119,10 +125,14 @@ const (
 	cudaBPFProgCudaEnterMulti     = "cuda_enter_multi"
 	cudaBPFProgCudaRawtpExec      = "cuda_rawtp_exec"
 	cudaBPFProgCudaRawtpExit      = "cuda_rawtp_exit"
+	cudaBPFProgCudaRawtpIrqEntry  = "cuda_rawtp_irq_entry"
+	cudaBPFProgCudaRawtpWaking    = "cuda_rawtp_waking"
 	cudaBPFProgCudaReturn         = "cuda_return"
 	cudaBPFProgCudaReturnMulti    = "cuda_return_multi"
 	cudaBPFProgCudaTpbtfExec      = "cuda_tpbtf_exec"
 	cudaBPFProgCudaTpbtfExit      = "cuda_tpbtf_exit"
+	cudaBPFProgCudaTpbtfIrqEntry  = "cuda_tpbtf_irq_entry"
+	cudaBPFProgCudaTpbtfWaking    = "cuda_tpbtf_waking"
 	cudaBPFProgRawtpNvidiaDevXid  = "rawtp_nvidia_dev_xid"
 	cudaBPFProgTpNvidiaDevXid     = "tp_nvidia_dev_xid"
 	cudaBPFVarCtxOrder            = "ctx_order"
@@ -180,10 +190,14 @@ type cudaBPFProgramSpecs struct {
 	CudaEnterMulti    *ebpf.ProgramSpec `ebpf:"cuda_enter_multi"`
 	CudaRawtpExec     *ebpf.ProgramSpec `ebpf:"cuda_rawtp_exec"`
 	CudaRawtpExit     *ebpf.ProgramSpec `ebpf:"cuda_rawtp_exit"`
+	CudaRawtpIrqEntry *ebpf.ProgramSpec `ebpf:"cuda_rawtp_irq_entry"`
+	CudaRawtpWaking   *ebpf.ProgramSpec `ebpf:"cuda_rawtp_waking"`
 	CudaReturn        *ebpf.ProgramSpec `ebpf:"cuda_return"`
 	CudaReturnMulti   *ebpf.ProgramSpec `ebpf:"cuda_return_multi"`
 	CudaTpbtfExec     *ebpf.ProgramSpec `ebpf:"cuda_tpbtf_exec"`
 	CudaTpbtfExit     *ebpf.ProgramSpec `ebpf:"cuda_tpbtf_exit"`
+	CudaTpbtfIrqEntry *ebpf.ProgramSpec `ebpf:"cuda_tpbtf_irq_entry"`
+	CudaTpbtfWaking   *ebpf.ProgramSpec `ebpf:"cuda_tpbtf_waking"`
 	RawtpNvidiaDevXid *ebpf.ProgramSpec `ebpf:"rawtp_nvidia_dev_xid"`
 	TpNvidiaDevXid    *ebpf.ProgramSpec `ebpf:"tp_nvidia_dev_xid"`
 }
@@ -194,6 +208,8 @@ type cudaBPFProgramSpecs struct {
 type cudaBPFMapSpecs struct {
 	CudaFloorHits   *ebpf.MapSpec `ebpf:"cuda_floor_hits"`
 	CudaFrameLosses *ebpf.MapSpec `ebpf:"cuda_frame_losses"`
+	CudaIrqs        *ebpf.MapSpec `ebpf:"cuda_irqs"`
+	CudaLastIrq     *ebpf.MapSpec `ebpf:"cuda_last_irq"`
 	CudaThreads     *ebpf.MapSpec `ebpf:"cuda_threads"`
 	CudaZero        *ebpf.MapSpec `ebpf:"cuda_zero"`
 	Events          *ebpf.MapSpec `ebpf:"events"`
@@ -237,6 +253,8 @@ func (o *cudaBPFObjects) Close() error {
 type cudaBPFMaps struct {
 	CudaFloorHits   *ebpf.Map `ebpf:"cuda_floor_hits"`
 	CudaFrameLosses *ebpf.Map `ebpf:"cuda_frame_losses"`
+	CudaIrqs        *ebpf.Map `ebpf:"cuda_irqs"`
+	CudaLastIrq     *ebpf.Map `ebpf:"cuda_last_irq"`
 	CudaThreads     *ebpf.Map `ebpf:"cuda_threads"`
 	CudaZero        *ebpf.Map `ebpf:"cuda_zero"`
 	Events          *ebpf.Map `ebpf:"events"`
@@ -249,6 +267,8 @@ func (m *cudaBPFMaps) Close() error {
 	return _CudaBPFClose(
 		m.CudaFloorHits,
 		m.CudaFrameLosses,
+		m.CudaIrqs,
+		m.CudaLastIrq,
 		m.CudaThreads,
 		m.CudaZero,
 		m.Events,
@@ -279,10 +299,14 @@ type cudaBPFPrograms struct {
 	CudaEnterMulti    *ebpf.Program `ebpf:"cuda_enter_multi"`
 	CudaRawtpExec     *ebpf.Program `ebpf:"cuda_rawtp_exec"`
 	CudaRawtpExit     *ebpf.Program `ebpf:"cuda_rawtp_exit"`
+	CudaRawtpIrqEntry *ebpf.Program `ebpf:"cuda_rawtp_irq_entry"`
+	CudaRawtpWaking   *ebpf.Program `ebpf:"cuda_rawtp_waking"`
 	CudaReturn        *ebpf.Program `ebpf:"cuda_return"`
 	CudaReturnMulti   *ebpf.Program `ebpf:"cuda_return_multi"`
 	CudaTpbtfExec     *ebpf.Program `ebpf:"cuda_tpbtf_exec"`
 	CudaTpbtfExit     *ebpf.Program `ebpf:"cuda_tpbtf_exit"`
+	CudaTpbtfIrqEntry *ebpf.Program `ebpf:"cuda_tpbtf_irq_entry"`
+	CudaTpbtfWaking   *ebpf.Program `ebpf:"cuda_tpbtf_waking"`
 	RawtpNvidiaDevXid *ebpf.Program `ebpf:"rawtp_nvidia_dev_xid"`
 	TpNvidiaDevXid    *ebpf.Program `ebpf:"tp_nvidia_dev_xid"`
 }
@@ -293,10 +317,14 @@ func (p *cudaBPFPrograms) Close() error {
 		p.CudaEnterMulti,
 		p.CudaRawtpExec,
 		p.CudaRawtpExit,
+		p.CudaRawtpIrqEntry,
+		p.CudaRawtpWaking,
 		p.CudaReturn,
 		p.CudaReturnMulti,
 		p.CudaTpbtfExec,
 		p.CudaTpbtfExit,
+		p.CudaTpbtfIrqEntry,
+		p.CudaTpbtfWaking,
 		p.RawtpNvidiaDevXid,
 		p.TpNvidiaDevXid,
 	)

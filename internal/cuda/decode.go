@@ -72,6 +72,7 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 			ArgFault: r.Flags&uint8(cudaBPFCudaFlagCUDA_F_ARG_FAULT) != 0,
 			NoReturn: r.Flags&uint8(cudaBPFCudaFlagCUDA_F_NO_RETURN) != 0,
 			CtxTier:  r.CtxTier, TraceID: r.TraceId, SpanID: r.SpanId,
+			WakeTraced: s.wakeups, Wake: int64(r.Wake), IRQ: int64(r.Irq),
 		})
 		s.mu.Lock()
 		if r.CtxTier != 0 {

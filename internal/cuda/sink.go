@@ -33,6 +33,12 @@ type Call struct {
 	CtxTier uint8
 	TraceID [16]byte
 	SpanID  [8]byte
+	// WakeTraced: the source followed the thread's wake-ups during the call
+	// (Config.SyncWakeups attached). Wake is the scheduler's last wake-up of the thread
+	// inside the call (0: it never slept, or was not traced); IRQ the latest GPU interrupt
+	// before that wake-up (0: none seen). Source clock.
+	WakeTraced bool
+	Wake, IRQ  int64
 }
 
 // Name is the API function's name.

@@ -39,6 +39,8 @@ type Source struct {
 	enterMulti, retMulti *ebpf.Program
 	// lifecycle: the exec/exit programs are attached, so recipes may be pushed.
 	lifecycle bool
+	// wakeups: the sched_waking program is attached (Config.SyncWakeups).
+	wakeups bool
 	obi       *ebpf.Map // OBI's pinned map, when used
 
 	mu     sync.Mutex
@@ -131,6 +133,9 @@ func Open(cfg Config, log *zap.Logger) (*Source, capability.Report, error) {
 		s.attachXid(spec, coll, optional)
 	}
 	s.attachLifecycle(spec, coll, optional)
+	if cfg.SyncWakeups {
+		s.attachWakeups(spec, coll, optional)
+	}
 	if cfg.UprobeMulti {
 		s.loadMulti(spec, coll, optional)
 	}

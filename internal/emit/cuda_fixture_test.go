@@ -51,7 +51,10 @@ func cudaSubmissions() []*cuda.Submission {
 	driverLaunch := cudaOp(cudaCall("cuLaunchKernel", pid, pid+1, 4400, 4500), func(o *cuda.Op) {
 		o.Stream, o.Handle, o.EntryPoint = 0x5000, 0xabc, true
 	})
-	streamSync := cudaOp(cudaCall("cudaStreamSynchronize", pid, pid, 5000, 9000), func(o *cuda.Op) { o.Stream = 0x5000 })
+	// A blocking sync: woken at 8000, 400 ns after the nvidia interrupt, 1 µs before it returned.
+	streamSync := cudaOp(cudaCall("cudaStreamSynchronize", pid, pid, 5000, 9000), func(o *cuda.Op) {
+		o.Stream, o.WakeTraced, o.Wake, o.IRQ = 0x5000, true, 8000, 7600
+	})
 	eventSync := cudaOp(cudaCall("cudaEventSynchronize", pid, pid+1, 12000, 15000), func(o *cuda.Op) { o.Stream = 0xe000 })
 	devSync := cudaOp(cudaCall("cudaDeviceSynchronize", pid, pid, 20000, 26000), func(o *cuda.Op) { o.Ret = 700 })
 	later := cudaOp(cudaCall("cudaLaunchKernel", pid, pid+1, 10000, 11000), func(o *cuda.Op) { o.Stream, o.Handle = 0x5001, 0xf001 })

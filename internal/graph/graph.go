@@ -92,6 +92,8 @@ type CUDASpec struct {
 	Layers          string
 	LaunchesAtEntry bool
 	UprobeMulti     bool
+	// SyncWakeups: the blocking-sync split's hooks (cuda.Config.SyncWakeups).
+	SyncWakeups bool
 	// Timeline is when the GPU's own timeline (the injection library's CUPTI records,
 	// internal/cupti) is on in the processes that loaded it; the zero Mode is off.
 	Timeline cupti.Policy

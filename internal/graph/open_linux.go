@@ -226,6 +226,7 @@ func (g *Graph) openCUDA() error {
 		Layers:            cs.Layers,
 		LaunchesAtEntry:   cs.LaunchesAtEntry,
 		UprobeMulti:       cs.UprobeMulti,
+		SyncWakeups:       cs.SyncWakeups,
 		ContextTiers:      enrich.KernelTiers(g.tiers()),
 		OBIMapPath:        g.spec.Context.OBIMapPath,
 	}, g.log)

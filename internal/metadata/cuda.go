@@ -24,6 +24,12 @@ const (
 	SpanCUDAGPUQueue      = "cuda.gpu_queue"
 	SpanCUDAGPUExecution  = "cuda.gpu_execution"
 	SpanCUDAGPUCompletion = "cuda.gpu_completion"
+	// The blocking-sync split of cuda.gpu_completion (live.cuda.sync_wakeups): the last
+	// kernel's end → the nvidia interrupt → the scheduler's wake-up of the syncing thread →
+	// the sync's return. Without an interrupt seen, wakeup runs from the kernel's end.
+	SpanCUDAGPUCompletionInterrupt = "cuda.gpu_completion.interrupt"
+	SpanCUDAGPUCompletionWakeup    = "cuda.gpu_completion.wakeup"
+	SpanCUDAGPUCompletionReturn    = "cuda.gpu_completion.return"
 	// EventCUDAKernel is a span event of cuda.gpu_execution, one per top kernel name by
 	// GPU time.
 	EventCUDAKernel = "cuda.kernel"
@@ -37,27 +43,34 @@ var CUDASpans = []string{
 	SpanCUDASubmission, SpanCUDALaunch, SpanCUDAMemcpy, SpanCUDAMemset, SpanCUDAEventRecord,
 	SpanCUDAAlloc, SpanCUDAFree, SpanCUDASync,
 	SpanCUDAGPUQueue, SpanCUDAGPUExecution, SpanCUDAGPUCompletion,
+	SpanCUDAGPUCompletionInterrupt, SpanCUDAGPUCompletionWakeup, SpanCUDAGPUCompletionReturn,
 }
 
 // Span attributes of the CUDA spans. Handles and pointers are process addresses (uint64):
 // int when they fit in int64 (always, for user-space addresses), else the decimal string.
 const (
-	AttrCUDAStream            = "ghostdriver.cuda.stream"
-	AttrCUDASyncScope         = "ghostdriver.cuda.sync.scope"
-	AttrCUDASubmissionOutcome = "ghostdriver.cuda.submission.outcome"
-	AttrCUDALaunchCount       = "ghostdriver.cuda.launch_count"
-	AttrCUDAOpCount           = "ghostdriver.cuda.op_count"
-	AttrCUDAOpsDropped        = "ghostdriver.cuda.ops_dropped"
-	AttrCUDAAPI               = "ghostdriver.cuda.api"
-	AttrCUDALayer             = "ghostdriver.cuda.layer"
-	AttrCUDAInnerAPI          = "ghostdriver.cuda.inner_api"
-	AttrCUDAEntryPoint        = "ghostdriver.cuda.entry_point"
-	AttrCUDAResult            = "ghostdriver.cuda.result"
-	AttrCUDABytes             = "ghostdriver.cuda.bytes"
-	AttrCUDAMemcpyKind        = "ghostdriver.cuda.memcpy.kind"
-	AttrCUDAFunction          = "ghostdriver.cuda.function"
-	AttrCUDAEvent             = "ghostdriver.cuda.event"
-	AttrCUDAPointer           = "ghostdriver.cuda.pointer"
+	AttrCUDAStream    = "ghostdriver.cuda.stream"
+	AttrCUDASyncScope = "ghostdriver.cuda.sync.scope"
+	// The sync's wait as the scheduler saw it (live.cuda.sync_wakeups): whether the
+	// thread slept in it, from its last wake-up to the return, and from the latest nvidia
+	// interrupt to that wake-up.
+	AttrCUDASyncSlept            = "ghostdriver.cuda.sync.slept"
+	AttrCUDASyncWakeupToReturnNs = "ghostdriver.cuda.sync.wakeup_to_return_ns"
+	AttrCUDASyncIRQToWakeupNs    = "ghostdriver.cuda.sync.interrupt_to_wakeup_ns"
+	AttrCUDASubmissionOutcome    = "ghostdriver.cuda.submission.outcome"
+	AttrCUDALaunchCount          = "ghostdriver.cuda.launch_count"
+	AttrCUDAOpCount              = "ghostdriver.cuda.op_count"
+	AttrCUDAOpsDropped           = "ghostdriver.cuda.ops_dropped"
+	AttrCUDAAPI                  = "ghostdriver.cuda.api"
+	AttrCUDALayer                = "ghostdriver.cuda.layer"
+	AttrCUDAInnerAPI             = "ghostdriver.cuda.inner_api"
+	AttrCUDAEntryPoint           = "ghostdriver.cuda.entry_point"
+	AttrCUDAResult               = "ghostdriver.cuda.result"
+	AttrCUDABytes                = "ghostdriver.cuda.bytes"
+	AttrCUDAMemcpyKind           = "ghostdriver.cuda.memcpy.kind"
+	AttrCUDAFunction             = "ghostdriver.cuda.function"
+	AttrCUDAEvent                = "ghostdriver.cuda.event"
+	AttrCUDAPointer              = "ghostdriver.cuda.pointer"
 
 	// The GPU timeline's attributes (cuda.submission and its gpu_* children).
 	AttrCUDAGPUKernelCount  = "ghostdriver.cuda.gpu.kernel_count"

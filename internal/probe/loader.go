@@ -19,6 +19,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 // The loader loads every program on its own, so that one missing hook never costs the
@@ -706,50 +707,7 @@ func (ld *loader) fillIRQs() {
 	}
 }
 
-// gpuIRQs parses /proc/interrupts and returns irq number → action name for actions
-// that belong to a GPU driver (name equal to, or starting with name+"-"/"_").
+// gpuIRQs is procfs.DeviceIRQs: the GPU driver interrupts of /proc/interrupts.
 func gpuIRQs(procInterrupts string, names []string) map[int32]string {
-	out := map[int32]string{}
-	lines := strings.Split(procInterrupts, "\n")
-	if len(lines) == 0 {
-		return out
-	}
-	ncpu := len(strings.Fields(lines[0]))
-	for _, line := range lines[1:] {
-		numStr, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
-		}
-		var irq int32
-		if _, err := fmt.Sscanf(numStr, "%d", &irq); err != nil {
-			continue // NMI, LOC, ... are not device interrupts
-		}
-		fields := strings.Fields(rest)
-		if len(fields) <= ncpu {
-			continue
-		}
-		// After the per-CPU counts: chip, hwirq[-type] ..., then actions ("a, b").
-		tail := fields[ncpu:]
-		actions := strings.Join(tail, " ")
-		for _, a := range strings.Split(actions, ",") {
-			af := strings.Fields(a)
-			if len(af) == 0 {
-				continue
-			}
-			action := af[len(af)-1]
-			if matchIRQName(action, names) {
-				out[irq] = action
-			}
-		}
-	}
-	return out
-}
-
-func matchIRQName(action string, names []string) bool {
-	for _, n := range names {
-		if action == n || strings.HasPrefix(action, n+"-") || strings.HasPrefix(action, n+"_") || strings.HasPrefix(action, n+"@") {
-			return true
-		}
-	}
-	return false
+	return procfs.DeviceIRQs(procInterrupts, names)
 }

@@ -247,6 +247,11 @@ type CUDAConfig struct {
 	// instead of one perf-event uprobe per function (default false); where the kernel
 	// refuses, classic uprobes are used and the capability report says why.
 	UprobeMulti bool `mapstructure:"uprobe_multi"`
+	// SyncWakeups follows the scheduler's wake-ups of threads inside CUDA calls and the
+	// nvidia driver's interrupts (sched:sched_waking, irq:irq_handler_entry): a blocking
+	// sync's wait splits into GPU end → interrupt → wake-up → return. Off by default: the
+	// wake-up program runs on every wake-up of the host.
+	SyncWakeups bool `mapstructure:"sync_wakeups"`
 	// Timeline is the GPU's own timeline from the processes that loaded the injection
 	// library (libghostdriver_cupti.so through CUDA_INJECTION64_PATH): CUPTI's kernel
 	// records joined to the submissions (docs/nvidia-timeline.md).

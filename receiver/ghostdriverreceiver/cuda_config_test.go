@@ -15,7 +15,7 @@ import (
 func TestCUDAConfig(t *testing.T) {
 	def := NewFactory().CreateDefaultConfig().(*Config).Live.CUDA
 	if def.Enabled || !def.FollowEntryPoints || !def.Xid || def.RescanInterval != 2*time.Second || len(def.Libraries) != 0 ||
-		def.RingBufferSize != 4<<20 || def.Layers != "both" || def.LaunchesAtEntry || def.UprobeMulti {
+		def.RingBufferSize != 4<<20 || def.Layers != "both" || def.LaunchesAtEntry || def.UprobeMulti || def.SyncWakeups {
 		t.Errorf("default live.cuda = %+v, want off, entry points and xid on, 2s rescans, a 4 MiB ring, both layers with return probes, classic uprobes", def)
 	}
 	cfg, err := loadConfig(t, "config.yaml", component.NewIDWithName(metadata.Type, "cuda").String())
@@ -24,7 +24,7 @@ func TestCUDAConfig(t *testing.T) {
 	}
 	c := cfg.Live.CUDA
 	if !c.Enabled || c.FollowEntryPoints || c.Xid || c.RescanInterval != 5*time.Second || c.RingBufferSize != 1<<20 ||
-		c.Layers != "driver" || !c.LaunchesAtEntry || !c.UprobeMulti ||
+		c.Layers != "driver" || !c.LaunchesAtEntry || !c.UprobeMulti || !c.SyncWakeups ||
 		!slices.Equal(c.Libraries, []string{"/usr/local/nvidia/lib64/libcuda.so.1", "/opt/*/lib/libcudart.so.*"}) {
 		t.Errorf("live.cuda = %+v", c)
 	}

@@ -82,6 +82,7 @@ func liveConfigOf(d graph.Spec) LiveConfig {
 			Layers:            c.Layers,
 			LaunchesAtEntry:   c.LaunchesAtEntry,
 			UprobeMulti:       c.UprobeMulti,
+			SyncWakeups:       c.SyncWakeups,
 			Timeline:          CUDATimelineConfig{Mode: string(c.Timeline.Mode), OnFor: c.Timeline.OnFor, Every: c.Timeline.Every},
 		},
 	}

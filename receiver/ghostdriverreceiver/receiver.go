@@ -193,6 +193,7 @@ func specOf(cfg *Config) (graph.Spec, error) {
 				Layers:            c.Layers,
 				LaunchesAtEntry:   c.LaunchesAtEntry,
 				UprobeMulti:       c.UprobeMulti,
+				SyncWakeups:       c.SyncWakeups,
 				Timeline:          c.Timeline.policy(),
 			}
 		}

@@ -19,6 +19,7 @@ func TestSpecOfCUDA(t *testing.T) {
 	cfg.Live.CUDA.Layers = CUDALayersRuntime
 	cfg.Live.CUDA.LaunchesAtEntry = true
 	cfg.Live.CUDA.UprobeMulti = true
+	cfg.Live.CUDA.SyncWakeups = true
 	spec, err := specOf(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +29,7 @@ func TestSpecOfCUDA(t *testing.T) {
 		t.Fatal("live.cuda.enabled: no CUDA source in the spec")
 	}
 	if !slices.Equal(c.Libraries, cfg.Live.CUDA.Libraries) || c.RescanInterval != 3*time.Second ||
-		c.RingBufferBytes != 1<<20 || !c.IgnoreEntryPoints || !c.NoXid || c.Layers != "runtime" || !c.LaunchesAtEntry || !c.UprobeMulti {
+		c.RingBufferBytes != 1<<20 || !c.IgnoreEntryPoints || !c.NoXid || c.Layers != "runtime" || !c.LaunchesAtEntry || !c.UprobeMulti || !c.SyncWakeups {
 		t.Errorf("CUDA spec %+v does not carry live.cuda %+v", *c, cfg.Live.CUDA)
 	}
 	if spec.Live == nil || spec.Replay != nil {

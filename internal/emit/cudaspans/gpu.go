@@ -66,7 +66,64 @@ func (b *Builder) appendGPU(spans ptrace.SpanSlice, traceID pcommon.TraceID, par
 		ea.PutInt(metadata.AttrCUDAKernelGPUTimeNs, k.Time)
 	}
 	if s.Outcome == cuda.Synced && s.Sync != nil && w.LastEnd <= s.Sync.End {
-		stage(2, metadata.SpanCUDAGPUCompletion, ruleGPUCompletion, w.LastEnd, s.Sync.End)
+		c := stage(2, metadata.SpanCUDAGPUCompletion, ruleGPUCompletion, w.LastEnd, s.Sync.End)
+		b.appendCompletionSplit(spans, traceID, c.SpanID(), w.LastEnd, s.Sync)
+	}
+}
+
+// Rules of the blocking-sync split's spans.
+const (
+	ruleCompletionInterrupt = "kernel_end→irq_handler_entry"
+	ruleCompletionWakeupIRQ = "irq_handler_entry→sched_waking"
+	ruleCompletionWakeup    = "kernel_end→sched_waking"
+	ruleCompletionReturn    = "sched_waking→sync_return"
+)
+
+// appendCompletionSplit splits cuda.gpu_completion where the syncing thread slept and was
+// woken after the last kernel ended (a blocking sync; live.cuda.sync_wakeups): to the
+// nvidia interrupt, to the wake-up, to the return. A sync that never slept (spin or yield)
+// has no kernel path: no children, and its cuda.sync span says ghostdriver.cuda.sync.slept
+// = false.
+func (b *Builder) appendCompletionSplit(spans ptrace.SpanSlice, traceID pcommon.TraceID, parent pcommon.SpanID, gpuEnd int64, sync *cuda.Op) {
+	if !sync.WakeTraced || sync.Wake == 0 || sync.Wake < gpuEnd || sync.Wake > sync.End {
+		return
+	}
+	n := 0
+	child := func(name, rule string, start, end int64) {
+		c := spans.AppendEmpty()
+		c.SetTraceID(traceID)
+		c.SetSpanID(childID(parent, ids.TagGPU, n))
+		n++
+		c.SetParentSpanID(parent)
+		c.SetName(name)
+		c.SetKind(ptrace.SpanKindInternal)
+		st, en := b.interval(start, end)
+		c.SetStartTimestamp(st)
+		c.SetEndTimestamp(en)
+		c.Attributes().PutStr(metadata.AttrStageSource, "measured")
+		c.Attributes().PutStr(metadata.AttrStageRule, rule)
+	}
+	if sync.IRQ >= gpuEnd && sync.IRQ <= sync.Wake {
+		child(metadata.SpanCUDAGPUCompletionInterrupt, ruleCompletionInterrupt, gpuEnd, sync.IRQ)
+		child(metadata.SpanCUDAGPUCompletionWakeup, ruleCompletionWakeupIRQ, sync.IRQ, sync.Wake)
+	} else {
+		child(metadata.SpanCUDAGPUCompletionWakeup, ruleCompletionWakeup, gpuEnd, sync.Wake)
+	}
+	child(metadata.SpanCUDAGPUCompletionReturn, ruleCompletionReturn, sync.Wake, sync.End)
+}
+
+// putWakeAttributes says how a sync call waited, where the source followed wake-ups.
+func putWakeAttributes(a pcommon.Map, op *cuda.Op) {
+	if !op.WakeTraced {
+		return
+	}
+	a.PutBool(metadata.AttrCUDASyncSlept, op.Wake != 0)
+	if op.Wake == 0 || op.Wake > op.End {
+		return
+	}
+	a.PutInt(metadata.AttrCUDASyncWakeupToReturnNs, op.End-op.Wake)
+	if op.IRQ >= op.Start && op.IRQ <= op.Wake {
+		a.PutInt(metadata.AttrCUDASyncIRQToWakeupNs, op.Wake-op.IRQ)
 	}
 }
 

@@ -351,6 +351,9 @@ func putCallAttributes(a pcommon.Map, op *cuda.Op, info cuda.API) {
 		}
 		a.PutStr(metadata.AttrCUDAInnerAPI, strings.Join(names, ","))
 	}
+	if info.Class == cuda.ClassSync {
+		putWakeAttributes(a, op)
+	}
 	if op.ArgFault {
 		return // the arguments could not be read: leave them out rather than write zeros
 	}

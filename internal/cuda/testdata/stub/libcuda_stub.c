@@ -24,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef struct CUstream_st *CUstream;
@@ -150,13 +153,35 @@ static void launched(int cbid, unsigned gx, unsigned gy, unsigned gz, unsigned b
 	pthread_mutex_unlock(&sched_mu);
 }
 
-/* wait_until: returns once CLOCK_REALTIME has passed t. */
+/* The sleeps' own log (STUB_WAKE_LOG=PATH): "tid monotonic_ns" after each nanosleep of a
+ * sync returned, the thread running again: the ground truth of the blocking-sync split. */
+static void log_wake(void)
+{
+	static int fd = -2;
+	if (fd == -2) {
+		const char *p = getenv("STUB_WAKE_LOG");
+		fd = p && *p ? open(p, O_WRONLY | O_CREAT | O_APPEND, 0644) : -1;
+	}
+	if (fd < 0)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	char line[64];
+	int n = snprintf(line, sizeof line, "%ld %lld\n", (long)syscall(SYS_gettid),
+			 (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+	if (write(fd, line, (size_t)n) != n)
+		return;
+}
+
+/* wait_until: returns once CLOCK_REALTIME has passed t, sleeping (a blocking sync's wait)
+ * while more than 200 µs are left. */
 static void wait_until(uint64_t t)
 {
 	for (uint64_t now = realtime_ns(); now < t; now = realtime_ns()) {
 		if (t - now > 200000) {
 			struct timespec d = { 0, (long)(t - now - 100000) };
 			nanosleep(&d, NULL);
+			log_wake();
 		}
 	}
 }

@@ -52,6 +52,32 @@ python3 $D/timeline_check.py $W/two.spans.json $W/two_b.json
 $GD --timeline duty --timeline-on-for 1s --timeline-every 2s --inject $LIB --output $W/duty.spans.json -- python3 $D/timeline_workload.py streams $W/duty.json --iters 4000 >$W/duty.summary 2>$W/duty.err
 echo "duty rc=$?"; grep -E "GPU timeline" $W/duty.summary | cut -c1-300; grep -c "ghostdriver-cupti" $W/duty.err; grep "ghostdriver-cupti" $W/duty.err | head -6
 python3 $D/timeline_check.py $W/duty.spans.json $W/duty.json
+echo "== blocking-sync split: sleep kernels with a blocking sync, and with CUDA's default (spin)"
+grep -i nvidia /proc/interrupts | awk '{print $1, $(NF-1), $NF}' | head -4
+for b in blocking spin; do
+  FL=""; [ $b = blocking ] && FL=--blocking
+  $GD --sync-wakeups --timeline on --inject $LIB --output $W/wake_$b.spans.json -- python3 $D/timeline_workload.py sleep $W/wake_$b.json --iters 60 --wait-on $FL >$W/wake_$b.summary 2>$W/wake_$b.err
+  echo "wake_$b rc=$?"; grep -E "sync_wakeup|irq_handler|sched_waking" $W/wake_$b.summary $W/wake_$b.err | head -4
+  python3 - $W/wake_$b.spans.json <<'PY'
+import json, sys, statistics, collections
+names = collections.Counter(); slept = collections.Counter(); w2r = []; i2w = []; parts = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    for rs in json.loads(line).get("resourceSpans", []):
+        for ss in rs.get("scopeSpans", []):
+            for s in ss.get("spans", []):
+                names[s["name"]] += 1
+                a = {x["key"]: x["value"] for x in s.get("attributes", [])}
+                d = int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"])
+                if s["name"] == "cuda.sync" and "ghostdriver.cuda.sync.slept" in a:
+                    slept[a["ghostdriver.cuda.sync.slept"]["boolValue"]] += 1
+                    if "ghostdriver.cuda.sync.wakeup_to_return_ns" in a: w2r.append(int(a["ghostdriver.cuda.sync.wakeup_to_return_ns"]["intValue"]))
+                    if "ghostdriver.cuda.sync.interrupt_to_wakeup_ns" in a: i2w.append(int(a["ghostdriver.cuda.sync.interrupt_to_wakeup_ns"]["intValue"]))
+                if s["name"].startswith("cuda.gpu_completion"): parts[s["name"]].append(d)
+med = lambda v: statistics.median(v) if v else None
+print(json.dumps({"slept": dict(slept), "wakeup_to_return_ns_p50": med(w2r), "interrupt_to_wakeup_ns_p50": med(i2w),
+                  "completion_parts_p50_ns": {k: med(v) for k, v in parts.items()}, "counts": {k: len(v) for k, v in parts.items()}}))
+PY
+done
 echo "== memcpy/memset record layouts (CUPTI 13.0 headers, for the copy frames)"
 C=/usr/local/cuda; INC=$C/targets/x86_64-linux/include; CL=$C/targets/x86_64-linux/lib
 MC=$(grep -o "} CUpti_ActivityMemcpy[0-9]*;" $INC/cupti_activity.h | tail -1 | tr -d '}; ')

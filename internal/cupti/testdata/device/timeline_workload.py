@@ -11,10 +11,18 @@ MODE streams: two side streams, each a chain of 4 matmuls per step, then a devic
   8 kernels a step, 4 on each stream.
 MODE coexist: the transformer step with torch.profiler on for the middle third: whether
   the user's profiler still sees every kernel while the injection library is loaded.
+--blocking makes the process's syncs blocking (the thread sleeps in the kernel until the
+nvidia interrupt wakes it) instead of CUDA's default spin/yield.
 --profile counts the CUDA kernels with torch.profiler over the measured iterations (the
 peer's count: kernel counts are compared between a profiled and a traced run).
 """
 import json, sys, time
+if "--blocking" in sys.argv:
+    # A blocking sync (CU_CTX_SCHED_BLOCKING_SYNC = 4) on the primary context, set through
+    # the driver before torch creates it: the syncing thread sleeps until the interrupt.
+    import ctypes
+    cu = ctypes.CDLL("libcuda.so.1")
+    assert cu.cuInit(0) == 0 and cu.cuDevicePrimaryCtxSetFlags(0, 4) == 0, "cuDevicePrimaryCtxSetFlags"
 import torch
 
 mode, out = sys.argv[1], sys.argv[2]

@@ -73,7 +73,8 @@ struct gd_header {
 	uint64_t backoffs;          /* 248 times it kept out for another profiler */
 	uint64_t buffers_refused;   /* 256 CUPTI buffer requests refused: the budget was spent */
 	uint64_t names_truncated;   /* 264 kernel names cut at GD_NAME_MAX */
-	uint8_t _pad3[48];
+	uint64_t api_filtered;      /* 272 API records of calls that launch nothing, not written (the join needs the launches') */
+	uint8_t _pad3[40];
 	char cupti_path[256];       /* 320 the libcupti that was loaded */
 	char state_msg[256];        /* 576 why lib_state is what it is, for people */
 };

@@ -281,9 +281,9 @@ func cudaDur(ns int64) time.Duration { return time.Duration(ns).Round(time.Micro
 // dropped, what the decoder met, and how the records joined the submissions.
 func printTimeline(w io.Writer, ts cupti.PollerStats, ps pipeline.Stats) {
 	t := ts.Total
-	fmt.Fprintf(w, "GPU timeline: %d channels seen; library: %d records written, %d dropped (ring full), %d dropped by CUPTI, %d refused (layout), %d buffer requests refused, %d enables, %d disables, %d back-offs\n",
+	fmt.Fprintf(w, "GPU timeline: %d channels seen; library: %d records written, %d dropped (ring full), %d dropped by CUPTI, %d refused (layout), %d buffer requests refused, %d API records of non-launch calls left out, %d enables, %d disables, %d back-offs\n",
 		ts.Opened, t.Counters.RecordsWritten, t.Counters.DroppedRingFull, t.Counters.DroppedCUPTI, t.Counters.RefusedLayout,
-		t.Counters.BuffersRefused, t.Counters.Enables, t.Counters.Disables, t.Counters.Backoffs)
+		t.Counters.BuffersRefused, t.Counters.APIFiltered, t.Counters.Enables, t.Counters.Disables, t.Counters.Backoffs)
 	fmt.Fprintf(w, "GPU timeline: decoded %d kernels, %d API records, %d batches; %d corrupt, %d without a clock\n",
 		t.Decoder.Kernels, t.Decoder.APIs, t.Decoder.Batches, t.Decoder.Corrupt+t.Ring.Corrupt, t.Decoder.NoClock)
 	for _, c := range ts.Channels {

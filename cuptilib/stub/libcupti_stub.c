@@ -553,6 +553,21 @@ API void stub_cupti_report_launch(int cbid, int domain, unsigned gx, unsigned gy
 		put8(r, K_DEVICE_LAUNCHED, 0);
 		add_record(r, end);
 	}
+	/* A call that launches nothing before each launch, as a real runtime makes many
+	 * (cudaGetDevice, 3; cuCtxGetCurrent, 9): recorded only when the whole API kind is on,
+	 * as CUPTI does; the library must leave it out of the ring. */
+	int quiet_cbid = domain == DOMAIN_RUNTIME ? 3 : 9;
+	if (S.kinds & (1ull << (domain == DOMAIN_RUNTIME ? KIND_RUNTIME : KIND_DRIVER))) {
+		uint8_t r[MAX_RECORD] __attribute__((aligned(8))) = { 0 };
+		put32(r, A_KIND, domain == DOMAIN_RUNTIME ? KIND_RUNTIME : KIND_DRIVER);
+		put32(r, A_CBID, (uint32_t)quiet_cbid);
+		put64(r, A_START, enter_ns);
+		put64(r, A_END, enter_ns);
+		put32(r, A_PID, (uint32_t)getpid());
+		put32(r, A_TID, (uint32_t)(uintptr_t)pthread_self());
+		put32(r, A_CORRELATION, __atomic_add_fetch(&correlation, 1, __ATOMIC_RELAXED));
+		add_record(r, enter_ns);
+	}
 	if (api_enabled(domain, cbid)) {
 		uint8_t r[MAX_RECORD] __attribute__((aligned(8))) = { 0 };
 		put32(r, A_KIND, domain == DOMAIN_RUNTIME ? KIND_RUNTIME : KIND_DRIVER);

@@ -149,7 +149,11 @@ type gpuProc struct {
 	on      bool
 	changes []GPUState // state changes in arrival order (bounded)
 	mark    int64      // the latest flush mark: records up to here have arrived
-	apis    []GPUAPI   // sorted by Start
+	apis    []GPUAPI   // sorted by Start when unsorted is false
+	// unsorted: an API record arrived out of start order since apis was last sorted
+	// (CUPTI hands buffers over per thread and out of order); sorted once before use,
+	// not shifted per record (a memmove of up to MaxRecords records each time).
+	unsorted bool
 	kernels map[uint32][]GPUKernel
 	nk      int
 	used    map[uint32]bool
@@ -247,13 +251,19 @@ func (f *Fuser) API(a GPUAPI) {
 	if len(p.apis) >= f.cfg.MaxRecords {
 		f.evict(a.PID, p)
 	}
-	i := len(p.apis)
-	if i > 0 && p.apis[i-1].Start > a.Start { // buffers may come out of order
-		i = sort.Search(len(p.apis), func(j int) bool { return p.apis[j].Start > a.Start })
+	if n := len(p.apis); n > 0 && p.apis[n-1].Start > a.Start {
+		p.unsorted = true
 	}
-	p.apis = append(p.apis, GPUAPI{})
-	copy(p.apis[i+1:], p.apis[i:])
-	p.apis[i] = a
+	p.apis = append(p.apis, a)
+}
+
+// sortAPIs puts a process's API records in start order (stable: equal starts keep their
+// arrival order).
+func (p *gpuProc) sortAPIs() {
+	if p.unsorted {
+		sort.SliceStable(p.apis, func(i, j int) bool { return p.apis[i].Start < p.apis[j].Start })
+		p.unsorted = false
+	}
 }
 
 // Device records a device's SM count for pid's kernels.
@@ -277,6 +287,7 @@ func (f *Fuser) Kernel(k GPUKernel) {
 // evict drops the older half of a process's records (API records by start; kernels
 // whose correlation is no longer among them).
 func (f *Fuser) evict(pid uint32, p *gpuProc) {
+	p.sortAPIs()
 	half := len(p.apis) / 2
 	keep := map[uint32]bool{}
 	for _, a := range p.apis[half:] {
@@ -428,6 +439,7 @@ func (f *Fuser) fuse(s *Submission, complete bool) {
 		f.emit(s)
 		return
 	}
+	p.sortAPIs()
 	w := &GPUWork{Complete: complete}
 	var firstQueue int64
 	for i := range s.Ops {

@@ -46,13 +46,14 @@ const (
 	hdrBackoffs         = 248
 	hdrBuffersRefused   = 256
 	hdrNamesTruncated   = 264
-	hdrPad3             = 272
+	hdrAPIFiltered      = 272
+	hdrPad3             = 280
 	hdrCuptiPath        = 320
 	hdrStateMsg         = 576
 
 	hdrPad1Len   = 56
 	hdrPad2Len   = 56
-	hdrPad3Len   = 48
+	hdrPad3Len   = 40
 	hdrTextLen   = 256 // cupti_path and state_msg
 	SizeofHeader = 832 // sizeof(struct gd_header): the rest of the page is unused
 )

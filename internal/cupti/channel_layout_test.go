@@ -39,7 +39,7 @@ var channelStructs = []cStruct{
 		{"dropped_ring_full", hdrDroppedRingFull, 8}, {"dropped_cupti", hdrDroppedCupti, 8},
 		{"refused_layout", hdrRefusedLayout, 8}, {"batches", hdrBatches, 8}, {"enables", hdrEnables, 8},
 		{"disables", hdrDisables, 8}, {"backoffs", hdrBackoffs, 8}, {"buffers_refused", hdrBuffersRefused, 8},
-		{"names_truncated", hdrNamesTruncated, 8}, {"_pad3", hdrPad3, hdrPad3Len},
+		{"names_truncated", hdrNamesTruncated, 8}, {"api_filtered", hdrAPIFiltered, 8}, {"_pad3", hdrPad3, hdrPad3Len},
 		{"cupti_path", hdrCuptiPath, hdrTextLen}, {"state_msg", hdrStateMsg, hdrTextLen},
 	}, nil},
 	{"gd_frame", SizeofFrame, []cField{{"len", frameLen, 4}, {"type", frameType, 2}, {"flags", frameFlags, 2}}, nil},

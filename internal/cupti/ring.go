@@ -273,7 +273,7 @@ func (r *Ring) SetControl(on bool) {
 // collector that stopped visiting from one that asks for nothing.
 func (r *Ring) Beat(monoNs uint64) { atomic.StoreUint64(r.u64(hdrCollectorBeat), monoNs) }
 
-// Counters are the library's counters (header offsets 192 to 264).
+// Counters are the library's counters (header offsets 192 to 272).
 type Counters struct {
 	RecordsWritten  uint64 // activity records put in the ring
 	DroppedRingFull uint64 // records lost: the ring had no room
@@ -285,6 +285,9 @@ type Counters struct {
 	Backoffs        uint64 // times the library kept out for another profiler
 	BuffersRefused  uint64 // CUPTI buffer requests refused: the budget was spent
 	NamesTruncated  uint64 // kernel names cut at NameMax
+	// APIFiltered: API records of calls that launch nothing, left out by the library
+	// (not a loss: the join uses only the launches').
+	APIFiltered uint64
 }
 
 // Add adds o's counts to c.
@@ -299,6 +302,7 @@ func (c *Counters) Add(o Counters) {
 	c.Backoffs += o.Backoffs
 	c.BuffersRefused += o.BuffersRefused
 	c.NamesTruncated += o.NamesTruncated
+	c.APIFiltered += o.APIFiltered
 }
 
 // Counters reads the library's counters, each atomically (not all at one instant).
@@ -315,6 +319,7 @@ func (r *Ring) Counters() Counters {
 		Backoffs:        ld(hdrBackoffs),
 		BuffersRefused:  ld(hdrBuffersRefused),
 		NamesTruncated:  ld(hdrNamesTruncated),
+		APIFiltered:     ld(hdrAPIFiltered),
 	}
 }
 

@@ -308,7 +308,7 @@ func TestHeaderFields(t *testing.T) {
 	le.PutUint32(mem[hdrCuptiVersion:], 130001)
 	le.PutUint32(mem[hdrKernelRecordSize:], 208)
 	for i, o := range []int{hdrRecordsWritten, hdrDroppedRingFull, hdrDroppedCupti, hdrRefusedLayout, hdrBatches,
-		hdrEnables, hdrDisables, hdrBackoffs, hdrBuffersRefused, hdrNamesTruncated} {
+		hdrEnables, hdrDisables, hdrBackoffs, hdrBuffersRefused, hdrNamesTruncated, hdrAPIFiltered} {
 		le.PutUint64(mem[o:], uint64(i+1)*11)
 	}
 	copy(mem[hdrCuptiPath:], "/usr/local/cuda/lib64/libcupti.so.13\x00junk")
@@ -318,7 +318,7 @@ func TestHeaderFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Counters{11, 22, 33, 44, 55, 66, 77, 88, 99, 110}
+	want := Counters{11, 22, 33, 44, 55, 66, 77, 88, 99, 110, 121}
 	if r.PID() != testPID || r.LibState() != StateBackedOff || r.CUPTIVersion() != 130001 || r.KernelRecordSize() != 208 || r.Counters() != want {
 		t.Fatalf("pid %d state %v version %d record %d counters %+v", r.PID(), r.LibState(), r.CUPTIVersion(), r.KernelRecordSize(), r.Counters())
 	}

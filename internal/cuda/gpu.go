@@ -154,9 +154,9 @@ type gpuProc struct {
 	// (CUPTI hands buffers over per thread and out of order); sorted once before use,
 	// not shifted per record (a memmove of up to MaxRecords records each time).
 	unsorted bool
-	kernels map[uint32][]GPUKernel
-	nk      int
-	used    map[uint32]bool
+	kernels  map[uint32][]GPUKernel
+	nk       int
+	used     map[uint32]bool
 	// CUPTI thread id ↔ OS thread id, learnt from unambiguous launches.
 	osTID, cuptiTID map[uint32]uint32
 	// sms: each device's multiprocessor count (GPUDevice).

@@ -41,7 +41,7 @@ type Source struct {
 	lifecycle bool
 	// wakeups: the sched_waking program is attached (Config.SyncWakeups).
 	wakeups bool
-	obi       *ebpf.Map // OBI's pinned map, when used
+	obi     *ebpf.Map // OBI's pinned map, when used
 
 	mu     sync.Mutex
 	links  []link.Link

@@ -1,5 +1,7 @@
 //go:build linux
 
+// The events mode's reader per record, without the kernel (BENCHMARKS.md, the live reader).
+
 package probe
 
 import (

@@ -1,8 +1,9 @@
 //go:build linux
 
 // The reader: drains the ring buffer into the sink on a poll deadline and reads it to
-// its end at cancellation. Nothing on this path opens a file, parses ELF or attaches a
-// probe: that work goes to the hook worker (worker.go) through a bounded queue.
+// its end at cancellation (internal/ringread's rules, as the DRM source's). Nothing on
+// this path opens a file, parses ELF or attaches a probe: that work goes to the hook
+// worker (worker.go) through a bounded queue.
 
 package cuda
 
@@ -10,12 +11,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ghostdriver/ghostdriver/internal/kclock"
-	"os"
-	"time"
 	"unsafe"
 
-	"github.com/cilium/ebpf/ringbuf"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
+	"github.com/ghostdriver/ghostdriver/internal/ringread"
 )
 
 const recordSize = int(unsafe.Sizeof(cudaBPFCudaRecord{}))
@@ -28,8 +27,8 @@ const recordSize = int(unsafe.Sizeof(cudaBPFCudaRecord{}))
 // has committed all of its records: the uprobes and the exit tracepoint run in it).
 func (s *Source) Run(ctx context.Context, sink Sink) error {
 	var (
-		rec   ringbuf.Record
-		batch = make([]Call, 0, 1024)
+		batch  = make([]Call, 0, 1024)
+		poller = ringread.New(s.rd)
 	)
 	stopWorker := s.startHookWorker()
 	defer stopWorker()
@@ -39,72 +38,39 @@ func (s *Source) Run(ctx context.Context, sink Sink) error {
 			batch = batch[:0]
 		}
 	}
-	// The cancellation wakes a reader waiting for its deadline (ringbuf's Flush: the
-	// records pending then are returned, then ErrFlushed).
-	stopWake := context.AfterFunc(ctx, func() { _ = s.rd.Flush() })
-	defer stopWake()
+	decode := func(b []byte) {
+		s.decode(b, &batch, sink)
+		if len(batch) == cap(batch) {
+			flush()
+		}
+	}
+	record := func(b []byte) bool {
+		decode(b)
+		return true
+	}
+	defer poller.WakeOnCancel(ctx)()
 	for {
 		if ctx.Err() != nil {
-			return s.drain(&rec, &batch, sink, flush)
-		}
-		mark := kclock.MonoNow()
-		// What the ring holds at the mark (every record stamped before it) is read before
-		// the poll may end early, as in the DRM reader (internal/probe/live.go).
-		avail, consumed := s.rd.AvailableBytes(), 0
-		pollEnd := time.Now().Add(s.cfg.PollInterval)
-		s.rd.SetDeadline(pollEnd)
-		for n := 0; ; n++ {
-			// A sustained stream never hits the deadline: end the poll on time anyway
-			// so the watermark (and the closing of unsynchronized work) advances.
-			if n&63 == 63 && consumed >= avail && time.Now().After(pollEnd) {
-				break
-			}
-			err := s.rd.ReadInto(&rec)
+			// What the ring holds now, at most a ring's worth of records, so a producer
+			// that never pauses cannot hold Run.
+			err := poller.Drain(s.cfg.RingBufferBytes/recordSize+1, decode)
+			flush()
 			if err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, ringbuf.ErrFlushed) {
-					break
-				}
-				flush()
-				if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, os.ErrClosed) {
-					return nil
-				}
 				return fmt.Errorf("reading the CUDA ring buffer: %w", err)
 			}
-			consumed += (len(rec.RawSample) + 8 + 7) &^ 7 // the ring's 8-byte header, 8-byte alignment
-			s.decode(rec.RawSample, &batch, sink)
-			if len(batch) == cap(batch) {
-				flush()
+			return nil
+		}
+		mark := kclock.MonoNow()
+		// A sustained stream never hits the deadline: the poll ends on time anyway so the
+		// watermark (and the closing of unsynchronized work) advances.
+		if err := poller.Poll(s.cfg.PollInterval, record); err != nil {
+			flush()
+			if errors.Is(err, ringread.ErrClosed) {
+				return nil
 			}
+			return fmt.Errorf("reading the CUDA ring buffer: %w", err)
 		}
 		flush()
 		sink.Watermark(mark)
 	}
-}
-
-// drain reads what the ring holds now, without waiting, and hands it to the sink: at
-// most a ring's worth of records, so a producer that never pauses cannot hold Run.
-func (s *Source) drain(rec *ringbuf.Record, batch *[]Call, sink Sink, flush func()) error {
-	defer flush()
-	s.rd.SetDeadline(time.Now())
-	for n := s.cfg.RingBufferBytes / recordSize; n >= 0; n-- {
-		err := s.rd.ReadInto(rec)
-		switch {
-		case err == nil:
-			s.decode(rec.RawSample, batch, sink)
-			if len(*batch) == cap(*batch) {
-				flush()
-			}
-		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, ringbuf.ErrFlushed):
-			// ErrFlushed first when the cancellation's wake-up was not consumed yet:
-			// read on, up to the deadline's end of the ring.
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return nil
-			}
-		case errors.Is(err, ringbuf.ErrClosed), errors.Is(err, os.ErrClosed):
-			return nil
-		default:
-			return fmt.Errorf("reading the CUDA ring buffer: %w", err)
-		}
-	}
-	return nil
 }

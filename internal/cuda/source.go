@@ -15,13 +15,13 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
 	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
+	"github.com/ghostdriver/ghostdriver/internal/ringread"
 )
 
 // Source is the CUDA uprobe source.
@@ -29,7 +29,7 @@ type Source struct {
 	cfg  Config
 	log  *zap.Logger
 	coll *ebpf.Collection
-	rd   *ringbuf.Reader
+	rd   *ringread.Reader
 	// learnq carries learned entry points from the reader to the hook worker.
 	learnq chan learnRequest
 
@@ -123,7 +123,7 @@ func Open(cfg Config, log *zap.Logger) (*Source, capability.Report, error) {
 	}
 	s.coll = coll
 	s.enter, s.ret = coll.Programs[cudaBPFProgCudaEnter], coll.Programs[cudaBPFProgCudaReturn]
-	rd, err := ringbuf.NewReader(coll.Maps[cudaBPFMapEvents])
+	rd, err := ringread.NewReader(coll.Maps[cudaBPFMapEvents])
 	if err != nil {
 		coll.Close()
 		return nil, newReport(), fmt.Errorf("ring buffer reader: %w", err)

@@ -18,24 +18,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ghostdriver/ghostdriver/internal/kclock"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/ringbuf"
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
+	"github.com/ghostdriver/ghostdriver/internal/ringread"
 )
 
 const (
-	// ringbufHeaderSize is BPF_RINGBUF_HDR_SZ: a sample takes its length plus this, rounded
-	// up to 8 bytes (ringSpan).
-	ringbufHeaderSize = 8
-	jobBucketShift    = 24   // JOB_BUCKET_SHIFT
-	jobBuckets        = 1024 // JOB_BUCKETS
+	jobBucketShift = 24   // JOB_BUCKET_SHIFT
+	jobBuckets     = 1024 // JOB_BUCKETS
 	// jobsMaxHold is the longest the reader holds events back for a pending job.
 	jobsMaxHold = 5 * time.Second
 )
@@ -208,10 +204,9 @@ func (r *jobsReader) kernelCounts() [jobsJobCounterJC_COUNT]uint64 {
 func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 	r := l.jobs
 	var (
-		rec      ringbuf.Record
-		lastSync = time.Now()
-		lastIRQ  = time.Now()
-		out      = make([]event.Event, 0, maxBatch)
+		house  = l.newHousekeeping()
+		out    = make([]event.Event, 0, maxBatch)
+		poller = ringread.New(l.rd)
 	)
 	// Decoded events tell the fence filter (when on) of every job's fences, as Run does.
 	r.bad = func(name string, err error) { l.bad(name, err) }
@@ -224,12 +219,13 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			sink.Consume(b)
 		})
 	}
+	record := func(b []byte) bool {
+		r.hold(b)
+		return true
+	}
 	finish := func() {
 		// What the ring still holds, then the jobs still pending, with what they have.
-		l.rd.SetDeadline(time.Now())
-		for l.rd.ReadInto(&rec) == nil {
-			r.hold(rec.RawSample)
-		}
+		_ = poller.Drain(-1, func(b []byte) { r.hold(b) })
 		r.sweep(1<<63 - 1)
 		handOver(1<<63 - 1)
 		c := r.kernelCounts()
@@ -246,42 +242,18 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			finish()
 			return nil
 		}
-		if time.Since(lastSync) >= kclock.ResyncPeriod {
-			off, _ := kclock.SampleOffset()
-			l.offset.Store(off)
-			lastSync = time.Now()
-		}
-		if l.cfg.IRQRefreshInterval > 0 && time.Since(lastIRQ) >= l.cfg.IRQRefreshInterval {
-			l.refreshIRQs()
-			lastIRQ = time.Now()
-		}
+		house.poll()
 		mark := kclock.MonoNow()
-		// Read before draining: a job still pending now sends its record after this read,
-		// and one sent before it is in the ring: this poll reads at least what the ring
-		// holds now (avail) before it may end early under a flood, or that job's record
-		// would come a poll after the events the bound lets through (seen on the rig).
+		// Read before the poll: a job still pending now sends its record after this read,
+		// and one sent before it is in the ring, which the poll reads before it may end
+		// early under a flood, or that job's record would come a poll after the events the
+		// bound lets through (seen on the rig).
 		bound := r.bound(mark)
-		avail, consumed := l.rd.AvailableBytes(), 0
-		pollEnd := time.Now().Add(l.cfg.PollInterval)
-		l.rd.SetDeadline(pollEnd)
-		for n := 0; ; n++ {
-			if n&63 == 63 && consumed >= avail && time.Now().After(pollEnd) {
-				break
-			}
-			err := l.rd.ReadInto(&rec)
-			if err == nil {
-				consumed += ringSpan(len(rec.RawSample))
-				r.hold(rec.RawSample)
-				continue
-			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				break
-			}
-			if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, os.ErrClosed) {
-				handOver(1<<63 - 1)
+		if err := poller.Poll(l.cfg.PollInterval, record); err != nil {
+			handOver(1<<63 - 1)
+			if errors.Is(err, ringread.ErrClosed) {
 				return nil
 			}
-			handOver(1<<63 - 1)
 			return fmt.Errorf("reading the ring buffer: %w", err)
 		}
 		handOver(bound)

@@ -10,19 +10,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ghostdriver/ghostdriver/internal/kclock"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/kclock"
+	"github.com/ghostdriver/ghostdriver/internal/ringread"
 	"github.com/ghostdriver/ghostdriver/internal/tenant/appctx"
 )
 
@@ -67,14 +66,7 @@ var _ event.Source = (*Live)(nil)
 
 // recordReader is what Live reads records from: the ring buffer's reader, or a generated
 // ring of the same semantics in the benchmarks (ringgen_bench_test.go).
-type recordReader interface {
-	SetDeadline(time.Time)
-	ReadInto(*ringbuf.Record) error
-	AvailableBytes() int
-	Close() error
-}
-
-var _ recordReader = (*ringbuf.Reader)(nil)
+type recordReader = ringread.Ring
 
 // Open loads and attaches every hook it can and returns the capability report. The
 // error is non-nil only when the source is unusable: not privileged, the ring buffer
@@ -91,10 +83,11 @@ func Open(cfg Config, log *zap.Logger) (*Live, capability.Report, error) {
 	if err != nil {
 		return nil, ld.rep, err
 	}
-	// Events mode reads the ring in place (ringread.go); jobs mode keeps cilium's reader.
+	// Events mode reads the ring in place (ringread.go); jobs mode keeps cilium's reader
+	// (internal/ringread's Reader).
 	var rd recordReader
 	if _, jobsMode := ld.objs.families[famJobs]; jobsMode {
-		rd, err = ringbuf.NewReader(ld.objs.eventsMap())
+		rd, err = ringread.NewReader(ld.objs.eventsMap())
 	} else {
 		rd, err = newMmapRing(ld.objs.eventsMap())
 	}
@@ -247,12 +240,12 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 	}
 
 	var (
-		rec      ringbuf.Record
-		batch    = make([]event.Event, 0, maxBatch)
-		lastSync = time.Now()
-		lastIRQ  = time.Now()
-		hold     watermarkHold
-		behind   behindMark
+		batch   = make([]event.Event, 0, maxBatch)
+		house   = l.newHousekeeping()
+		hold    watermarkHold
+		behind  behindMark
+		stopped bool
+		poller  = ringread.New(l.rd)
 	)
 	defer behind.report(l.log)
 	blocking, _ := l.rd.(blockingReader)
@@ -264,67 +257,48 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		sink.Consume(batch)
 		batch = batch[:0]
 	}
+	record := func(b []byte) bool {
+		batch = append(batch, event.Event{})
+		if derr := l.dec.decode(b, &batch[len(batch)-1]); derr != nil {
+			l.bad(batch[len(batch)-1].Name, derr)
+			batch = batch[:len(batch)-1]
+		} else {
+			// One ring buffer, filled by each thread in program order.
+			batch[len(batch)-1].InThreadOrder = true
+			behind.check(&batch[len(batch)-1], l.log)
+			if l.fences != nil {
+				l.fences.follow(&batch[len(batch)-1])
+			}
+		}
+		if len(batch) == maxBatch {
+			flush()
+			if ctx.Err() != nil {
+				stopped = true
+				return false
+			}
+		}
+		return true
+	}
 	for {
 		if ctx.Err() != nil {
 			flush()
 			return nil
 		}
-		if time.Since(lastSync) >= kclock.ResyncPeriod {
-			off, _ := kclock.SampleOffset()
-			l.offset.Store(off)
-			lastSync = time.Now()
-		}
-		if l.cfg.IRQRefreshInterval > 0 && len(l.cfg.IRQNames) > 0 && time.Since(lastIRQ) >= l.cfg.IRQRefreshInterval {
-			l.refreshIRQs()
-			lastIRQ = time.Now()
-		}
-		// Everything stamped before this instant is committed by the time the wait
-		// below ends (within the reorder window). Its records were reserved before it
-		// (stamps are taken after the reservation), so they are within avail: the ring
-		// as it stands now, which this poll reads before it may end early.
+		house.poll()
+		// Everything stamped before this instant is committed by the time the poll below
+		// ends (within the reorder window). Its records were reserved before it (stamps
+		// are taken after the reservation), so they are within what the ring holds as the
+		// poll begins, which the poll reads before it may end early under a flood (the
+		// watermark — and with it timeouts and the release of finished jobs — must
+		// advance even then).
 		mark := kclock.MonoNow()
-		avail, consumed := l.rd.AvailableBytes(), 0
-		pollEnd := time.Now().Add(l.cfg.PollInterval)
-		l.rd.SetDeadline(pollEnd)
-		for n := 0; ; n++ {
-			// Under a sustained flood the deadline never fires (there is always a
-			// record): end the poll on time anyway, or the watermark — and with it
-			// timeouts and the release of finished jobs — would never advance. But not
-			// before what the ring held at the mark is read: a reader slower than the
-			// poll interval (a starved CPU, a loaded guest) would otherwise give the mark
-			// with records stamped before it still unread, and they would come late (the
-			// rig's late events: records read up to 175 ms after their stamp).
-			if n&63 == 63 && consumed >= avail && time.Now().After(pollEnd) {
-				break
-			}
-			err := l.rd.ReadInto(&rec)
-			if err == nil {
-				consumed += ringSpan(len(rec.RawSample))
-				batch = append(batch, event.Event{})
-				if derr := l.dec.decode(rec.RawSample, &batch[len(batch)-1]); derr != nil {
-					l.bad(batch[len(batch)-1].Name, derr)
-					batch = batch[:len(batch)-1]
-				} else {
-					// One ring buffer, filled by each thread in program order.
-					batch[len(batch)-1].InThreadOrder = true
-					behind.check(&batch[len(batch)-1], l.log)
-					if l.fences != nil {
-						l.fences.follow(&batch[len(batch)-1])
-					}
-				}
-				if len(batch) == maxBatch {
-					flush()
-					if ctx.Err() != nil {
-						return nil
-					}
-				}
-				continue
-			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				break
-			}
+		err := poller.Poll(l.cfg.PollInterval, record)
+		if stopped {
+			return nil
+		}
+		if err != nil {
 			flush()
-			if errors.Is(err, ringbuf.ErrClosed) || errors.Is(err, os.ErrClosed) {
+			if errors.Is(err, ringread.ErrClosed) {
 				return nil
 			}
 			return fmt.Errorf("reading the ring buffer: %w", err)
@@ -341,6 +315,31 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		}
 		sink.Watermark(mark)
 		behind.mark = mark
+	}
+}
+
+// housekeeping is what both record modes' Run do between polls: re-sample the clock
+// offset every kclock.ResyncPeriod and look for GPU interrupt lines that appeared after
+// Start every IRQRefreshInterval (when interrupt names were asked for).
+type housekeeping struct {
+	l                 *Live
+	lastSync, lastIRQ time.Time
+}
+
+func (l *Live) newHousekeeping() housekeeping {
+	return housekeeping{l: l, lastSync: time.Now(), lastIRQ: time.Now()}
+}
+
+func (h *housekeeping) poll() {
+	l := h.l
+	if time.Since(h.lastSync) >= kclock.ResyncPeriod {
+		off, _ := kclock.SampleOffset()
+		l.offset.Store(off)
+		h.lastSync = time.Now()
+	}
+	if l.cfg.IRQRefreshInterval > 0 && len(l.cfg.IRQNames) > 0 && time.Since(h.lastIRQ) >= l.cfg.IRQRefreshInterval {
+		l.refreshIRQs()
+		h.lastIRQ = time.Now()
 	}
 }
 

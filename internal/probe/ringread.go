@@ -38,6 +38,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
+
+	"github.com/ghostdriver/ghostdriver/internal/ringread"
 )
 
 const (
@@ -119,8 +121,11 @@ func (r *mmapRing) openPoll(fd int) (err error) {
 
 func (r *mmapRing) SetDeadline(t time.Time) { r.deadline, r.expired = t, false }
 
-// ringSpan is the ring buffer space a sample of n bytes takes: its header, rounded up to 8.
-func ringSpan(n int) int { return (n + ringbufHeaderSize + 7) &^ 7 }
+// ringSpan is the ring buffer space a sample of n bytes takes (ringread.Span).
+func ringSpan(n int) int { return ringread.Span(n) }
+
+// ringbufHeaderSize is BPF_RINGBUF_HDR_SZ (ringread.HeaderSize).
+const ringbufHeaderSize = ringread.HeaderSize
 
 // AvailableBytes is what the kernel has committed or reserved beyond what was read (the
 // reader's goroutine only).

@@ -210,7 +210,7 @@ func pts(p ...Point) []Point { return p }
 
 // Live kernels of the driver hooks (the tp_btf rung also needs the module's BTF).
 const (
-	kernAmdgpu = "amdgpu_trace.h, every generation of the formats above"
+	kernAmdgpu = "amdgpu_trace.h, the formats of ≤4.10 .. 2025"
 	kernI915   = "i915_request_* since 9a895192 (2018-02)"
 	kernXe     = "xe_trace.h since 6.8"
 	kernMsm    = "msm_gpu_trace.h (drm_msm_gpu), 6.1..7.3 checked"

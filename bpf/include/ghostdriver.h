@@ -56,7 +56,7 @@ enum hook {
 	/* interrupts */
 	HOOK_IRQ_HANDLER_ENTRY = 30,
 	HOOK_IRQ_HANDLER_EXIT = 31,
-	/* drivers' own events: 40..79, generated from the event table (driver_hooks.h) */
+	/* drivers' own events, from 40 (driver_hooks.h, generated from the event table) */
 	DRIVER_HOOKS
 	/* process lifecycle of processes the enricher knows (syscalls.c: procs map) */
 	HOOK_PROCESS_EXEC = 80,

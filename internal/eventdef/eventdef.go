@@ -81,8 +81,10 @@ const (
 // record's hook (the enum in bpf/include/driver_hooks.h, generated from this table), the
 // tracepoint it attaches to (one of the row's names: the newest), and which kernels have
 // that tracepoint. Its programs are named by rule, BTFProgram and ClassicProgram: the
-// tp_btf program is written in bpf/drivers.c (it reads the driver's structures); the
-// classic-tracepoint twin that copies the raw entry is generated with the enum.
+// tp_btf program is written in bpf/drivers.c (it reads the driver's structures and sends a
+// struct record); the classic-tracepoint twin, generated with the enum, sends the raw
+// entry (struct raw_record), which internal/ftrace decodes with the event's tracefs
+// format file and the row's argument names.
 type Hook struct {
 	Value   uint16
 	Event   string

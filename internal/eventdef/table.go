@@ -213,7 +213,7 @@ const (
 	kernAmdgpu = "amdgpu_trace.h, the formats of ≤4.10 .. 2025"
 	kernI915   = "i915_request_* since 9a895192 (2018-02)"
 	kernXe     = "xe_trace.h since 6.8"
-	kernMsm    = "msm_gpu_trace.h (drm_msm_gpu), 6.1..7.3 checked"
+	kernMsm    = "msm_gpu_trace.h, 6.1..7.3 checked"
 )
 
 var events = []Event{
@@ -290,7 +290,7 @@ var events = []Event{
 		Hook: &Hook{Value: 54, Event: "i915_request_out", Kernels: kernI915}},
 	{Names: []Name{{"i915_gem_request_retire", ""}, {"i915_request_retire", ""}},
 		Kind: event.I915RequestRetire, Driver: "i915", System: "i915", Formats: famI915Request,
-		Points: pts(PointFinished), Role: &Role{2, SeenDone, false},
+		Points: pts(PointFinished), Role: &Role{2, SeenDone, false}, Rule: "the request retired: the job's finish",
 		Hook: &Hook{Value: 55, Event: "i915_request_retire", Kernels: kernI915}},
 	{Names: []Name{{"i915_gem_request_wait_begin", "snippets S7"}, {"i915_request_wait_begin", ""}},
 		Kind: event.I915RequestWaitBegin, Driver: "i915", System: "i915", Formats: famI915Request,

@@ -138,7 +138,7 @@ generate-metadata: $(MDATAGEN)
 # The committed bpf2go output (.o + Go types, both targets) must be what the C sources
 # compile to, and mdatagen's output what metadata.yaml generates: no file changed, none
 # missing from git.
-GENERATED := 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*' 'internal/metadata/generated_*' 'internal/metadatatest/generated_*' docs/metrics.md
+GENERATED := bpf/include/driver_hooks.h 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*' 'internal/metadata/generated_*' 'internal/metadatatest/generated_*' docs/metrics.md
 check-generate: generate generate-metadata
 	@git diff --exit-code --stat -- $(GENERATED) && \
 	  test -z "$$(git status --porcelain -- $(GENERATED))" || \

@@ -208,24 +208,8 @@ int BPF_PROG(tpbtf_msm_gpu_submit_retired, struct msm_gem_submit___gd *s, __u64 
 	return on_msm_submit(HOOK_MSM_GPU_SUBMIT_RETIRED, s, start, end);
 }
 
-/* Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu): the raw entry. */
-RAW_TRACEPOINT_COPY(amdgpu, amdgpu_cs_ioctl, HOOK_AMDGPU_CS_IOCTL)
-RAW_TRACEPOINT_COPY(amdgpu, amdgpu_sched_run_job, HOOK_AMDGPU_SCHED_RUN_JOB)
-RAW_TRACEPOINT_COPY(i915, i915_request_queue, HOOK_I915_REQUEST_QUEUE)
-RAW_TRACEPOINT_COPY(i915, i915_request_add, HOOK_I915_REQUEST_ADD)
-RAW_TRACEPOINT_COPY(i915, i915_request_submit, HOOK_I915_REQUEST_SUBMIT)
-RAW_TRACEPOINT_COPY(i915, i915_request_in, HOOK_I915_REQUEST_IN)
-RAW_TRACEPOINT_COPY(i915, i915_request_out, HOOK_I915_REQUEST_OUT)
-RAW_TRACEPOINT_COPY(i915, i915_request_retire, HOOK_I915_REQUEST_RETIRE)
-RAW_TRACEPOINT_COPY(i915, i915_request_wait_begin, HOOK_I915_REQUEST_WAIT_BEGIN)
-RAW_TRACEPOINT_COPY(i915, i915_request_wait_end, HOOK_I915_REQUEST_WAIT_END)
-RAW_TRACEPOINT_COPY(xe, xe_sched_job_create, HOOK_XE_SCHED_JOB_CREATE)
-RAW_TRACEPOINT_COPY(xe, xe_sched_job_exec, HOOK_XE_SCHED_JOB_EXEC)
-RAW_TRACEPOINT_COPY(xe, xe_sched_job_run, HOOK_XE_SCHED_JOB_RUN)
-RAW_TRACEPOINT_COPY(xe, xe_sched_job_free, HOOK_XE_SCHED_JOB_FREE)
-RAW_TRACEPOINT_COPY(xe, xe_hw_fence_create, HOOK_XE_HW_FENCE_CREATE)
-RAW_TRACEPOINT_COPY(xe, xe_hw_fence_signal, HOOK_XE_HW_FENCE_SIGNAL)
-RAW_TRACEPOINT_COPY(xe, xe_hw_fence_free, HOOK_XE_HW_FENCE_FREE)
-RAW_TRACEPOINT_COPY(drm_msm_gpu, msm_gpu_submit, HOOK_MSM_GPU_SUBMIT)
-RAW_TRACEPOINT_COPY(drm_msm_gpu, msm_gpu_submit_flush, HOOK_MSM_GPU_SUBMIT_FLUSH)
-RAW_TRACEPOINT_COPY(drm_msm_gpu, msm_gpu_submit_retired, HOOK_MSM_GPU_SUBMIT_RETIRED)
+/*
+ * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu): the raw entry, one
+ * program per row of the event table with a live hook (driver_hooks.h, generated).
+ */
+DRIVER_RAW_COPIES

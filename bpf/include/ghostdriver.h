@@ -15,10 +15,13 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
+#include "driver_hooks.h"
+
 /*
  * Which hook produced a record. User space maps each value to an event.Kind and the
- * kernel's own name for the hook (one table in internal/probe/hooks.go). Values are
- * part of the record format: append, never renumber.
+ * kernel's own name for the hook (internal/probe/hooks.go; the driver hooks' values come
+ * from the event table, internal/eventdef, through driver_hooks.h). Values are part of
+ * the record format: append, never renumber.
  */
 enum hook {
 	HOOK_NONE = 0,
@@ -53,30 +56,8 @@ enum hook {
 	/* interrupts */
 	HOOK_IRQ_HANDLER_ENTRY = 30,
 	HOOK_IRQ_HANDLER_EXIT = 31,
-	/* amdgpu */
-	HOOK_AMDGPU_CS_IOCTL = 40,
-	HOOK_AMDGPU_SCHED_RUN_JOB = 41,
-	/* i915 */
-	HOOK_I915_REQUEST_QUEUE = 50,
-	HOOK_I915_REQUEST_ADD = 51,
-	HOOK_I915_REQUEST_SUBMIT = 52,
-	HOOK_I915_REQUEST_IN = 53,
-	HOOK_I915_REQUEST_OUT = 54,
-	HOOK_I915_REQUEST_RETIRE = 55,
-	HOOK_I915_REQUEST_WAIT_BEGIN = 56,
-	HOOK_I915_REQUEST_WAIT_END = 57,
-	/* xe */
-	HOOK_XE_SCHED_JOB_CREATE = 60,
-	HOOK_XE_SCHED_JOB_EXEC = 61,
-	HOOK_XE_SCHED_JOB_RUN = 62,
-	HOOK_XE_SCHED_JOB_FREE = 63,
-	HOOK_XE_HW_FENCE_CREATE = 64,
-	HOOK_XE_HW_FENCE_SIGNAL = 65,
-	HOOK_XE_HW_FENCE_FREE = 66,
-	/* msm */
-	HOOK_MSM_GPU_SUBMIT = 70,
-	HOOK_MSM_GPU_SUBMIT_FLUSH = 71,
-	HOOK_MSM_GPU_SUBMIT_RETIRED = 72,
+	/* drivers' own events, from 40 (driver_hooks.h, generated from the event table) */
+	DRIVER_HOOKS
 	/* process lifecycle of processes the enricher knows (syscalls.c: procs map) */
 	HOOK_PROCESS_EXEC = 80,
 	HOOK_PROCESS_EXIT = 81,

@@ -1,6 +1,6 @@
-// The one table of what each job event means for the critical path, per driver family.
-// Everything the assembler knows about which hook measures which point lives here; the
-// code elsewhere asks this table and never tests driver names itself.
+// What each job event means for the critical path, per driver family: the scheduler's
+// events below, drivers' own events from the event table (internal/eventdef). The code
+// elsewhere asks these tables and never tests driver names itself.
 //
 // DRM scheduler drivers (amdgpu, xe, msm ≥5.19, nouveau, panthor, v3d, lima, …):
 //
@@ -16,45 +16,19 @@
 //	drm_sched_process_job / _job_done (JobDone)     tf     fence ptr (≤6.16) / fence key (6.17+)
 //	finished fence dma_fence_signaled               tf     finished key (amdgpu ≤4.x has no JobDone)
 //
-// i915 (no DRM scheduler; a request is a dma_fence, key (ctx, seqno); Ring = engine):
-//
-//	i915_request_queue / i915_request_add           tq     (earliest of the two)
-//	i915_request_submit                             tr, te (submission to the engine is the emission)
-//	i915_request_in                                 ts     measured: the request entered the hardware (execlists)
-//	i915_request_out                                th     (latest, after preemption in/out pairs)
-//	request fence dma_fence_signaled                th     when i915_request_out is absent (GuC submission)
-//	i915_request_retire                             tf
-//
-// xe (built on drm_sched: the scheduler events are the job; xe events only enrich):
-//
-//	xe_sched_job_create                             tq     standalone only; merged into the drm_sched job queued next on the thread
-//	xe_sched_job_run (worker, inside run_job)       te     of the worker's current drm_sched job; tr when standalone
-//	xe_hw_fence_signal                              th     by the xe fence pointer (the job's "fence=%p") or hw fence key
-//	(standalone, no drm_sched events)               tf     inferred = th, rule "xe_hw_fence_as_finished"
-//	xe_sched_job_free                               —      ends the pointer identity (pointers are reused)
-//
-// msm (Adreno). ≤5.18 submits synchronously from the ioctl; ≥5.19 from drm_sched's run_job:
-//
-//	msm_gpu_submit                                  tq     standalone; enrichment (id link) on a drm_sched worker
-//	msm_gpu_submit_flush                            tr, te standalone; te of the worker's drm_sched job
-//	msm_gpu_submit                                  tq     standalone (traced in the submit ioctl); under drm_sched
-//	                                                       the standalone job is folded into the drm_sched job whose
-//	                                                       run_job does the flush
-//	msm_gpu_submit_flush                            tr, te standalone; te of the worker's drm_sched job. Its ticks
-//	                                                       (always-on counter read by the CPU) anchor the GPU stamps
-//	msm_gpu_submit_retired                          tf     standalone only (after the fence signal with drm_sched)
-//	msm_gpu_submit_retired start=, end=             ts, th measured on the GPU's clock, mapped to the CPU clock by
-//	                                                       gpuToCPU through the flush's anchor (hooks
-//	                                                       "msm_gpu_submit_retired(gpu_start)", "…(gpu_end)"); without
-//	                                                       stamps or anchor th falls back to tf, ts is ring_serial;
-//	                                                       stamps that fail gpuExecution's checks: th = tf, rule
-//	                                                       "gpu_stamps_rejected" (standalone; drm_sched keeps its signal)
-//	pid= of any of the three                        —      the job's thread when no submitter event gave one; the
-//	                                                       process when the event ran on that thread (TGID column)
+// Drivers' own events (i915, xe, msm, and amdgpu's queue and run events) are rows of
+// internal/eventdef's table: the points each measures, its precedence, whether it opens a
+// job and completes it (Role) are stated there and applied here (driverRoles); the rows
+// without a Role name the function that applies them. docs/stages.md's per-driver table is
+// generated from the same rows. What stays here is the identity scheme of each driver
+// family (family, native.go) and the precedence of the generic hooks.
 
 package assemble
 
-import "github.com/ghostdriver/ghostdriver/internal/event"
+import (
+	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/eventdef"
+)
 
 // family is the identity scheme and point table a job follows.
 type family uint8
@@ -70,9 +44,9 @@ var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMs
 
 // Flags of the three events that make a job Completed.
 const (
-	seenQueue uint8 = 1 << iota
-	seenRun
-	seenDone
+	seenQueue = uint8(eventdef.SeenQueue)
+	seenRun   = uint8(eventdef.SeenRun)
+	seenDone  = uint8(eventdef.SeenDone)
 )
 
 // noPoint marks an unused slot of a role.
@@ -87,22 +61,34 @@ type role struct {
 	creates bool     // may open a job (queue- and run-like events; never completion events)
 }
 
-// driverRoles is indexed by event.Kind; kinds without a role are handled elsewhere or ignored.
+// driverRoles is indexed by event.Kind: the Role of every driver row of the event table
+// (eventdef), with the driver's family. Kinds without a role are handled elsewhere or
+// ignored.
 var driverRoles = func() (t [256]*role) {
-	set := func(k event.Kind, r role) { t[k] = &r }
-	set(event.I915RequestQueue, role{famI915, [2]Point{PointQueued, noPoint}, 1, seenQueue, true})
-	set(event.I915RequestAdd, role{famI915, [2]Point{PointQueued, noPoint}, 1, seenQueue, true})
-	set(event.I915RequestSubmit, role{famI915, [2]Point{PointRun, PointEmitted}, 1, seenRun, true})
-	set(event.I915RequestIn, role{famI915, [2]Point{PointHWStart, noPoint}, 2, 0, false})
-	set(event.I915RequestOut, role{famI915, [2]Point{PointHWDone, noPoint}, 2, 0, false})
-	set(event.I915RequestRetire, role{famI915, [2]Point{PointFinished, noPoint}, 2, seenDone, false})
-	set(event.XeSchedJobCreate, role{famXe, [2]Point{PointQueued, noPoint}, 1, seenQueue, true})
-	set(event.XeSchedJobRun, role{famXe, [2]Point{PointRun, noPoint}, 1, seenRun, true})
-	set(event.MsmSubmit, role{famMsm, [2]Point{PointQueued, noPoint}, 1, seenQueue, true})
-	set(event.MsmSubmitFlush, role{famMsm, [2]Point{PointRun, PointEmitted}, 1, seenRun, true})
-	set(event.MsmSubmitRetired, role{famMsm, [2]Point{PointFinished, noPoint}, 2, seenDone, false})
+	for _, e := range eventdef.Drivers() {
+		if e.Role == nil {
+			continue
+		}
+		fam, ok := familyOf(e.Driver)
+		if !ok || len(e.Points) > 2 || t[e.Kind] != nil {
+			panic("assemble: event table row " + e.Names[0].Name + ": no driver family, more than two points, or a kind twice")
+		}
+		r := role{family: fam, points: [2]Point{noPoint, noPoint}, prio: e.Role.Prio, seen: uint8(e.Role.Seen), creates: e.Role.Creates}
+		copy(r.points[:], e.Points)
+		t[e.Kind] = &r
+	}
 	return t
 }()
+
+// familyOf is the family of a driver's own events.
+func familyOf(driver string) (family, bool) {
+	for f, d := range familyDriver {
+		if d == driver && d != "" {
+			return family(f), true
+		}
+	}
+	return 0, false
+}
 
 // Precedence of the hooks that can measure the same point (role.prio for driver events).
 const (

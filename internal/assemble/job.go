@@ -8,37 +8,29 @@ package assemble
 import (
 	"github.com/ghostdriver/ghostdriver/internal/attr"
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/eventdef"
 )
 
-// Point is one timestamp on a job's critical path (docs/stages.md: t0 … tf).
-type Point uint8
+// Point is one timestamp on a job's critical path (docs/stages.md: t0 … tf). The type is
+// the event table's (internal/eventdef), whose driver rows say which points they measure.
+type Point = eventdef.Point
 
 const (
-	PointIoctlEnter   Point = iota // t0: submit ioctl entry
-	PointBOValidEnd                // t1: buffer-object validation done
-	PointQueued                    // tq: job queued to the scheduler
-	PointIoctlExit                 // tx: submit ioctl exit
-	PointDepsResolved              // td: the last dependency the scheduler waits for is resolved (deps.go)
-	PointRun                       // tr: scheduler handed the job to the ring
-	PointEmitted                   // te: ring emission done (hardware fence emitted / run_job returned)
-	PointHWStart                   // ts: hardware started (inferred: max(te, previous job's hw done on the ring))
-	PointHWDone                    // th: hardware fence signalled
-	PointFinished                  // tf: scheduler's finished fence signalled
-	pointCount
+	PointIoctlEnter   = eventdef.PointIoctlEnter   // t0: submit ioctl entry
+	PointBOValidEnd   = eventdef.PointBOValidEnd   // t1: buffer-object validation done
+	PointQueued       = eventdef.PointQueued       // tq: job queued to the scheduler
+	PointIoctlExit    = eventdef.PointIoctlExit    // tx: submit ioctl exit
+	PointDepsResolved = eventdef.PointDepsResolved // td: the last dependency the scheduler waits for is resolved (deps.go)
+	PointRun          = eventdef.PointRun          // tr: scheduler handed the job to the ring
+	PointEmitted      = eventdef.PointEmitted      // te: ring emission done (hardware fence emitted / run_job returned)
+	PointHWStart      = eventdef.PointHWStart      // ts: hardware started (inferred: max(te, previous job's hw done on the ring))
+	PointHWDone       = eventdef.PointHWDone       // th: hardware fence signalled
+	PointFinished     = eventdef.PointFinished     // tf: scheduler's finished fence signalled
+	pointCount        = eventdef.PointCount
 )
 
 // NumPoints is the number of points on the critical path.
 const NumPoints = int(pointCount)
-
-var pointNames = [pointCount]string{"ioctl_enter", "bo_validation_end", "queued", "ioctl_exit",
-	"dependencies_resolved", "run", "emitted", "hw_start", "hw_done", "finished"}
-
-func (p Point) String() string {
-	if p < pointCount {
-		return pointNames[p]
-	}
-	return "point?"
-}
 
 // Provenance says how a bound was obtained.
 type Provenance uint8

@@ -35,8 +35,11 @@ var (
 	nSpecs    int
 )
 
-func init() {
-	specs = make(map[string]*spec, len(events))
+func init() { loadSpecs(events) }
+
+// loadSpecs compiles the table's entries (events; a test may add rows of its own).
+func loadSpecs(events []eventSpec) {
+	specs, templates, nSpecs = make(map[string]*spec, len(events)), nil, 0
 	compiled := map[*family][]*template{}
 	for _, e := range events {
 		if _, dup := specs[e.name]; dup {

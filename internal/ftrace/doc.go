@@ -5,7 +5,7 @@
 // A line is split into its header (comm, tid, optional TGID column, optional CPU column,
 // optional irq-flags/latency column, timestamp) and the event name and payload
 // (line.go). The payload is matched against the kernel's own TP_printk formats for that
-// event, every generation of them, listed in one table (table.go) and compiled into
+// event, every generation of them, listed in one table (internal/eventdef, flattened by table.go) and compiled into
 // byte-scanning templates (printk.go); the captured values go to Event fields by name
 // (fields.go). No regexp, no per-line allocation beyond the strings an Event must hold,
 // and those are interned. A raw entry is decoded with its event's tracefs format file
@@ -22,7 +22,7 @@
 //     (the field was a char*); then Ring takes the timeline name, which on amdgpu is the
 //     ring's scheduler name (AMDGPU_JOB_GET_TIMELINE_NAME → sched->name).
 //   - Events we know but do not decode (drm_vblank_event, amdgpu_vm_flush, i915
-//     execute/notify, …; see table.go) are counted in SourceStats.Unknown like truly
+//     execute/notify, …; see internal/eventdef/table.go) are counted in SourceStats.Unknown like truly
 //     unknown events, because SourceStats.Unknown is where every skipped event must be
 //     counted; Known tells the two apart.
 //   - CPU is -1 when the line has no CPU column (trace-cmd's short form). PID is the

@@ -1,5 +1,5 @@
-// The argument names table.go uses for printk arguments, and how each captured value
-// fills an event.Event field.
+// The argument names the event table (internal/eventdef) uses for printk arguments, and
+// how each captured value fills an event.Event field.
 
 package ftrace
 

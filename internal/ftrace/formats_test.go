@@ -1,7 +1,8 @@
-// One line per print-format generation in table.go, rendered from the kernel's TP_printk
-// format with realistic values, exactly as printk prints it (these lines are rendered
-// from the formats, not real captures: the real lines are in capture_test.go and
+// One line per print-format generation in the event table, rendered from the kernel's
+// TP_printk format with realistic values, exactly as printk prints it (these lines are
+// rendered from the formats, not real captures: the real lines are in capture_test.go and
 // snippets_test.go). Each must decode to the exact event.
+
 package ftrace
 
 import (

@@ -76,3 +76,16 @@ func countsByKind(s event.SourceStats) map[event.Kind]uint64 {
 	}
 	return m
 }
+
+// familyOf is the decoder's family of the event printed as name.
+func familyOf(name string) *family {
+	for _, e := range events {
+		if e.name == name {
+			return e.fam
+		}
+	}
+	return nil
+}
+
+// famMsm is msm's submit family (msm_test.go reads its formats).
+var famMsm = familyOf("msm_gpu_submit")

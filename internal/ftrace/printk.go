@@ -1,5 +1,6 @@
-// Compiles the kernel's TP_printk format strings of table.go into templates, and matches
-// a payload against a template by byte scanning, capturing each conversion's value.
+// Compiles the kernel's TP_printk format strings of the event table into templates, and
+// matches a payload against a template by byte scanning, capturing each conversion's
+// value.
 
 package ftrace
 

@@ -1,4 +1,4 @@
-// The tracepoints this decoder turns into events, read from its one table (table.go), for
+// The tracepoints this decoder turns into events, read from its one table (internal/eventdef), for
 // whoever makes captures (`ghostdriver record`, the README's trace-cmd and Perfetto
 // lines): enabling exactly these gives replay everything it decodes, and nothing it
 // would only count as unknown.

@@ -1,8 +1,8 @@
 // Decoding an event from its print arguments' values instead of its text. A raw trace
 // entry's arguments are read straight from its fields with the event's tracefs format
 // file (entry.go); this file fills the Event from those values with the same table
-// (table.go) and the same rules (fields.go: apply) as a text line, so that no entry is
-// printed and parsed again.
+// (internal/eventdef, flattened by table.go) and the same rules (fields.go: apply) as a
+// text line, so that no entry is printed and parsed again.
 
 package ftrace
 

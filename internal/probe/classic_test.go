@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/eventdef"
 	"github.com/ghostdriver/ghostdriver/internal/ftrace"
 )
 
@@ -369,7 +370,10 @@ func TestClassicRecordErrors(t *testing.T) {
 // a hook (the decoder finds the format by it).
 func TestClassicRungs(t *testing.T) {
 	systems := map[string]string{StageJobQueue: "gpu_scheduler", StageJobRun: "gpu_scheduler", StageJobDone: "gpu_scheduler",
-		StageJobDependency: "gpu_scheduler", StageAMDGPU: "amdgpu", StageI915: "i915", StageXe: "xe", StageMSM: "drm_msm_gpu"}
+		StageJobDependency: "gpu_scheduler"}
+	for _, e := range eventdef.Hooks() {
+		systems[e.Driver] = e.System
+	}
 	var events []string
 	for _, def := range hookDefs(DefaultConfig()) {
 		sys, want := systems[def.stage]

@@ -8,9 +8,13 @@
 // common.c owns the shared maps and the record types (-type record -type raw_record
 // -type hook); every other family references the same maps and gets them through
 // MapReplacements.
+//
+// bpf/include/driver_hooks.h (the driver hooks' enum values and classic-tracepoint
+// programs) is generated first, from the event table (internal/eventdef).
 
 package probe
 
+//go:generate go run ../eventdef/cheader ../../bpf/include/driver_hooks.h
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe -type record -type raw_record -type fence_record -type ioctl_exit_record -type ioctl_enter_record -type hook -type record_flag -type ctx_tier -type ctx_error common ../../bpf/common.c -- -I../../bpf/include
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe -type tls_recipe -type obi_trace_ctx -type ioctl_limit syscalls ../../bpf/syscalls.c -- -I../../bpf/include
 //go:generate go tool bpf2go -cc clang-14 -strip llvm-strip-14 -cflags "-O2 -g -Wall -Werror" -target amd64,arm64 -go-package probe sched ../../bpf/sched.c -- -I../../bpf/include

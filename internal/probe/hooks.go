@@ -5,9 +5,12 @@
 package probe
 
 import (
+	"fmt"
+
 	"github.com/cilium/ebpf"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/eventdef"
 )
 
 // hookInfo is what user space knows about a record's hook: the event kind it decodes
@@ -20,7 +23,8 @@ type hookInfo struct {
 // hookTable maps every enum hook value of bpf/include/ghostdriver.h (generated as
 // commonHook) to its event kind. Sources of the names: include/trace/events/*.h and
 // drivers/gpu/drm/scheduler/gpu_scheduler_trace.h (see internal/ftrace/testdata/kernel-tracepoints).
-var hookTable = map[commonHook]hookInfo{
+// The drivers' own hooks are the event table's (internal/eventdef: driverHooks).
+var hookTable = withDriverHooks(map[commonHook]hookInfo{
 	commonHookHOOK_SYS_ENTER_IOCTL:             {event.IoctlEnter, "sys_enter_ioctl"},
 	commonHookHOOK_SYS_EXIT_IOCTL:              {event.IoctlExit, "sys_exit_ioctl"},
 	commonHookHOOK_DRM_IOCTL_ENTER:             {event.IoctlEnter, "drm_ioctl"},
@@ -46,28 +50,20 @@ var hookTable = map[commonHook]hookInfo{
 	commonHookHOOK_DMA_FENCE_DESTROY:           {event.FenceDestroy, "dma_fence_destroy"},
 	commonHookHOOK_IRQ_HANDLER_ENTRY:           {event.IRQEntry, "irq_handler_entry"},
 	commonHookHOOK_IRQ_HANDLER_EXIT:            {event.IRQExit, "irq_handler_exit"},
-	commonHookHOOK_AMDGPU_CS_IOCTL:             {event.JobQueue, "amdgpu_cs_ioctl"},
-	commonHookHOOK_AMDGPU_SCHED_RUN_JOB:        {event.JobRun, "amdgpu_sched_run_job"},
-	commonHookHOOK_I915REQUEST_QUEUE:           {event.I915RequestQueue, "i915_request_queue"},
-	commonHookHOOK_I915REQUEST_ADD:             {event.I915RequestAdd, "i915_request_add"},
-	commonHookHOOK_I915REQUEST_SUBMIT:          {event.I915RequestSubmit, "i915_request_submit"},
-	commonHookHOOK_I915REQUEST_IN:              {event.I915RequestIn, "i915_request_in"},
-	commonHookHOOK_I915REQUEST_OUT:             {event.I915RequestOut, "i915_request_out"},
-	commonHookHOOK_I915REQUEST_RETIRE:          {event.I915RequestRetire, "i915_request_retire"},
-	commonHookHOOK_I915REQUEST_WAIT_BEGIN:      {event.I915RequestWaitBegin, "i915_request_wait_begin"},
-	commonHookHOOK_I915REQUEST_WAIT_END:        {event.I915RequestWaitEnd, "i915_request_wait_end"},
-	commonHookHOOK_XE_SCHED_JOB_CREATE:         {event.XeSchedJobCreate, "xe_sched_job_create"},
-	commonHookHOOK_XE_SCHED_JOB_EXEC:           {event.XeSchedJobExec, "xe_sched_job_exec"},
-	commonHookHOOK_XE_SCHED_JOB_RUN:            {event.XeSchedJobRun, "xe_sched_job_run"},
-	commonHookHOOK_XE_SCHED_JOB_FREE:           {event.XeSchedJobFree, "xe_sched_job_free"},
-	commonHookHOOK_XE_HW_FENCE_CREATE:          {event.XeHwFenceCreate, "xe_hw_fence_create"},
-	commonHookHOOK_XE_HW_FENCE_SIGNAL:          {event.XeHwFenceSignal, "xe_hw_fence_signal"},
-	commonHookHOOK_XE_HW_FENCE_FREE:            {event.XeHwFenceFree, "xe_hw_fence_free"},
-	commonHookHOOK_MSM_GPU_SUBMIT:              {event.MsmSubmit, "msm_gpu_submit"},
-	commonHookHOOK_MSM_GPU_SUBMIT_FLUSH:        {event.MsmSubmitFlush, "msm_gpu_submit_flush"},
-	commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:      {event.MsmSubmitRetired, "msm_gpu_submit_retired"},
 	commonHookHOOK_PROCESS_EXEC:                {event.ProcessExec, "sched_process_exec"},
 	commonHookHOOK_PROCESS_EXIT:                {event.ProcessExit, "sched_process_exit"},
+})
+
+// withDriverHooks adds the hook of every event table row that has one.
+func withDriverHooks(t map[commonHook]hookInfo) map[commonHook]hookInfo {
+	for _, e := range eventdef.Hooks() {
+		h := commonHook(e.Hook.Value)
+		if _, dup := t[h]; dup {
+			panic(fmt.Sprintf("probe: hook %d of %s is taken", h, e.Hook.Event))
+		}
+		t[h] = hookInfo{e.Kind, e.Hook.Event}
+	}
+	return t
 }
 
 // Program families: one bpf2go object each (bpf/<family>.c).
@@ -90,7 +86,8 @@ var familySpecs = map[string]func() (*ebpf.CollectionSpec, error){
 	famFuncs:    loadFuncs,
 }
 
-// Stage names used in the Report (docs/stages.md's points; driver families by driver).
+// Stage names used in the Report (docs/stages.md's points). A driver's own events report
+// under the driver's name (eventdef.Event.Driver).
 const (
 	StageIoctl         = "ioctl"
 	StageBOValidation  = "bo_validation"
@@ -101,10 +98,6 @@ const (
 	StageJobDone       = "job_done"
 	StageDMAFence      = "dma_fence"
 	StageIRQ           = "irq"
-	StageAMDGPU        = "amdgpu"
-	StageI915          = "i915"
-	StageXe            = "xe"
-	StageMSM           = "msm"
 	// StageProcess is not a job stage: exec/exit of processes whose trace-context recipe
 	// is in the kernel (bpf/syscalls.c), so that stale recipes and caches are dropped.
 	StageProcess = "process_lifecycle"
@@ -206,24 +199,13 @@ func hookDefs(cfg Config) []hookDef {
 			one(famIRQ, "tp_"+ev),
 		}})
 	}
-	drivers := []struct {
-		stage  string
-		events []string
-	}{
-		{StageAMDGPU, []string{"amdgpu_cs_ioctl", "amdgpu_sched_run_job"}},
-		{StageI915, []string{"i915_request_queue", "i915_request_add", "i915_request_submit", "i915_request_in",
-			"i915_request_out", "i915_request_retire", "i915_request_wait_begin", "i915_request_wait_end"}},
-		{StageXe, []string{"xe_sched_job_create", "xe_sched_job_exec", "xe_sched_job_run", "xe_sched_job_free",
-			"xe_hw_fence_create", "xe_hw_fence_signal", "xe_hw_fence_free"}},
-		{StageMSM, []string{"msm_gpu_submit", "msm_gpu_submit_flush", "msm_gpu_submit_retired"}},
-	}
-	for _, d := range drivers {
-		for _, ev := range d.events {
-			defs = append(defs, hookDef{stage: d.stage, event: ev, rungs: []rung{
-				one(famDrivers, "tpbtf_"+ev),
-				rawCopy(famDrivers, ev),
-			}})
-		}
+	// Drivers' own events: the event table's hooks, tp_btf (bpf/drivers.c) > the classic
+	// tracepoint's raw entry (driver_hooks.h).
+	for _, e := range eventdef.Hooks() {
+		defs = append(defs, hookDef{stage: e.Driver, event: e.Hook.Event, rungs: []rung{
+			one(famDrivers, e.Hook.BTFProgram()),
+			rawCopy(famDrivers, e.Hook.Event),
+		}})
 	}
 	for _, ev := range []string{"sched_process_exec", "sched_process_exit"} {
 		defs = append(defs, hookDef{stage: StageProcess, event: ev, rungs: []rung{

@@ -13,11 +13,23 @@ import (
 	"strings"
 
 	"github.com/ghostdriver/ghostdriver/internal/capability"
+	"github.com/ghostdriver/ghostdriver/internal/eventdef"
 )
 
 // jobStages are the stages whose hooks identify GPU jobs: without one of them there is
 // no gpu.job span, whatever else attached (ioctl, dma_fence and irq alone are not jobs).
-var jobStages = []string{StageJobQueue, StageJobRun, StageJobDone, StageAMDGPU, StageI915, StageXe, StageMSM}
+// The drivers' stages are those of the event table's hooks that bound a job.
+var jobStages = func() []string {
+	out := []string{StageJobQueue, StageJobRun, StageJobDone}
+	seen := map[string]bool{}
+	for _, e := range eventdef.Hooks() {
+		if !seen[e.Driver] {
+			seen[e.Driver] = true
+			out = append(out, e.Driver)
+		}
+	}
+	return out
+}()
 
 // Host is what the verdict needs to know about the machine besides the report.
 type Host struct {

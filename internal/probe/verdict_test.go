@@ -35,7 +35,7 @@ func TestAssess(t *testing.T) {
 	gpu := noGPU
 	gpu.Entries = append([]capability.Entry(nil), noGPU.Entries...)
 	gpu.Add(StageJobDone, "tp_btf/drm_sched_job_done", capability.StatusAttached, "")
-	gpu.Add(StageAMDGPU, "tracepoint/amdgpu/amdgpu_cs_ioctl", capability.StatusAttached, "")
+	gpu.Add("amdgpu", "tracepoint/amdgpu/amdgpu_cs_ioctl", capability.StatusAttached, "")
 	v = Assess(gpu, Host{DRMDevices: []string{"card0", "renderD128"}, SchedModule: true, Fentry: errors.New("EPERM")})
 	if !v.CanTraceJobs || strings.Join(v.JobStages, ",") != "job_done,amdgpu" {
 		t.Fatalf("job hooks attached: %+v", v)

@@ -1,0 +1,383 @@
+// The table: every event name the decoder knows, per kernel generation, with the print
+// formats of every generation and where each fact comes from; for drivers' own events,
+// also the points they measure and their live hook.
+//
+// Sources are the kernel-history files in internal/ftrace/testdata/kernel-tracepoints (a
+// test checks that every format they list is here) and the real lines of
+// testdata/captures at the repository root. "commit" means the commit named in those
+// files.
+
+package eventdef
+
+import "github.com/ghostdriver/ghostdriver/internal/event"
+
+var (
+	// gpu_scheduler_key_events_history.txt (drm/scheduler/gpu_scheduler_trace.h).
+	famSchedJob = &Family{"drm_sched job", []Format{
+		{"entity=%p, id=%llu, fence=%p, ring=%s, job count:%u, hw job count:%d",
+			"entity id fence ring _ _", "ea2c59f2 (2018) .. 64dc7557 (2022); drm_run_job since 6913abff (2020)"},
+		{"dev=%s, entity=%p, id=%llu, fence=%p, ring=%s, job count:%u, hw job count:%d",
+			"dev entity id fence ring _ _", "312a2ebb (2025-05)"},
+		{"dev=%s, id=%llu, fence=%llu:%llu, ring=%s, job count:%u, hw job count:%d",
+			"dev id fctx fseq ring _ _", "d6319892 (2025-05)"},
+		{"dev=%s, id=%llu, fence=%llu:%llu, ring=%s, job count:%u, hw job count:%d, client_id:%llu",
+			"dev id fctx fseq ring _ _ client", "5fe9e6aa, def54f40 (6.17 names)"},
+		{"dev=%s, fence=%llu:%llu, ring=%s, job count:%u, hw job count:%d, client_id:%llu",
+			"dev fctx fseq ring _ _ client", "0d27480e (drm_sched_job.id removed)"},
+		// Unmerged mid-2024 RFC (v5/v6 of the tracepoint rework), real amdgpu lines in
+		// captures/snippets_real_lines.txt S2; the verbs are inferred from the printed text.
+		{"id=%llu, fence=(context:%llu, seqno:%llu), ring=%s, job count:%u, hw job count:%d, dependencies:%s",
+			"id fctx fseq ring _ _ _", "RFC 2024, snippets S2 drm_sched_job"},
+		{"dev=%s, id=%llu, fence=(context:%llu, seqno:%llu), ring=%s, job count:%u, hw job count:%d",
+			"dev id fctx fseq ring _ _", "RFC 2024, snippets S2 drm_run_job"},
+	}}
+	famSchedDone = &Family{"drm_sched done", []Format{
+		{"fence=%p signaled", "fence", "ea2c59f2 (2018) .. 6.16"},
+		{"fence=%llu:%llu signaled", "fctx fseq", "d6319892, def54f40 (6.17)"},
+	}}
+	famSchedDep = &Family{"drm_sched dependency", []Format{
+		{"job ring=%s, id=%llu, depends fence=%p, context=%llu, seq=%u",
+			"ring id _ dctx dseq", "9c27cdd1 (2018), 64dc7557 (2022)"},
+		{"fence=%llu:%llu, id=%llu depends on unsignalled fence=%llu:%llu",
+			"fctx fseq id dctx dseq", "d6319892 (wait_dep), def54f40 (unschedulable)"},
+		{"fence=%llu:%llu, id=%llu depends on fence=%llu:%llu",
+			"fctx fseq id dctx dseq", "8d74846d (add_dep)"},
+		{"fence=%llu:%llu depends on fence=%llu:%llu",
+			"fctx fseq dctx dseq", "0d27480e (add_dep)"},
+		{"fence=%llu:%llu depends on unsignalled fence=%llu:%llu",
+			"fctx fseq dctx dseq", "0d27480e (unschedulable)"},
+	}}
+
+	// amdgpu_key_events_history.txt (amdgpu_trace.h); context/seqno are the scheduler's
+	// finished fence. sched_job is a pointer before 8cdd1159 and an id after: both JobID.
+	famAmdgpuJob = &Family{"amdgpu job", []Format{
+		{"adev=%p, sched_job=%p, first ib=%p, sched fence=%p, ring name:%s, num_ibs:%u",
+			"_ id _ fence ringname _", "drm-kmod 08780cff (≤4.10)"},
+		{"adev=%p, sched_job=%p, first ib=%p, sched fence=%p, ring name=%s, num_ibs=%u",
+			"_ id _ fence ringname _", "3a20faec (2017-02)"},
+		{"adev=%p, sched_job=%p, first ib=%p, sched fence=%p, timeline=%s, context=%u, seqno=%u, ring name=%s, num_ibs=%u",
+			"_ id _ fence timeline fctx fseq ringname _", "60878fff (2017-02)"},
+		// Tried before the %p forms below: an 8- or 16-digit id would also read as a pointer.
+		{"adev=%p, sched_job=%llu, first_ib=%p, sched_fence=%p, ring_name=%s, num_ibs=%u",
+			"_ id _ fence ringname _", "8cdd1159 (2017-03)"},
+		{"adev=%p, sched_job=%llu, first_ib=%p, sched_fence=%p, timeline=%s, context=%u, seqno=%u, ring_name=%s, num_ibs=%u",
+			"_ id _ fence timeline fctx fseq ringname _", "8cdd1159 (2017-03)"},
+		{"adev=%p, sched_job=%p, first_ib=%p, sched_fence=%p, ring_name=%s, num_ibs=%u",
+			"_ id _ fence ringname _", "6c0f1e7d (2017-03)"},
+		{"adev=%p, sched_job=%p, first_ib=%p, sched_fence=%p, timeline=%s, context=%u, seqno=%u, ring_name=%s, num_ibs=%u",
+			"_ id _ fence timeline fctx fseq ringname _", "6c0f1e7d (2017-03)"},
+		{"sched_job=%llu, sched_fence=%p, ring_name=%s, num_ibs=%u",
+			"id fence ringname _", "cf5e804d (2017-03)"},
+		{"sched_job=%llu, timeline=%s, context=%u, seqno=%u, ring_name=%s, num_ibs=%u",
+			"id timeline fctx fseq ringname _", "cf5e804d/08436816 (4.11) .. 2025; ring_name a pointer ≤5.4, a name since 20785888 (5.5)"},
+		{"timeline=%s, context=%u, seqno=%u, ring_name=%s, num_ibs=%u",
+			"timeline fctx fseq ringname _", "4234815a (2025-05)"},
+		{"timeline=%s, fence=%llu:%llu, ring_name=%s, num_ibs=%u",
+			"timeline fctx fseq ringname _", "02e0e816 (2025-05)"},
+	}}
+
+	// dma_fence_trace_versions.md: one print format in every merged version (V0..V5),
+	// 32-bit context and seqno.
+	famFence = &Family{"dma_fence", []Format{
+		{"driver=%s timeline=%s context=%u seqno=%u", "driver timeline fctx fseq", "fence.h ≤4.9, dma_fence.h 4.10..7.1"},
+	}}
+	famFenceReason = &Family{"dma_fence reason", []Format{
+		{"driver=%s timeline=%s context=%u seqno=%u reason=%s", "driver timeline fctx fseq reason",
+			"unmerged RFC intel-lab-lkp 1cdc9da5 (2024); snippets S3"},
+	}}
+	famFenceWaitOn = &Family{"fence_annotate_wait_on", []Format{
+		{"driver=%s timeline=%s context=%u seqno=%u waits on driver=%s timeline=%s context=%u seqno=%u",
+			"driver timeline fctx fseq _ _ dctx dseq", "fence.h ≤4.9 (V0)"},
+	}}
+
+	// i915_key_events_history.txt: every layout of the i915 request event classes, from
+	// drm-kmod (4.11..5.7 era) and i915-sriov-dkms (LTS 5.15..6.17). Fence = {ctx, seqno};
+	// the engine is "ring=%u" before 2018 and "engine=class:instance" after.
+	famI915Request = &Family{"i915 request", []Format{
+		{"dev=%u, ring=%u, seqno=%u", "dev ring fseq", "drm-kmod 08780cff (≤4.10); snippets S7 (3.x)"},
+		{"dev=%u, ring=%u, seqno=%u, flags=%x", "dev ring fseq _", "drm-kmod 08780cff i915_gem_ring_dispatch"},
+		{"dev=%u, ring=%u, ctx=%u, seqno=%u, global=%u", "dev ring fctx fseq _", "cf17d070 (2017-02); snippets S8"},
+		{"dev=%u, ring=%u, ctx=%u, seqno=%u, flags=0x%x", "dev ring fctx fseq _", "184d011b (2017-02)"},
+		{"dev=%u, ring=%u, ctx=%u, seqno=%u, global=%u, port=%u", "dev ring fctx fseq _ _", "edebf871 (2017-02); snippets S8"},
+		{"dev=%u, hw_id=%u, ring=%u, ctx=%u, seqno=%u, global=%u", "dev _ ring fctx fseq _", "515e4495 (2017-12)"},
+		{"dev=%u, hw_id=%u, ring=%u, ctx=%u, seqno=%u, flags=0x%x", "dev _ ring fctx fseq _", "515e4495 (2017-12)"},
+		{"dev=%u, hw_id=%u, ring=%u, ctx=%u, seqno=%u, global=%u, port=%u", "dev _ ring fctx fseq _ _", "515e4495 (2017-12)"},
+		{"dev=%u, hw_id=%u, ring=%u, ctx=%u, seqno=%u, global=%u, blocking=%u, flags=0x%x", "dev _ ring fctx fseq _ _ _", "9a895192 (2018-02)"},
+		{"dev=%u, hw_id=%u, ring=%u, ctx=%u, seqno=%u, prio=%u, global=%u, port=%u", "dev _ ring fctx fseq _ _ _", "5c3a5089 (2018-05)"},
+		{"dev=%u, hw_id=%u, ring=%u, ctx=%u, seqno=%u, global=%u, completed?=%u", "dev _ ring fctx fseq _ _", "5c3a5089 (2018-05)"},
+		{"dev=%u, hw_id=%u, engine=%u:%u, ctx=%u, seqno=%u, flags=0x%x", "dev _ class inst fctx fseq _", "26b7a10e (2018-05)"},
+		{"dev=%u, hw_id=%u, engine=%u:%u, ctx=%u, seqno=%u, global=%u", "dev _ class inst fctx fseq _", "26b7a10e (2018-05)"},
+		{"dev=%u, hw_id=%u, engine=%u:%u, ctx=%u, seqno=%u, prio=%u, global=%u, port=%u", "dev _ class inst fctx fseq _ _ _", "26b7a10e (2018-05)"},
+		{"dev=%u, hw_id=%u, engine=%u:%u, ctx=%u, seqno=%u, global=%u, completed?=%u", "dev _ class inst fctx fseq _ _", "26b7a10e (2018-05)"},
+		{"dev=%u, hw_id=%u, engine=%u:%u, ctx=%u, seqno=%u, global=%u, blocking=%u, flags=0x%x", "dev _ class inst fctx fseq _ _ _", "26b7a10e (2018-05)"},
+		// ctx is %u in f6ff37c5 and %llu from 5e4d21da (2018-06): the same text.
+		{"dev=%u, engine=%u:%u, hw_id=%u, ctx=%llu, seqno=%u, flags=0x%x", "dev class inst _ fctx fseq _", "f6ff37c5, 5e4d21da (2018)"},
+		{"dev=%u, engine=%u:%u, hw_id=%u, ctx=%llu, seqno=%u, global=%u", "dev class inst _ fctx fseq _", "f6ff37c5, 5e4d21da (2018); snippets S8"},
+		{"dev=%u, engine=%u:%u, hw_id=%u, ctx=%llu, seqno=%u, prio=%u, global=%u, port=%u", "dev class inst _ fctx fseq _ _ _", "f6ff37c5, 5e4d21da (2018)"},
+		{"dev=%u, engine=%u:%u, hw_id=%u, ctx=%llu, seqno=%u, global=%u, completed?=%u", "dev class inst _ fctx fseq _ _", "f6ff37c5, 5e4d21da (2018)"},
+		{"dev=%u, engine=%u:%u, hw_id=%u, ctx=%llu, seqno=%u, global=%u, blocking=%u, flags=0x%x", "dev class inst _ fctx fseq _ _ _", "f6ff37c5, 5e4d21da (2018)"},
+		{"dev=%u, engine=%u:%u, hw_id=%u, ctx=%llu, seqno=%u", "dev class inst _ fctx fseq", "cd76e753 (2019-02)"},
+		{"dev=%u, engine=%u:%u, hw_id=%u, ctx=%llu, seqno=%u, prio=%u, port=%u", "dev class inst _ fctx fseq _ _", "cd76e753 (2019-02)"},
+		{"dev=%u, engine=%u:%u, hw_id=%u, ctx=%llu, seqno=%u, completed?=%u", "dev class inst _ fctx fseq _", "cd76e753 (2019-02)"},
+		{"dev=%u, engine=%u:%u, hw_id=%u, ctx=%llu, seqno=%u, blocking=%u, flags=0x%x", "dev class inst _ fctx fseq _ _", "cd76e753 (2019-02)"},
+		{"dev=%u, engine=%u:%u, ctx=%llu, seqno=%u", "dev class inst fctx fseq", "38394bc2 (2019-10)"},
+		{"dev=%u, engine=%u:%u, ctx=%llu, seqno=%u, flags=0x%x", "dev class inst fctx fseq _", "38394bc2 (2019-10)"},
+		// prio is %u in 38394bc2 and %d from 94eed8ff (2020-01).
+		{"dev=%u, engine=%u:%u, ctx=%llu, seqno=%u, prio=%d, port=%u", "dev class inst fctx fseq _ _", "38394bc2, 94eed8ff"},
+		{"dev=%u, engine=%u:%u, ctx=%llu, seqno=%u, completed?=%u", "dev class inst fctx fseq _", "38394bc2 (2019-10)"},
+		{"dev=%u, engine=%u:%u, ctx=%llu, seqno=%u, tail=%u", "dev class inst fctx fseq _", "i915-sriov-dkms df2b824e (LTS 5.15..6.17)"},
+	}}
+
+	// xe_key_events_history.txt (6.17) and two earlier xe_trace.h read from the stored
+	// index: 6.8 (id 78286750: no dev=, no lrc_seqno), 2024 lrc_seqno patch (id 17129111307),
+	// dev= without gt= (id 18550292). The job's only printed identity is its fence pointer.
+	famXeJob = &Family{"xe sched job", []Format{
+		{"fence=%p, seqno=%u, guc_id=%d, batch_addr=0x%012llx, guc_state=0x%x, flags=0x%x, error=%d",
+			"jobfence fseq _ _ _ _ _", "xe_trace.h 6.8 (index 78286750)"},
+		{"fence=%p, seqno=%u, lrc_seqno=%u, guc_id=%d, batch_addr=0x%012llx, guc_state=0x%x, flags=0x%x, error=%d",
+			"jobfence fseq _ _ _ _ _ _", "lrc_seqno patch 2024 (index 17129111307)"},
+		{"dev=%s, fence=%p, seqno=%u, lrc_seqno=%u, guc_id=%d, batch_addr=0x%012llx, guc_state=0x%x, flags=0x%x, error=%d",
+			"dev jobfence fseq _ _ _ _ _ _", "xe_trace.h with dev= (index 18550292)"},
+		{"dev=%s, fence=%p, seqno=%u, lrc_seqno=%u, gt=%u, guc_id=%d, batch_addr=0x%012llx, guc_state=0x%x, flags=0x%x, error=%d",
+			"dev jobfence fseq _ _ _ _ _ _ _", "55defc10 (6.17)"},
+	}}
+	famXeHwFence = &Family{"xe hw fence", []Format{
+		{"ctx=0x%016llx, fence=%p, seqno=%u", "fctx fence fseq", "xe_trace.h 6.8 (index 78286750)"},
+		{"dev=%s, ctx=0x%016llx, fence=%p, seqno=%u", "dev fctx fence fseq", "55defc10 (6.17), index 18550292"},
+	}}
+
+	// msm_gpu_trace.h (TRACE_SYSTEM drm_msm_gpu): the same three formats at 0b77b970
+	// (other_drivers_and_core.md) and in the Debian linux-source trees of 6.1.172,
+	// 6.12.117, 7.2.13 and 7.3.4 (testdata/gpu-stamps/stamp_events_by_version.txt: fields
+	// and formats per version, checked by msm_test.go).
+	// id (submit->ident) links the three events; pid is pid_nr(submit->pid), the
+	// submitting thread (msm_gem_submit.c: get_pid(task_pid(current))). flush: ticks =
+	// the always-on counter read by the CPU; retired: elapsed (ns, 19.2 MHz assumed),
+	// mhz (core clock from CP cycles), start/end = the counter written by the GPU.
+	famMsm = &Family{"msm submit", []Format{
+		{"id=%d pid=%d ring=%d bos=%d cmds=%d", "id submitter ring _ _", "msm_gpu_submit"},
+		{"id=%d pid=%d ring=%d:%d ticks=%lld", "id submitter ring fseq gputicks", "msm_gpu_submit_flush"},
+		{"id=%d pid=%d ring=%d:%d elapsed=%lld ns mhz=%lld start=%lld end=%lld", "id submitter ring fseq _ _ gpustart gpuend", "msm_gpu_submit_retired"},
+	}}
+
+	// other_drivers_and_core.md "irq / syscalls".
+	famIoctlEnter = &Family{"sys_enter_ioctl", []Format{
+		{"fd: 0x%08lx, cmd: 0x%08lx, arg: 0x%08lx", "fd cmd arg", "syscalls print fmt (trace-cmd, perf)"},
+	}}
+	famIoctlExit = &Family{"sys_exit_ioctl", []Format{
+		{"0x%lx", "ret", "syscalls print fmt (trace-cmd, perf)"},
+	}}
+	// tracefs prints syscall events with kernel/trace/trace_syscalls.c print_syscall_enter:
+	// "name(" then "arg: %lx" joined by ", " (hex without 0x; 6.1 guest) and ")"; some
+	// kernels print "0x%lx" (7.3 guest), which the hex verb accepts; the verbose trace
+	// option puts the C type before each name.
+	famIoctlEnterText = &Family{"sys_ioctl(", []Format{
+		{"fd: %lx, cmd: %lx, arg: %lx)", "fd cmd arg", "print_syscall_enter"},
+		{"unsigned int fd: %lx, unsigned int cmd: %lx, unsigned long arg: %lx)", "fd cmd arg", "print_syscall_enter, verbose"},
+	}}
+	famIoctlExitText = &Family{"sys_ioctl ->", []Format{
+		{"0x%lx", "ret", "print_syscall_exit \"%s -> 0x%lx\""},
+	}}
+	famRawEnter = &Family{"raw sys_enter", []Format{
+		{"NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)", "nr fd cmd arg _ _ _", "raw_syscalls print fmt"},
+	}}
+	famRawExit = &Family{"raw sys_exit", []Format{
+		{"NR %ld = %ld", "nr ret", "raw_syscalls print fmt"},
+	}}
+	famIRQEntry = &Family{"irq_handler_entry", []Format{{"irq=%d name=%s", "irq irqname", "irq.h"}}}
+	famIRQExit  = &Family{"irq_handler_exit", []Format{{"irq=%d ret=%s", "irq irqret", "irq.h"}}}
+)
+
+// IoctlNR is the ioctl syscall number raw_syscalls events are filtered on. The text does
+// not say the architecture; x86-64 is assumed (arm64 would be 29).
+const IoctlNR = 16
+
+// one is a row of one name.
+func one(name string, kind event.Kind, fam *Family, kernels string) Event {
+	return Event{Names: []Name{{name, kernels}}, Kind: kind, Formats: fam}
+}
+
+// known is a row of an event deliberately not decoded, and why.
+func known(name, why string) Event { return Event{Names: []Name{{Name: name}}, Note: why} }
+
+// knownDriver is a driver's event deliberately not decoded, and why.
+func knownDriver(driver, name, why string) Event {
+	return Event{Names: []Name{{Name: name}}, Driver: driver, Note: why}
+}
+
+// pts lists points.
+func pts(p ...Point) []Point { return p }
+
+// Live kernels of the driver hooks (the tp_btf rung also needs the module's BTF).
+const (
+	kernAmdgpu = "amdgpu_trace.h, the formats of ≤4.10 .. 2025"
+	kernI915   = "i915_request_* since 9a895192 (2018-02)"
+	kernXe     = "xe_trace.h since 6.8"
+	kernMsm    = "msm_gpu_trace.h, 6.1..7.3 checked"
+)
+
+var events = []Event{
+	// gpu_scheduler: ≤6.16 names, then the 6.17 names of def54f40 "drm/sched: Cleanup event names".
+	one("drm_sched_job", event.JobQueue, famSchedJob, "≤6.16"),
+	one("drm_run_job", event.JobRun, famSchedJob, "5.7 (6913abff) ..6.16"),
+	one("drm_sched_process_job", event.JobDone, famSchedDone, "≤6.16"),
+	one("drm_sched_job_wait_dep", event.JobDependency, famSchedDep, "4.19 (9c27cdd1) ..6.16"),
+	one("drm_sched_job_queue", event.JobQueue, famSchedJob, "6.17+"),
+	one("drm_sched_job_run", event.JobRun, famSchedJob, "6.17+"),
+	one("drm_sched_job_done", event.JobDone, famSchedDone, "6.17+"),
+	one("drm_sched_job_add_dep", event.JobDependency, famSchedDep, "6.17+ (8d74846d)"),
+	one("drm_sched_job_unschedulable", event.JobDependency, famSchedDep, "6.17+"),
+
+	// dma_fence (≥4.10) and fence (≤4.9); RFC events of 2024.
+	one("dma_fence_init", event.FenceInit, famFence, ""),
+	one("dma_fence_emit", event.FenceEmit, famFence, ""),
+	one("dma_fence_enable_signal", event.FenceEnableSignal, famFence, ""),
+	one("dma_fence_signaled", event.FenceSignaled, famFence, ""),
+	one("dma_fence_wait_start", event.FenceWaitStart, famFence, ""),
+	one("dma_fence_wait_end", event.FenceWaitEnd, famFence, ""),
+	one("dma_fence_destroy", event.FenceDestroy, famFence, ""),
+	one("fence_init", event.FenceInit, famFence, "≤4.9"),
+	one("fence_emit", event.FenceEmit, famFence, "≤4.9"),
+	one("fence_enable_signal", event.FenceEnableSignal, famFence, "≤4.9"),
+	one("fence_signaled", event.FenceSignaled, famFence, "≤4.9"),
+	one("fence_wait_start", event.FenceWaitStart, famFence, "≤4.9"),
+	one("fence_wait_end", event.FenceWaitEnd, famFence, "≤4.9"),
+	one("fence_destroy", event.FenceDestroy, famFence, "≤4.9"),
+	// "fence waits on f1": Fence = the waiting fence, Dep = f1.
+	one("fence_annotate_wait_on", event.JobDependency, famFenceWaitOn, "≤4.9"),
+	// reason goes to Event.Text.
+	one("dma_fence_sync_to", event.FenceUsedAsDep, famFenceReason, "RFC 2024"),
+	one("dma_fence_used_as_dependency", event.FenceUsedAsDep, famFenceReason, "RFC 2024 v2/v3"),
+
+	// amdgpu: its own queue and run events carry the scheduler job's finished fence, so the
+	// assembler treats them as the scheduler's (sched.go), yielding to the generic events
+	// where a kernel traces both.
+	{Names: []Name{{Name: "amdgpu_cs_ioctl"}}, Kind: event.JobQueue, Driver: "amdgpu", System: "amdgpu", Formats: famAmdgpuJob,
+		Points: pts(PointQueued), Rule: "as drm_sched_job_queue; yields to it where both are traced",
+		Hook: &Hook{Value: 40, Event: "amdgpu_cs_ioctl", Kernels: kernAmdgpu}},
+	{Names: []Name{{Name: "amdgpu_sched_run_job"}}, Kind: event.JobRun, Driver: "amdgpu", System: "amdgpu", Formats: famAmdgpuJob,
+		Points: pts(PointRun), Rule: "as drm_sched_job_run; yields to it where both are traced",
+		Hook: &Hook{Value: 41, Event: "amdgpu_sched_run_job", Kernels: kernAmdgpu}},
+	knownDriver("amdgpu", "amdgpu_cs", "per-IB submission detail (bo_list, ring index, dw); no job identity"),
+	knownDriver("amdgpu", "amdgpu_vm_flush", "VM flush on a ring; no job identity"),
+	knownDriver("amdgpu", "amdgpu_vm_grab_id", "VMID allocation; no job identity"),
+	knownDriver("amdgpu", "amdgpu_bo_list_set", "BO list contents; no job identity"),
+	knownDriver("amdgpu", "amdgpu_ib_pipe_sync", "same-ring pipe sync at run time; drm_sched_job_wait_dep carries the dependency"),
+	knownDriver("amdgpu", "amdgpu_ttm_bo_move", "BO migration; no job identity"),
+
+	// i915 (no DRM scheduler): the request life cycle, old i915_gem_request_* names first.
+	// A request is a dma_fence: key (ctx, seqno), Ring = engine.
+	{Names: []Name{{"i915_gem_ring_dispatch", "≤4.10, renamed i915_gem_request_queue by 184d011b"}, {"i915_gem_request_queue", ""},
+		{"i915_request_queue", "since 9a895192 (2018-02)"}},
+		Kind: event.I915RequestQueue, Driver: "i915", System: "i915", Formats: famI915Request,
+		Points: pts(PointQueued), Role: &Role{1, SeenQueue, true}, Rule: "the earliest of queue and add",
+		Hook: &Hook{Value: 50, Event: "i915_request_queue", Kernels: kernI915}},
+	{Names: []Name{{"i915_gem_request_add", ""}, {"i915_request_add", ""}},
+		Kind: event.I915RequestAdd, Driver: "i915", System: "i915", Formats: famI915Request,
+		Points: pts(PointQueued), Role: &Role{1, SeenQueue, true}, Rule: "the earliest of queue and add",
+		Hook: &Hook{Value: 51, Event: "i915_request_add", Kernels: kernI915}},
+	{Names: []Name{{"i915_gem_request_submit", ""}, {"i915_request_submit", ""}},
+		Kind: event.I915RequestSubmit, Driver: "i915", System: "i915", Formats: famI915Request,
+		Points: pts(PointRun, PointEmitted), Role: &Role{1, SeenRun, true}, Rule: "submission to the engine is the emission",
+		Hook: &Hook{Value: 52, Event: "i915_request_submit", Kernels: kernI915}},
+	{Names: []Name{{"i915_gem_request_in", ""}, {"i915_request_in", ""}},
+		Kind: event.I915RequestIn, Driver: "i915", System: "i915", Formats: famI915Request,
+		Points: pts(PointHWStart), Role: &Role{2, 0, false}, Rule: "measured: the request entered the hardware (execlists)",
+		Hook: &Hook{Value: 53, Event: "i915_request_in", Kernels: kernI915}},
+	{Names: []Name{{"i915_gem_request_out", ""}, {"i915_request_out", ""}},
+		Kind: event.I915RequestOut, Driver: "i915", System: "i915", Formats: famI915Request,
+		Points: pts(PointHWDone), Role: &Role{2, 0, false}, Rule: "the latest, after preemption in/out pairs; without it (GuC) the request fence's dma_fence_signaled",
+		Hook: &Hook{Value: 54, Event: "i915_request_out", Kernels: kernI915}},
+	{Names: []Name{{"i915_gem_request_retire", ""}, {"i915_request_retire", ""}},
+		Kind: event.I915RequestRetire, Driver: "i915", System: "i915", Formats: famI915Request,
+		Points: pts(PointFinished), Role: &Role{2, SeenDone, false}, Rule: "the request retired: the job's finish",
+		Hook: &Hook{Value: 55, Event: "i915_request_retire", Kernels: kernI915}},
+	{Names: []Name{{"i915_gem_request_wait_begin", "snippets S7"}, {"i915_request_wait_begin", ""}},
+		Kind: event.I915RequestWaitBegin, Driver: "i915", System: "i915", Formats: famI915Request,
+		Rule: "decoded, not a point of the job",
+		Hook: &Hook{Value: 56, Event: "i915_request_wait_begin", Kernels: kernI915}},
+	{Names: []Name{{"i915_gem_request_wait_end", "snippets S7"}, {"i915_request_wait_end", ""}},
+		Kind: event.I915RequestWaitEnd, Driver: "i915", System: "i915", Formats: famI915Request,
+		Rule: "decoded, not a point of the job",
+		Hook: &Hook{Value: 57, Event: "i915_request_wait_end", Kernels: kernI915}},
+	knownDriver("i915", "i915_request_execute", "no Kind: between submit and in; not on the critical path we tile"),
+	knownDriver("i915", "i915_gem_request_execute", "as i915_request_execute"),
+	knownDriver("i915", "i915_request_guc_submit", "GuC backend detail (i915-sriov-dkms)"),
+	knownDriver("i915", "intel_engine_notify", "breadcrumb interrupt, no ctx: seqno alone is not a request key"),
+	knownDriver("i915", "i915_gem_request_notify", "as intel_engine_notify (≤4.10)"),
+	knownDriver("i915", "i915_gem_request_complete", "3.x completion notify (snippets S7), no ctx"),
+
+	// xe: built on drm_sched, whose events are the job; xe's own events enrich it, or stand
+	// alone when no scheduler event is traced. JobID = the job pointer.
+	{Names: []Name{{Name: "xe_sched_job_create"}}, Kind: event.XeSchedJobCreate, Driver: "xe", System: "xe", Formats: famXeJob,
+		Points: pts(PointQueued), Role: &Role{1, SeenQueue, true},
+		Rule: "standalone only; merged into the drm_sched job queued next on the thread",
+		Hook: &Hook{Value: 60, Event: "xe_sched_job_create", Kernels: kernXe}},
+	{Names: []Name{{Name: "xe_sched_job_exec"}}, Kind: event.XeSchedJobExec, Driver: "xe", System: "xe", Formats: famXeJob,
+		Rule: "decoded, not a point of the job",
+		Hook: &Hook{Value: 61, Event: "xe_sched_job_exec", Kernels: kernXe}},
+	{Names: []Name{{Name: "xe_sched_job_run"}}, Kind: event.XeSchedJobRun, Driver: "xe", System: "xe", Formats: famXeJob,
+		Points: pts(PointRun), Role: &Role{1, SeenRun, true},
+		Rule: "te of the worker's current drm_sched job (inside run_job); tr when standalone",
+		Hook: &Hook{Value: 62, Event: "xe_sched_job_run", Kernels: kernXe}},
+	{Names: []Name{{Name: "xe_sched_job_free"}}, Kind: event.XeSchedJobFree, Driver: "xe", System: "xe", Formats: famXeJob,
+		Rule: "ends the job pointer's identity (pointers are reused); assemble.xeFree",
+		Hook: &Hook{Value: 63, Event: "xe_sched_job_free", Kernels: kernXe}},
+	{Names: []Name{{Name: "xe_hw_fence_create"}}, Kind: event.XeHwFenceCreate, Driver: "xe", System: "xe", Formats: famXeHwFence,
+		Rule: "links the hardware fence to its job; assemble.xeHWCreate",
+		Hook: &Hook{Value: 64, Event: "xe_hw_fence_create", Kernels: kernXe}},
+	{Names: []Name{{Name: "xe_hw_fence_signal"}}, Kind: event.XeHwFenceSignal, Driver: "xe", System: "xe", Formats: famXeHwFence,
+		Points: pts(PointHWDone),
+		Rule:   "by the xe fence pointer (the job's fence=%p) or hw fence key; standalone tf = th (xe_hw_fence_as_finished); assemble.xeHWSignal",
+		Hook:   &Hook{Value: 65, Event: "xe_hw_fence_signal", Kernels: kernXe}},
+	{Names: []Name{{"xe_hw_fence_free", "6.8 (index 78286750)"}}, Kind: event.XeHwFenceFree, Driver: "xe", System: "xe", Formats: famXeHwFence,
+		Rule: "decoded, not a point of the job",
+		Hook: &Hook{Value: 66, Event: "xe_hw_fence_free", Kernels: kernXe}},
+	knownDriver("xe", "xe_hw_fence_try_signal", "polling attempt, not a state change"),
+	knownDriver("xe", "xe_exec_queue_submit", "exec-queue state, no job identity"),
+	knownDriver("xe", "xe_exec_queue_create", "exec-queue state, no job identity"),
+	knownDriver("xe", "xe_sched_msg_add", "scheduler message, no job identity"),
+	knownDriver("xe", "xe_sched_msg_recv", "scheduler message, no job identity"),
+
+	// msm (Adreno). ≤5.18 submits synchronously from the ioctl; ≥5.19 from drm_sched's
+	// run_job, whose job the msm events enrich (native.go).
+	{Names: []Name{{Name: "msm_gpu_submit"}}, Kind: event.MsmSubmit, Driver: "msm", System: "drm_msm_gpu", Formats: famMsm,
+		Points: pts(PointQueued), Role: &Role{1, SeenQueue, true},
+		Rule: "standalone (traced in the submit ioctl); under drm_sched folded into the job whose run_job does the flush",
+		Hook: &Hook{Value: 70, Event: "msm_gpu_submit", Kernels: kernMsm}},
+	{Names: []Name{{Name: "msm_gpu_submit_flush"}}, Kind: event.MsmSubmitFlush, Driver: "msm", System: "drm_msm_gpu", Formats: famMsm,
+		Points: pts(PointRun, PointEmitted), Role: &Role{1, SeenRun, true},
+		Rule: "standalone; te of the worker's drm_sched job; its ticks= anchor the GPU stamps",
+		Hook: &Hook{Value: 71, Event: "msm_gpu_submit_flush", Kernels: kernMsm}},
+	{Names: []Name{{Name: "msm_gpu_submit_retired"}}, Kind: event.MsmSubmitRetired, Driver: "msm", System: "drm_msm_gpu", Formats: famMsm,
+		Points: pts(PointFinished), Role: &Role{2, SeenDone, false},
+		Rule: "tf standalone only; start=/end= give ts and th on the GPU's clock (docs/gpu-timestamps.md)",
+		Hook: &Hook{Value: 72, Event: "msm_gpu_submit_retired", Kernels: kernMsm}},
+
+	// Other drivers that also emit gpu_scheduler/dma_fence events (which we decode).
+	knownDriver("lima", "lima_task_submit", "duplicates drm_sched_job for lima"),
+	knownDriver("lima", "lima_task_run", "duplicates drm_run_job for lima"),
+	knownDriver("v3d", "v3d_submit_cl", "v3d uses drm_sched; its own events are not decoded"),
+	knownDriver("virtio_gpu", "virtio_gpu_cmd_queue", "virtqueue command, not a job"),
+	knownDriver("virtio_gpu", "virtio_gpu_cmd_response", "virtqueue command, not a job"),
+
+	// drm core.
+	known("drm_vblank_event", "display timing; shown by timeline tools, not part of a job"),
+	known("drm_vblank_event_queued", "display timing"),
+	known("drm_vblank_event_delivered", "display timing"),
+
+	// syscalls and interrupts.
+	one("sys_enter_ioctl", event.IoctlEnter, famIoctlEnter, ""),
+	one("sys_exit_ioctl", event.IoctlExit, famIoctlExit, ""),
+	{Names: []Name{{"sys_ioctl(", "tracefs syscall printer"}}, Tracepoint: "sys_enter_ioctl", Kind: event.IoctlEnter, Formats: famIoctlEnterText},
+	{Names: []Name{{"sys_ioctl ->", "tracefs syscall printer"}}, Tracepoint: "sys_exit_ioctl", Kind: event.IoctlExit, Formats: famIoctlExitText},
+	one("sys_enter", event.IoctlEnter, famRawEnter, "raw_syscalls; only NR 16"),
+	one("sys_exit", event.IoctlExit, famRawExit, "raw_syscalls; only NR 16"),
+	one("irq_handler_entry", event.IRQEntry, famIRQEntry, ""),
+	one("irq_handler_exit", event.IRQExit, famIRQExit, ""),
+
+	// trace_marker writes: the "print" event (trace-cmd), shown by tracefs as the ip's
+	// symbol, tracing_mark_write.
+	one("print", event.Marker, nil, ""),
+	{Names: []Name{{Name: "tracing_mark_write"}}, Tracepoint: "print", Kind: event.Marker},
+}

@@ -36,13 +36,14 @@ const (
 	Jaeger = "jaeger" // the Jaeger binary (GHOSTDRIVER_JAEGER)
 	VGPU   = "vgpu"   // the virtual GPU rig's output (GHOSTDRIVER_VGPU_OUT)
 	ARM64  = "arm64"  // the arm64 guest's output (GHOSTDRIVER_ARM64_OUT)
+	Virgl  = "virgl"  // the virgl rig's output (GHOSTDRIVER_VIRGL_OUT)
 )
 
 // machine and artifact are the known names: Skip refuses any other, so a typo cannot
 // turn a requirement off.
 var (
 	machine  = map[string]bool{Root: true, GCC: true, Chromium: true, Setpriv: true, FIFO: true, BPFFS: true}
-	artifact = map[string]bool{Dist: true, Jaeger: true, VGPU: true, ARM64: true}
+	artifact = map[string]bool{Dist: true, Jaeger: true, VGPU: true, ARM64: true, Virgl: true}
 )
 
 // Required reports whether the run guarantees what: GHOSTDRIVER_REQUIRE names it, or

@@ -9,7 +9,8 @@
 // dma_fence_signaled. The client's log says which job is which frame's: frame I's is the
 // one execbuffer of its thread between the frame's begin_ns and flush_ns; the one between
 // a batch's last flush_ns and its finish_ns is glFinish's own (a fence-only submit); those
-// before the first frame are set-up, those after the last are tear-down.
+// before the first frame are set-up, those after the last are tear-down; those of a process
+// that wrote no frame log (kmscube, VIRGL_KMSCUBE_FRAMES) are other.
 //
 // The committed captures (testdata/captures/virgl/virgl-<kernel>/) are checked by
 // TestVirglCaptureGroundTruth on every `go test`; a fresh rig run by TestVirglRigGroundTruth
@@ -72,7 +73,7 @@ type virglJob struct {
 	response             int64  // virtio_gpu_cmd_response: by fence_id (fenced), by seqno (7.3); 0 when neither joins
 	irq                  int64  // the last <gpu>-control interrupt at or before the response
 	signaled             int64  // dma_fence_signaled of (fenceCtx, fenceID)
-	kind                 string // frame, finish, setup, teardown
+	kind                 string // frame, finish, setup, teardown; other: a process without a frame log
 	frame                int    // frame number for kind frame, else -1
 	pid                  int    // the client process of kind frame/finish/setup/teardown
 }
@@ -255,6 +256,9 @@ func virglClassify(t *testing.T, tr *virglTruth) {
 	for _, j := range tr.jobs {
 		p := procs[j.tid]
 		if p == nil {
+			// Another process's submit (the rig's optional second client, kmscube): a job
+			// all the same, with no frame log of its own.
+			j.kind = "other"
 			continue
 		}
 		j.pid = j.tid // the client is single-threaded: its submitting thread is its main thread

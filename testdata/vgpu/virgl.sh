@@ -38,9 +38,11 @@ VGPU_OUT=${VGPU_OUT:-$VGPU_DIR/out/$KERNEL_LABEL}
 mkdir -p "$VGPU_CACHE"
 t_start=$(date +%s.%N)
 
-# qemu-system-gui: the virtio-gpu-gl device and the egl-headless display are its modules.
-ensure_pkgs qemu-system-x86 qemu-system-gui libvirglrenderer1 busybox-static cpio xz-utils zstd gcc libc6-dev \
-	libegl-dev libgles-dev libgbm-dev
+# qemu-system-gui: the virtio-gpu-gl device and the egl-headless display are its modules;
+# libepoxy dlopens libEGL, whose Mesa vendor and llvmpipe (libgl1-mesa-dri) are only
+# recommended, so they are named. The -dev packages link the client.
+ensure_pkgs qemu-system-x86 qemu-system-gui libvirglrenderer1 libegl1 libegl-mesa0 libgbm1 libgl1-mesa-dri \
+	busybox-static cpio xz-utils zstd gcc libc6-dev libegl-dev libgles-dev libgbm-dev
 case $K in
 6.1) kernel_6_1 ;;
 7.3) kernel_7_3_image ;;

@@ -15,8 +15,10 @@
 // The committed captures (testdata/captures/virgl/virgl-<kernel>/) are checked by
 // TestVirglCaptureGroundTruth on every `go test`; a fresh rig run by TestVirglRigGroundTruth
 // with GHOSTDRIVER_VIRGL_OUT (make test-virgl sets it). A spans check builds on
-// virglGroundTruth: each job of truth.jobs is one span, keyed by its fence (context,
-// fence_id) or, without a fence, by its thread and ioctl window.
+// virglGroundTruth: each job of truth.jobs is one gpu.job span, keyed by fenceKey (the key
+// readJobSpans gives spans) or, without a fence, by its thread and ioctl window, with its
+// stage bounds against points(); the live spans are dir/spans.json, the replayed ones
+// `ghostdriver replay --epoch 0 dir/tracefs.txt` (the committed captures included).
 package e2e
 
 import (
@@ -76,6 +78,29 @@ type virglJob struct {
 	kind                 string // frame, finish, setup, teardown; other: a process without a frame log
 	frame                int    // frame number for kind frame, else -1
 	pid                  int    // the client process of kind frame/finish/setup/teardown
+}
+
+// fenceKey is the job's key the way readJobSpans (vgpu_test.go) keys gpu.job spans,
+// ghostdriver.fence.context ":" ghostdriver.fence.seqno; "" for an unfenced submit.
+func (j *virglJob) fenceKey() string {
+	if j.fenceID == 0 {
+		return ""
+	}
+	return strconv.FormatUint(j.fenceCtx, 10) + ":" + strconv.FormatUint(j.fenceID, 10)
+}
+
+// points are the job's bounds as docs/stages.md ("virtio_gpu (virgl)") reads the events: the
+// ioctl (t0, tx), the fence's emission (te), the command on the virtqueue (tq = tr), the
+// host's response (th) and the fence's signal (tf); a point without its event is left out.
+func (j *virglJob) points() map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range map[string]int64{"t0": j.ioctlEnter, "tx": j.ioctlOut, "te": j.emit, "tq": j.queued,
+		"th": j.response, "tf": j.signaled} {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // virglTruth is the ground truth of one run.
@@ -476,7 +501,15 @@ func TestVirglRigGroundTruth(t *testing.T) {
 		}
 	}
 	jobs := slices.SortedFunc(slices.Values(tr.jobs), func(a, b *virglJob) int { return cmp.Compare(a.queued, b.queued) })
+	keys := map[string]bool{}
+	for _, j := range jobs {
+		if k := j.fenceKey(); k != "" && keys[k] {
+			t.Errorf("two jobs with fence %s", k)
+		} else {
+			keys[k] = true
+		}
+	}
 	if len(jobs) > 0 {
-		t.Logf("first job: %+v", *jobs[0])
+		t.Logf("first job: %+v, points %v", *jobs[0], jobs[0].points())
 	}
 }

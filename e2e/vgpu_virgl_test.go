@@ -44,6 +44,7 @@ var (
 	virglFence     = regexp.MustCompile(`^dma_fence_(init|emit|signaled|destroy|enable_signal|wait_start|wait_end): driver=(\S+) timeline=(\S+) context=(\d+) seqno=(\d+)$`)
 	virglCmd       = regexp.MustCompile(`^virtio_gpu_cmd_(queue|response): vdev=(\d+) vq=(\d+) name=(\S+) type=0x([0-9a-f]+) flags=0x([0-9a-f]+) fence_id=(\d+) ctx_id=(\d+)(?: num_free=(\d+) seqno=(\d+))?$`)
 	virglIRQ       = regexp.MustCompile(`^irq_handler_entry: irq=(\d+) name=(\S+)$`)
+	virglHostLine  = regexp.MustCompile(`^\d+@(\d+)\.(\d{6}):virtio_gpu_(fence_ctrl fence 0x([0-9a-f]+), type 0x([0-9a-f]+)|fence_resp fence 0x([0-9a-f]+)|cmd_ctx_submit ctx 0x[0-9a-f]+, size \d+)$`)
 	virglFrameLine = regexp.MustCompile(`^frame=(\d+) batch=(\d+) inflight=(\d+) pid=(\d+) tid=(\d+) trace_id=([0-9a-f]{32}) span_id=([0-9a-f]{16}) begin_ns=(\d+) flush_ns=(\d+) finish_ns=(\d+)$`)
 )
 
@@ -75,6 +76,8 @@ type virglJob struct {
 	response             int64  // virtio_gpu_cmd_response: by fence_id (fenced), by seqno (7.3); 0 when neither joins
 	irq                  int64  // the last <gpu>-control interrupt at or before the response
 	signaled             int64  // dma_fence_signaled of (fenceCtx, fenceID)
+	hostCtrl, hostResp   int64  // QEMU's view (qemu-trace.txt, host wall clock): the fenced command's arrival and response
+	hostType             uint64 // the command type QEMU saw with that fence id
 	kind                 string // frame, finish, setup, teardown; other: a process without a frame log
 	frame                int    // frame number for kind frame, else -1
 	pid                  int    // the client process of kind frame/finish/setup/teardown
@@ -111,7 +114,19 @@ type virglTruth struct {
 	responses  int
 	controlIRQ int // <gpu>-control interrupts
 	hasSeqno   bool
+	// QEMU's view, when the run has qemu-trace.txt: SUBMIT_3D commands it processed and the
+	// fenced ones it saw (fence id → type).
+	host                    bool
+	hostSubmits, hostFenced int
 }
+
+// virglHostTolerance: QEMU's own time between a fenced command's arrival and its response
+// cannot exceed the guest's queued → response, which contains it (the kick before, the
+// interrupt and the reaping worker after). The two clocks (host wall, guest monotonic) tick
+// at the same rate under TCG; 100 µs covers both sides' 1 µs quantisation and a rate error
+// of 10 ppm over the longest job with room to spare (measured: the guest's interval exceeds
+// QEMU's by 41 µs at least, 148 µs p50).
+const virglHostTolerance = 100_000
 
 func virglTime(sec, usec string) int64 {
 	s, _ := strconv.ParseInt(sec, 10, 64)
@@ -260,6 +275,34 @@ func virglGroundTruth(t *testing.T, dir string) virglTruth {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, "qemu-trace.txt")); err == nil {
+		tr.host = true
+		for _, line := range strings.Split(string(b), "\n") {
+			x := virglHostLine.FindStringSubmatch(line)
+			if x == nil {
+				continue
+			}
+			ts := virglTime(x[1], x[2])
+			switch {
+			case x[4] != "":
+				id, _ := strconv.ParseUint(x[4], 16, 64)
+				typ, _ := strconv.ParseUint(x[5], 16, 64)
+				if typ == virtioCmdSubmit3D {
+					tr.hostFenced++
+				}
+				if j := byFenceID[id]; j != nil && j.hostCtrl == 0 {
+					j.hostCtrl, j.hostType = ts, typ
+				}
+			case x[6] != "":
+				id, _ := strconv.ParseUint(x[6], 16, 64)
+				if j := byFenceID[id]; j != nil && j.hostResp == 0 {
+					j.hostResp = ts
+				}
+			default:
+				tr.hostSubmits++
+			}
+		}
+	}
 	tr.frames = readVirglFrames(t, filepath.Join(dir, "frames.txt"))
 	virglClassify(t, &tr)
 	return tr
@@ -328,6 +371,7 @@ func checkVirglTruth(t *testing.T, name string, tr virglTruth) {
 	kinds := map[string]int{}
 	fenceCtx := map[uint64]bool{}
 	var lastFence uint64
+	fenced := 0
 	for _, j := range tr.jobs {
 		kinds[j.kind]++
 		if j.kind == "" {
@@ -370,6 +414,26 @@ func checkVirglTruth(t *testing.T, name string, tr virglTruth) {
 		}
 		if j.irq == 0 || j.irq > j.response {
 			t.Errorf("%s: fence %d: no control interrupt before its response", name, j.fenceID)
+		}
+		if tr.host {
+			fenced++
+			switch {
+			case j.hostCtrl == 0 || j.hostResp == 0:
+				t.Errorf("%s: fence %d: QEMU saw arrival %d, response %d (0: no trace line)", name, j.fenceID, j.hostCtrl, j.hostResp)
+			case j.hostType != virtioCmdSubmit3D:
+				t.Errorf("%s: fence %d: QEMU saw command type 0x%x", name, j.fenceID, j.hostType)
+			case j.hostResp-j.hostCtrl > j.response-j.queued+virglHostTolerance:
+				t.Errorf("%s: fence %d: QEMU took %d µs, longer than the guest's queued → response %d µs", name, j.fenceID,
+					(j.hostResp-j.hostCtrl)/1000, (j.response-j.queued)/1000)
+			}
+		}
+	}
+	if tr.host {
+		// QEMU processed every SUBMIT_3D the guest queued, and no other; the fenced ones with
+		// the guest's fence ids.
+		if tr.hostSubmits != tr.submit3D || tr.hostFenced != fenced {
+			t.Errorf("%s: QEMU processed %d SUBMIT_3D (%d fenced); the guest queued %d (%d fenced jobs)", name,
+				tr.hostSubmits, tr.hostFenced, tr.submit3D, fenced)
 		}
 	}
 	if len(fenceCtx) != 1 {
@@ -430,6 +494,16 @@ func checkVirglTruth(t *testing.T, name string, tr virglTruth) {
 		name, len(tr.frames), len(tr.jobs), kinds, tr.submit3D, tr.responses, tr.controlIRQ, tr.hasSeqno)
 	t.Logf("%s: queued→response p50 %d µs p99 %d µs; response→signaled p50 %d µs; queued→signaled p50 %d µs max %d µs",
 		name, p(qr, .5)/1000, p(qr, .99)/1000, p(rs, .5)/1000, p(qs, .5)/1000, p(qs, 1)/1000)
+	if tr.host {
+		var hd, slack []int64
+		for _, j := range tr.jobs {
+			if j.hostCtrl != 0 && j.hostResp != 0 && j.response != 0 {
+				hd, slack = append(hd, j.hostResp-j.hostCtrl), append(slack, j.response-j.queued-(j.hostResp-j.hostCtrl))
+			}
+		}
+		t.Logf("%s: QEMU: %d SUBMIT_3D, %d fenced; arrival→response p50 %d µs p99 %d µs; the guest's interval longer by %d µs min, %d µs p50",
+			name, tr.hostSubmits, tr.hostFenced, p(hd, .5)/1000, p(hd, .99)/1000, p(slack, 0)/1000, p(slack, .5)/1000)
+	}
 }
 
 // virglFormatFields are the fields the kernel's own format files give each virtio_gpu event.
@@ -472,6 +546,9 @@ func TestVirglCaptureGroundTruth(t *testing.T) {
 			checkVirglTruth(t, "virgl-"+c.kernel, tr)
 			if len(tr.frames) != c.frames || len(tr.jobs) != c.jobs {
 				t.Errorf("%d frames, %d jobs; the capture had %d, %d", len(tr.frames), len(tr.jobs), c.frames, c.jobs)
+			}
+			if !tr.host {
+				t.Error("no qemu-trace.txt: the committed captures carry QEMU's view")
 			}
 			if tr.hasSeqno != c.seqnoOnCmdEvents {
 				t.Errorf("seqno= on the virtio_gpu events: %v, want %v", tr.hasSeqno, c.seqnoOnCmdEvents)

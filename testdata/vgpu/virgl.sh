@@ -69,6 +69,9 @@ rm -rf "$VGPU_OUT" && mkdir -p "$VGPU_OUT"
 log "boot $KVER under qemu-system-x86_64 ($QEMU_ACCEL) with virtio-gpu-gl"
 # egl-headless with rendernode=/dev/null: there is no render node on this host, and Mesa's
 # GBM on /dev/null falls back to software (llvmpipe), which renders the guest's virgl stream.
+# The host's view (QEMU's trace events, log backend, host wall-clock stamps): each fenced
+# command's arrival (virtio_gpu_fence_ctrl: fence id, command type), its response
+# (virtio_gpu_fence_resp) and every SUBMIT_3D (virtio_gpu_cmd_ctx_submit) -> qemu-trace.txt.
 set +e
 timeout "${VGPU_TIMEOUT:-600}" qemu-system-x86_64 -cpu max -accel "$QEMU_ACCEL" -smp 2 -m 2G \
 	-nodefaults -no-reboot -serial stdio -monitor none \
@@ -77,6 +80,8 @@ timeout "${VGPU_TIMEOUT:-600}" qemu-system-x86_64 -cpu max -accel "$QEMU_ACCEL" 
 	-append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init" \
 	-virtfs "local,path=$VGPU_OUT,mount_tag=out,security_model=none,id=out" \
 	-virtfs "local,path=$MESA_ROOT,mount_tag=mesa,security_model=none,readonly=on,id=mesa" \
+	-msg timestamp=on -D "$VGPU_OUT/qemu-trace.txt" \
+	-trace virtio_gpu_fence_ctrl -trace virtio_gpu_fence_resp -trace virtio_gpu_cmd_ctx_submit \
 	${VGPU_QEMU_EXTRA:-} \
 	</dev/null >"$VGPU_OUT/console.log" 2>&1
 qemu_rc=$?
@@ -100,7 +105,7 @@ t_end=$(date +%s.%N)
 } >"$VGPU_OUT/host.txt"
 cat "$VGPU_OUT/host.txt" >&2
 [ -e "$VGPU_OUT/guest.txt" ] && cat "$VGPU_OUT/guest.txt" >&2
-if [ ! -s "$VGPU_OUT/tracefs.txt" ] || [ ! -s "$VGPU_OUT/frames.txt" ]; then
+if [ ! -s "$VGPU_OUT/tracefs.txt" ] || [ ! -s "$VGPU_OUT/frames.txt" ] || [ ! -s "$VGPU_OUT/qemu-trace.txt" ]; then
 	tail -40 "$VGPU_OUT/console.log" >&2
 	die "no capture came back (see $VGPU_OUT/console.log)"
 fi

@@ -12,7 +12,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 VERSION_LDFLAGS := -X github.com/ghostdriver/ghostdriver/internal/version.Version=$(VERSION)
 
 
-.PHONY: all build cli cupti-lib dist run test test-unit test-dist test-docs test-fuzz test-jaeger test-vgpu generate generate-metadata check-generate build-arm64 test-arm64 bench vet clean
+.PHONY: all build cli cupti-lib dist run test test-unit test-dist test-docs test-fuzz test-jaeger test-vgpu test-virgl generate generate-metadata check-generate build-arm64 test-arm64 bench vet clean
 
 all: build
 
@@ -86,6 +86,11 @@ test-jaeger: dist
 # The virtual GPU rig: a real DRM driver module under QEMU (TCG), both kernel generations.
 test-vgpu: cli
 	testdata/vgpu/test.sh
+
+# The virgl rig: the upstream virtio_gpu driver with Debian's Mesa (virgl) under QEMU (TCG),
+# both kernel generations, checked against its tracefs and the client's frame log.
+test-virgl:
+	testdata/vgpu/test-virgl.sh
 
 # Regenerate the committed bpf2go output, x86-64 and arm64 objects (needs clang-14).
 generate:

@@ -67,6 +67,7 @@ const (
 	Jaeger = "jaeger" // the Jaeger binary (GHOSTDRIVER_JAEGER)
 	VGPU   = "vgpu"   // the virtual GPU rig's output (GHOSTDRIVER_VGPU_OUT), every phase of it
 	ARM64  = "arm64"  // the arm64 guest's output (GHOSTDRIVER_ARM64_OUT)
+	Virgl  = "virgl"  // the virgl rig's output (GHOSTDRIVER_VIRGL_OUT)
 )
 
 // machine and byName are the known names: Skip refuses any other, so a typo cannot
@@ -78,7 +79,7 @@ var (
 		DevFull: true, Memfd: true, ProcMem: true, Linux: true, LinuxAMD64: true, UserTP: true,
 		NoFentry: true, NoDRM: true, NoNVIDIA: true, TracefsUnmounted: true,
 	}
-	byName = map[string]bool{Dist: true, Jaeger: true, VGPU: true, ARM64: true}
+	byName = map[string]bool{Dist: true, Jaeger: true, VGPU: true, ARM64: true, Virgl: true}
 )
 
 // Required reports whether the run guarantees what: GHOSTDRIVER_REQUIRE names it, or

@@ -258,6 +258,13 @@ btf_from_image() {
 # ---- kernel 7.3 (Debian trixie-backports; 6.17+ scheduler events) ---------------------------
 
 kernel_7_3() {
+	kernel_7_3_image
+	trixie_chroot
+	trixie_headers
+}
+
+# kernel_7_3_image: the 7.3 image and its modules only (no chroot: the virgl rig builds no module).
+kernel_7_3_image() {
 	ensure_pkgs debootstrap xz-utils
 	private_apt trixie-bpo amd64 "deb $DEBIAN_MIRROR trixie-backports main"
 	local dep
@@ -280,8 +287,6 @@ kernel_7_3() {
 	# Default multi-threaded TCG crashed 7.x at boot now and then (ebpf-machines.md).
 	QEMU_ACCEL=tcg,thread=single
 	OPTIONAL_DRIVERS=${VGPU_OPTIONAL_DRIVERS-amdgpu i915 xe}
-	trixie_chroot
-	trixie_headers
 }
 
 # The bookworm gcc-12 cannot build modules for 7.3 (-fmin-function-alignment): build in a trixie

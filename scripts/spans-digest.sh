@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 bin=${1:-}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 if [ -z "$bin" ]; then go build -o "$work/ghostdriver" ./cmd/ghostdriver; bin=$work/ghostdriver; fi
-for c in testdata/captures/* internal/ftrace/testdata/gpu-stamps/*; do
+# The bundled captures, and the rig's when a rig run left them (testdata/vgpu/out: gitignored).
+for c in testdata/captures/* testdata/captures/virgl/*/tracefs.txt internal/ftrace/testdata/gpu-stamps/* \
+  testdata/vgpu/out/*/tracefs.txt testdata/vgpu/out/*/record.txt; do
   [ -f "$c" ] || continue
-  n=$(basename "$c")
+  n=$(echo "${c#testdata/}" | tr / _)
   rc=0
   "$bin" replay --epoch 0 --output "$work/$n.spans" --metrics-output "$work/$n.metrics" "$c" >"$work/$n.summary" 2>"$work/$n.err" || rc=$?
   for k in spans metrics summary; do

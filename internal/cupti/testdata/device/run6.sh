@@ -38,7 +38,7 @@ A="--n 256 --k 50 --iters 1500 --pin 3"
 WL="taskset -c 2-5 python3 $H/workload.py"
 GDC="taskset -c 8-11 timeout 120 bin/ghostdriver cuda --library $LIBCUDA --library $CUDART --output /dev/null --quiet"
 for r in 1 2 3 4 5; do
-  for c in b i G T R L; do
+  for c in b i G T R; do
     case $c in
     b) $WL $W/cost_b_$r.json $A ;;
     i) CUDA_INJECTION64_PATH=$LIB $WL $W/cost_i_$r.json $A ;;
@@ -55,7 +55,7 @@ import sys, statistics, collections
 rows = collections.defaultdict(dict)
 for l in open(sys.argv[1] + "/cost.txt"):
     r, c, ms, _ = l.split(); rows[r][c] = float(ms)
-for c in "iGTRL":
+for c in "iGTR":
     rat = [rows[r][c] / rows[r]["b"] for r in rows if c in rows[r] and "b" in rows[r]]
     print(c, "paired ratio to bare: median %.3f" % statistics.median(rat), ["%.3f" % x for x in rat])
 PY

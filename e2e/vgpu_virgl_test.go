@@ -640,8 +640,7 @@ func TestVirglRigGroundTruth(t *testing.T) {
 	// with its process and DRM client.
 	checkVirglSpans(t, "replay "+filepath.Base(dir), tr, replayVirgl(t, dir), virglSpanCheck{tol: 0, all: true})
 	offset := readClockOffset(t, filepath.Join(dir, "clock.txt"))
-	checkVirglSpans(t, "live "+filepath.Base(dir), tr, readVirglSpans(t, filepath.Join(dir, "spans.json"), offset),
-		virglSpanCheck{tol: virglLiveTolerance, linked: true})
+	checkVirglSpans(t, "live "+filepath.Base(dir), tr, readVirglSpans(t, filepath.Join(dir, "spans.json"), offset), virglLive)
 	// doctor in the guest says it follows virtio_gpu jobs and which stages they get.
 	doc, err := os.ReadFile(filepath.Join(dir, "doctor.txt"))
 	if err != nil {
@@ -655,12 +654,16 @@ func TestVirglRigGroundTruth(t *testing.T) {
 	}
 }
 
-// virglLiveTolerance: how far a live stage bound may lie from the tracefs event the oracle
-// reads for it. Both clocks are CLOCK_MONOTONIC (trace_clock=mono; bpf_ktime_get_ns), but
-// each hook stamps its own instant: tracefs when the event's entry is reserved, the BPF
-// program when it runs, and the ioctl's bounds are fentry/fexit of drm_ioctl, not the
-// syscall tracepoints; under TCG the instructions between them take microseconds.
-const virglLiveTolerance = 200_000
+// virglLive: how the live spans are held to the oracle. Both clocks are CLOCK_MONOTONIC
+// (trace_clock=mono; bpf_ktime_get_ns) and the offset the receiver added is taken off, but
+// each hook stamps its own instant: tracefs when its probe reserves the entry, the BPF
+// program when it runs (after it: virglBoundSide), and the ioctl's bounds are drm_ioctl's
+// entry and exit inside the syscall. Those few instructions take microseconds under TCG,
+// but a vCPU can stop between them for a whole TCG turn (7.3 runs single-threaded TCG,
+// whose vCPUs take turns; an interrupt or a preemption inside the syscall does it too):
+// 16 ms at most in the runs so far (p99 under 100 µs). So: 99% within 200 µs, every bound
+// within 50 ms, and each on its side of the oracle's point.
+var virglLive = virglSpanCheck{tol: 50_000_000, typical: 200_000, ordered: true, linked: true}
 
 // virglSpan is one gpu.job span of ghostdriver's output with its stage spans (times on the
 // source's clock: the span's time minus the clock offset).
@@ -755,17 +758,18 @@ func readVirglSpans(t *testing.T, path string, offset int64) []*virglSpan {
 
 // virglSpanCheck is how a span file is held to the truth.
 type virglSpanCheck struct {
-	// tol: how far a stage bound may lie from the oracle's point (ns). Replay reads the
-	// oracle's own lines: 0. Live: the hooks stamp their own time (bpf_ktime_get_ns) a few
-	// instructions from where the tracepoint stamped its entry, and the ioctl's are
-	// fentry/fexit of drm_ioctl against the syscall tracepoints; tracefs prints µs.
-	tol int64
+	// tol: how far any stage bound may lie from the oracle's point (ns); typical: how far
+	// 99% of them may (0: tol). Replay reads the oracle's own lines: 0. Live: see
+	// virglLive; with ordered, each bound must also lie on the side of the oracle's point
+	// that the hooks' order dictates (virglBoundSide).
+	tol, typical int64
+	ordered      bool
 	// all: every execbuffer of the run must be a span. Live, the receiver may not see the
 	// set-up submits made before the client's process entered its table: only the
 	// client's frames and glFinish submits, and the tear-down, are required.
 	all bool
 	// linked: the client's jobs must carry its trace context (the frame's span as parent,
-	// TRACEPARENT's trace id), its process and its DRM client (live: the enricher).
+	// TRACEPARENT's trace id) and its process (live: the enricher).
 	linked bool
 }
 
@@ -786,6 +790,7 @@ func checkVirglSpans(t *testing.T, name string, tr virglTruth, spans []*virglSpa
 	}
 	near := func(a, b int64) bool { return abs(a-b) <= c.tol }
 	var maxDev int64
+	var devs []int64
 	found, frames := 0, 0
 	kinds := map[string]int{}
 	for _, j := range tr.jobs {
@@ -824,10 +829,13 @@ func checkVirglSpans(t *testing.T, name string, tr virglTruth, spans []*virglSpa
 				continue
 			}
 			for i := range 2 {
-				maxDev = max(maxDev, abs(got[i]-b[i]))
-				if !near(got[i], b[i]) {
-					t.Errorf("%s: %s job %q: %s [%d, %d], the oracle's [%d, %d] (tolerance %d ns)", name, j.kind, j.fenceKey(), st,
-						got[0], got[1], b[0], b[1], c.tol)
+				d := got[i] - b[i]
+				maxDev = max(maxDev, abs(d))
+				devs = append(devs, abs(d))
+				side := virglBoundSide[st][i]
+				if !near(got[i], b[i]) || c.ordered && d*side < -virglPrintQuantum {
+					t.Errorf("%s: %s job %q: %s [%d, %d], the oracle's [%d, %d] (tolerance %d ns, side %+d)", name, j.kind, j.fenceKey(), st,
+						got[0], got[1], b[0], b[1], c.tol, side)
 					break
 				}
 			}
@@ -850,8 +858,11 @@ func checkVirglSpans(t *testing.T, name string, tr virglTruth, spans []*virglSpa
 		}
 		if c.linked && j.pid != 0 {
 			fr := tr.frames[slices.IndexFunc(tr.frames, func(f virglFrame) bool { return f.tid == j.tid })]
-			if s.pid != int64(j.pid) || s.clientID == 0 || s.traceID != fr.traceID {
-				t.Errorf("%s: %s job %q: process.pid %d (want %d), client_id %d, trace %s (the client's %s)",
+			// The DRM client: virtio_gpu keeps no fdinfo on these kernels (the 6.1 and 7.3
+			// modules do not use drm_show_fdinfo), so no drm-client-id or name exists to
+			// attribute: the job must carry none rather than another client's.
+			if s.pid != int64(j.pid) || s.clientID != 0 || s.traceID != fr.traceID {
+				t.Errorf("%s: %s job %q: process.pid %d (want %d), client_id %d (none exists), trace %s (the client's %s)",
 					name, j.kind, j.fenceKey(), s.pid, j.pid, s.clientID, s.traceID, fr.traceID)
 			}
 			if j.kind == "frame" {
@@ -870,9 +881,32 @@ func checkVirglSpans(t *testing.T, name string, tr virglTruth, spans []*virglSpa
 	if frames != len(tr.frames) {
 		t.Errorf("%s: %d frames' jobs found, %d frames", name, frames, len(tr.frames))
 	}
-	t.Logf("%s: %d gpu.job spans, %d of the oracle's %d jobs found (%v), %d/%d frames; largest stage-bound deviation %d ns (tolerance %d)",
-		name, len(spans), found, len(tr.jobs), kinds, frames, len(tr.frames), maxDev, c.tol)
+	slices.Sort(devs)
+	q := func(f float64) int64 {
+		if len(devs) == 0 {
+			return 0
+		}
+		return devs[int(f*float64(len(devs)-1))]
+	}
+	if typ := cmp.Or(c.typical, c.tol); q(.99) > typ {
+		t.Errorf("%s: 99%% of the stage bounds within %d ns of the oracle's, want %d", name, q(.99), typ)
+	}
+	t.Logf("%s: %d gpu.job spans, %d of the oracle's %d jobs found (%v), %d/%d frames; stage-bound deviation p50 %d ns, p99 %d ns, max %d ns (tolerance %d, 99%% within %d)",
+		name, len(spans), found, len(tr.jobs), kinds, frames, len(tr.frames), q(.5), q(.99), maxDev, c.tol, cmp.Or(c.typical, c.tol))
 }
+
+// virglBoundSide: on which side of the oracle's tracefs point a live bound lies, by the
+// order the hooks run in: +1 at or after it, -1 at or before it. The ioctl's entry and exit
+// are fentry and fexit of drm_ioctl, inside the syscall whose tracepoints the oracle reads;
+// every other bound is a probe of the tracepoint the oracle reads, attached after tracefs's
+// own (the guest enables tracing before the receiver starts), so it runs after it.
+var virglBoundSide = map[string][2]int64{
+	"ioctl": {+1, -1}, "bo_validation": {+1, +1}, "ring_emission": {+1, +1}, "execution": {+1, +1}, "fence_signal": {+1, +1},
+}
+
+// virglPrintQuantum: tracefs prints µs, truncated, so its point may lie up to 1 µs before
+// the instant it stamped.
+const virglPrintQuantum = 1000
 
 var virglCLI = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "virgl-cli")

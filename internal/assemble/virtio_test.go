@@ -145,3 +145,29 @@ func TestVirglJobs(t *testing.T) {
 		})
 	}
 }
+
+// An in-fence of another context (VIRTGPU_EXECBUF_FENCE_FD_IN; 7.3 waits between the fence's
+// init and its emit): waited for synchronously inside the ioctl, so it is a dependency of
+// the job that ended before tq, not a fence_dependency stage.
+func TestVirglInFence(t *testing.T) {
+	_, jobs := assembleText(t, `
+    virgl_client-185     [000] ...1.     1.000100: sys_ioctl(fd: 0x6, cmd: 0xc0286442, arg: 0x7ffd81f10c80)
+    virgl_client-185     [000] .....     1.000107: dma_fence_init: driver=virtio_gpu timeline=controlq context=1 seqno=0
+    virgl_client-185     [000] .....     1.000120: dma_fence_wait_start: driver=drm_sched timeline=gfx context=40 seqno=9
+    virgl_client-185     [000] .....     1.000400: dma_fence_wait_end: driver=drm_sched timeline=gfx context=40 seqno=9
+    virgl_client-185     [000] ...1.     1.000420: dma_fence_emit: driver=virtio_gpu timeline=controlq context=1 seqno=8
+    virgl_client-185     [000] ...1.     1.000424: virtio_gpu_cmd_queue: vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=8 ctx_id=2 num_free=250 seqno=30
+    virgl_client-185     [000] ...1.     1.000440: sys_ioctl -> 0x0
+     kworker/1:1-34      [001] .....     1.001000: virtio_gpu_cmd_response: vdev=0 vq=0 name=control type=0x1100 flags=0x1 fence_id=8 ctx_id=2 num_free=256 seqno=30
+     kworker/1:1-34      [001] d..1.     1.001004: dma_fence_signaled: driver=virtio_gpu timeline=controlq context=1 seqno=8
+`)
+	j := find(t, jobs, fk(1, 8))
+	if len(j.Deps) != 1 || j.Deps[0].Fence != fk(40, 9) || j.Deps[0].Signaled != T(400) {
+		t.Errorf("deps %+v, want the in-fence 40:9 signalled at 400 µs", j.Deps)
+	}
+	wantStage(t, j, "ring_emission", 420, 424, Measured, "dma_fence_emit→virtio_gpu_cmd_queue")
+	if _, ok := stageOf(j, "fence_dependency"); ok {
+		t.Error("a fence_dependency stage: the wait was inside the ioctl")
+	}
+}
+

@@ -14,11 +14,13 @@
 //
 // The committed captures (testdata/captures/virgl/virgl-<kernel>/) are checked by
 // TestVirglCaptureGroundTruth on every `go test`; a fresh rig run by TestVirglRigGroundTruth
-// with GHOSTDRIVER_VIRGL_OUT (make test-virgl sets it). A spans check builds on
-// virglGroundTruth: each job of truth.jobs is one gpu.job span, keyed by fenceKey (the key
-// readJobSpans gives spans) or, without a fence, by its thread and ioctl window, with its
-// stage bounds against points(); the live spans are dir/spans.json, the replayed ones
-// `ghostdriver replay --epoch 0 dir/tracefs.txt` (the committed captures included).
+// with GHOSTDRIVER_VIRGL_OUT (make test-virgl sets it). ghostdriver's spans are held to the
+// truth by checkVirglSpans: each job of truth.jobs is one gpu.job span, keyed by fenceKey
+// or, without a fence, by its thread and ioctl entry, with its stages against stages() (the
+// rules of docs/stages.md applied to the oracle's points) and nothing extra: the replayed
+// ones (`ghostdriver replay --epoch 0 dir/tracefs.txt`, TestVirglCaptureSpans on the
+// committed captures, and on the rig's) exactly, the live ones (dir/spans.json) by virglLive,
+// with their trace context and process.
 package e2e
 
 import (

@@ -69,6 +69,23 @@ struct msm_gem_submit___gd {
 	struct msm_ringbuffer___gd *ring;
 } __attribute__((preserve_access_index));
 
+/* virtio_gpu: the virtqueue (virtio core) and the command header (uapi virtio_gpu.h) */
+struct virtio_device___gd {
+	int index;
+} __attribute__((preserve_access_index));
+
+struct virtqueue___gd {
+	struct virtio_device___gd *vdev;
+	unsigned int index;
+} __attribute__((preserve_access_index));
+
+struct virtio_gpu_ctrl_hdr___gd {
+	__u32 type; /* __le32, as every field: read on little-endian targets only */
+	__u32 flags;
+	__u64 fence_id;
+	__u32 ctx_id;
+} __attribute__((preserve_access_index));
+
 /*
  * The DRM file → driver chain, to name the driver of a submit ioctl (scheduler events do
  * not): filp->private_data is the struct drm_file of every DRM file (drm_open).

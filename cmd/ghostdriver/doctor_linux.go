@@ -54,6 +54,9 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	if rep.Tracefs != "" {
 		fmt.Fprintln(stdout, "tracefs: "+rep.Tracefs)
 	}
+	for _, f := range v.Follows {
+		fmt.Fprintln(stdout, f)
+	}
 	fmt.Fprintln(stdout, v.Line)
 	return 0
 }

@@ -16,6 +16,13 @@
 //	drm_sched_process_job / _job_done (JobDone)     tf     fence ptr (≤6.16) / fence key (6.17+)
 //	finished fence dma_fence_signaled               tf     finished key (amdgpu ≤4.x has no JobDone)
 //
+// virtio_gpu (no scheduler; virtio.go):
+//
+//	dma_fence_emit in the submit ioctl (FenceEmit)  tq = tr  the fence whose seqno the command's fence_id is
+//	virtio_gpu_cmd_queue SUBMIT_3D                  te       opens the job: (device, fence_id), (device, seqno)
+//	virtio_gpu_cmd_response                         th       (device, fence_id), (device, seqno) on 7.3
+//	dma_fence_signaled of the emitted fence         tf       fence key
+//
 // Drivers' own events (i915, xe, msm, and amdgpu's queue and run events) are rows of
 // internal/eventdef's table: the points each measures, its precedence, whether it opens a
 // job and completes it (Role) are stated there and applied here (driverRoles); the rows
@@ -38,9 +45,10 @@ const (
 	famI915
 	famXe // xe events without drm_sched events
 	famMsm
+	famVirtio // virtio_gpu: the execbuffer's SUBMIT_3D command, keyed by its fence (virtio.go)
 )
 
-var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm"}
+var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm", famVirtio: "virtio_gpu"}
 
 // Flags of the three events that make a job Completed.
 const (

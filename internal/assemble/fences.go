@@ -9,6 +9,7 @@
 //     → te: the scheduler signals it right after run_job returns, so it bounds ring
 //     emission when neither the hardware fence's creation nor run_job's fexit is traced
 //   - an i915 request's own fence                                      → th
+//   - a virtio_gpu job's own fence (emitted in its submit ioctl)       → tf
 //   - a dependency of pending jobs                                     → their td
 //
 // and is remembered for a while (a dependency can be announced after its fence has
@@ -59,6 +60,14 @@ func (a *Assembler) fenceCreated(e *event.Event, prio uint8) {
 	}
 	j := a.running(e.TID)
 	if j == nil {
+		if e.Kind == event.FenceEmit {
+			// A fence emitted by a submitting thread inside its ioctl: a driver without a
+			// scheduler numbering its job's fence (virtio_gpu: the command that follows
+			// names it by seqno; virtio.go).
+			if th := a.threads[e.TID]; th != nil && th.inIoctl {
+				th.virtio = virtioEmit{fence: e.Fence, time: e.Time, hook: hookOf(e), wide: e.FenceWide, ok: true}
+			}
+		}
 		return // not created by a run_job we saw: not a job's hardware fence
 	}
 	a.linkHW(j, e.Fence, e.Driver)
@@ -87,6 +96,13 @@ func (a *Assembler) fenceSignaled(e *event.Event) {
 		case j.fam == famI915:
 			j.set(PointHWDone, e.Time, prioOwnFenceSignal, Measured, hook)
 			a.touch(j, e.Time)
+			matched = true
+		case j.fam == famVirtio:
+			// virtio_gpu: the job's own fence (virtio.go).
+			j.seen |= seenDone
+			j.set(PointFinished, e.Time, prioSchedFenceSignal, Measured, hook)
+			a.touch(j, e.Time)
+			a.finish(j)
 			matched = true
 		}
 	}

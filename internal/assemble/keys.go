@@ -31,14 +31,16 @@ func finishedOfScheduled(k uint64) uint64 { return k + 1<<32 }
 type namespace uint8
 
 const (
-	nsSched namespace = iota + 1 // ≤6.16 scheduler events: (ring, sched job id)
-	nsMsm                        // msm submit ident, per device
-	nsXe                         // xe job fence pointer, per device
+	nsSched       namespace = iota + 1 // ≤6.16 scheduler events: (ring, sched job id)
+	nsMsm                              // msm submit ident, per device
+	nsXe                               // xe job fence pointer, per device
+	nsVirtioFence                      // virtio_gpu command fence_id, per device
+	nsVirtioSeq                        // virtio_gpu command seqno (7.3), per device
 )
 
 // idKey is the identity of a job that has no fence key in its events: old scheduler
 // events (a job id per ring), msm submits and xe jobs (a pointer). scope is the ring
-// name for nsSched and the device for nsMsm and nsXe: one string, since the namespace
+// name for nsSched and the device for the others: one string, since the namespace
 // already tells them apart (a pending job carries two of these).
 type idKey struct {
 	ns    namespace

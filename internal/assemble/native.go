@@ -20,6 +20,8 @@ func (a *Assembler) nativeEvent(e *event.Event, r *role) {
 		a.xeJobEvent(e, r)
 	case famMsm:
 		a.msmEvent(e, r)
+	case famVirtio:
+		a.virtioEvent(e, r)
 	}
 }
 

@@ -19,6 +19,8 @@
 //	ts  not measured (i915_request_in and msm's GPU stamps measure it: native.go)
 //	                                        → ts = max(te, previous job's th-or-tf on the ring),
 //	                                          at most th        rule "ring_serial"
+//	    virtio_gpu: ts = te                rule "host_start_unobserved" (virtio.go), and the
+//	    stages it has no basis for are omitted (virtioOmitted)
 //	The te and ts fallbacks apply only when a later point was seen (te: ts, th or tf; ts:
 //	th): a job seen up to its run and no further gets neither stage.
 //
@@ -67,6 +69,13 @@ func (a *Assembler) tile(j *job) {
 	if !p[PointHWDone].Known() && p[PointFinished].Known() {
 		p[PointHWDone] = Bound{Time: p[PointFinished].Time, Src: Inferred, Hook: ruleFallbackFinished}
 	}
+	var omit [stageCount]bool
+	if j.fam == famVirtio {
+		omit = virtioOmitted(j)
+		if !p[PointHWStart].Known() && p[PointEmitted].Known() && p[PointHWDone].Known() {
+			p[PointHWStart] = Bound{Time: p[PointEmitted].Time, Src: Inferred, Hook: ruleVirtioHostStart}
+		}
+	}
 	if !p[PointHWStart].Known() && p[PointEmitted].Known() && p[PointHWDone].Known() {
 		te := p[PointEmitted].Time
 		t := te
@@ -83,7 +92,7 @@ func (a *Assembler) tile(j *job) {
 	// pending job does not carry it (BENCHMARKS.md, memory per pending job).
 	n := 0
 	for s := Stage(0); s < stageCount; s++ {
-		if b := StageBounds[s]; p[b[0]].Known() && p[b[1]].Known() {
+		if b := StageBounds[s]; p[b[0]].Known() && p[b[1]].Known() && !omit[s] {
 			n++
 		}
 	}
@@ -91,7 +100,7 @@ func (a *Assembler) tile(j *job) {
 	for s := Stage(0); s < stageCount; s++ {
 		b := StageBounds[s]
 		start, end := p[b[0]], p[b[1]]
-		if !start.Known() || !end.Known() {
+		if !start.Known() || !end.Known() || omit[s] {
 			continue
 		}
 		src := Inferred

@@ -48,7 +48,8 @@ type thread struct {
 	deps      []pendingDep
 	schedInit event.FenceKey // last scheduler fence created on this thread (the finished one comes last)
 	hasInit   bool
-	xe        *job // standalone xe job created in this ioctl, merged into the next queued job
+	xe        *job       // standalone xe job created in this ioctl, merged into the next queued job
+	virtio    virtioEmit // the last fence emitted in this ioctl (virtio.go)
 
 	// worker side
 	run     *job
@@ -123,6 +124,11 @@ func (a *Assembler) ioctlExit(e *event.Event) {
 	if len(th.queued) == 0 {
 		a.st.IoctlsWithoutJob++
 	}
+	for _, j := range th.queued {
+		if j.open() && virtioUnjoinable(j) {
+			a.close(j, causeNone, Incomplete, reasonVirtioUnjoinable)
+		}
+	}
 	a.endIoctl(th)
 	// Jobs that finished long before this exit were waiting for it: out now.
 	for _, j := range done[:n] {
@@ -149,6 +155,7 @@ func (a *Assembler) endIoctl(th *thread) {
 	th.queued = th.queued[:0]
 	th.deps = th.deps[:0]
 	th.xe = nil
+	th.virtio.ok = false
 }
 
 func (a *Assembler) boValidEnd(e *event.Event) {

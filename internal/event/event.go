@@ -69,6 +69,13 @@ const (
 	MsmSubmitFlush
 	MsmSubmitRetired
 
+	// virtio_gpu (virgl): one command on a virtqueue. Device = the virtio device index,
+	// Ring = the virtqueue index (0: control), Cmd = the command type (VIRTIO_GPU_CMD_*),
+	// Fence.Seqno = the command's fence_id (0: unfenced; no context is printed), JobID =
+	// the queue's command seqno where the kernel prints it (7.3), else 0.
+	VirtioGPUCmdQueue
+	VirtioGPUCmdResponse
+
 	// trace_marker writes ("print" events), kept as markers on the timeline.
 	Marker
 
@@ -123,6 +130,8 @@ var kindNames = [kindCount]string{
 	MsmSubmit:            "msm_submit",
 	MsmSubmitFlush:       "msm_submit_flush",
 	MsmSubmitRetired:     "msm_submit_retired",
+	VirtioGPUCmdQueue:    "virtio_gpu_cmd_queue",
+	VirtioGPUCmdResponse: "virtio_gpu_cmd_response",
 	Marker:               "marker",
 	ProcessExec:          "process_exec",
 	ProcessExit:          "process_exit",
@@ -231,7 +240,7 @@ type Event struct {
 	PID uint32 // thread-group id when known (0 when the source only knows the thread)
 	TID uint32 // kernel task id of the thread the event ran on
 
-	// ioctl
+	// ioctl (Cmd: the ioctl command; of virtio_gpu command events, the command type)
 	Fd  int32
 	Cmd uint32
 

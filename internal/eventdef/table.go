@@ -160,6 +160,20 @@ var (
 		{"id=%d pid=%d ring=%d:%d elapsed=%lld ns mhz=%lld start=%lld end=%lld", "id submitter ring fseq _ _ gpustart gpuend", "msm_gpu_submit_retired"},
 	}}
 
+	// virtio_gpu: virtgpu_trace.h (TRACE_SYSTEM virtio_gpu), event class virtio_gpu_cmd, read
+	// from the guests' own format files (testdata/captures/virgl/virgl-*/formats.txt).
+	// 6.1 (bookworm 6.1.172): TP_PROTO(vq, hdr), name a const char *; 7.3 (trixie-backports
+	// 7.3.4): TP_PROTO(vq, hdr, seqno), name a __string, num_free= and seqno= added. dev =
+	// vq->vdev->index, vq = vq->index, type/flags/fence_id/ctx_id = the command's
+	// virtio_gpu_ctrl_hdr, seqno = vbuf->seqno (the queue's command counter, from 1). The
+	// longer format first: the 6.1 one would stop at ctx_id.
+	famVirtioCmd = &Family{"virtio_gpu cmd", []Format{
+		{"vdev=%d vq=%u name=%s type=0x%x flags=0x%x fence_id=%llu ctx_id=%u num_free=%u seqno=%u",
+			"dev ring _ cmd _ fseq _ _ id", "virtgpu_trace.h 7.3.4 (trixie-backports; virgl-7.3/formats.txt)"},
+		{"vdev=%d vq=%u name=%s type=0x%x flags=0x%x fence_id=%llu ctx_id=%u",
+			"dev ring _ cmd _ fseq _", "virtgpu_trace.h 6.1.172 (bookworm; virgl-6.1/formats.txt)"},
+	}}
+
 	// other_drivers_and_core.md "irq / syscalls".
 	famIoctlEnter = &Family{"sys_enter_ioctl", []Format{
 		{"fd: 0x%08lx, cmd: 0x%08lx, arg: 0x%08lx", "fd cmd arg", "syscalls print fmt (trace-cmd, perf)"},
@@ -214,6 +228,7 @@ const (
 	kernI915   = "i915_request_* since 9a895192 (2018-02)"
 	kernXe     = "xe_trace.h since 6.8"
 	kernMsm    = "msm_gpu_trace.h, 6.1..7.3 checked"
+	kernVirtio = "virtgpu_trace.h; tp_btf reads the 7.3 arguments (vq, hdr, seqno), 6.1 (vq, hdr) takes the classic rung"
 )
 
 var events = []Event{
@@ -354,12 +369,25 @@ var events = []Event{
 		Rule: "tf standalone only; start=/end= give ts and th on the GPU's clock (docs/gpu-timestamps.md)",
 		Hook: &Hook{Value: 72, Event: "msm_gpu_submit_retired", Kernels: kernMsm}},
 
+	// virtio_gpu (virgl; no DRM scheduler, no ring of its own): a job is one execbuffer
+	// ioctl's SUBMIT_3D command (0x207) on the control virtqueue, keyed by the fence the
+	// ioctl emits (dma_fence_emit's seqno = the command's fence_id). The fence's emit is tq =
+	// tr, its dma_fence_signaled tf (fences.go); other command types are not jobs.
+	{Names: []Name{{"virtio_gpu_cmd_queue", "6.1 (7 fields); num_free= seqno= in 7.3"}},
+		Kind: event.VirtioGPUCmdQueue, Driver: "virtio_gpu", System: "virtio_gpu", Formats: famVirtioCmd,
+		Points: pts(PointEmitted), Role: &Role{1, SeenQueue | SeenRun, true},
+		Rule: "SUBMIT_3D (0x207) only: opens the job; te = the command on the virtqueue; tq = tr = the fence emitted in its ioctl with seqno = fence_id (else this event); assemble.virtioQueue",
+		Hook: &Hook{Value: 90, Event: "virtio_gpu_cmd_queue", Kernels: kernVirtio}},
+	{Names: []Name{{"virtio_gpu_cmd_response", "6.1 (7 fields); num_free= seqno= in 7.3"}},
+		Kind: event.VirtioGPUCmdResponse, Driver: "virtio_gpu", System: "virtio_gpu", Formats: famVirtioCmd,
+		Points: pts(PointHWDone), Role: &Role{2, 0, false},
+		Rule: "th: the host's response, by fence_id, or by seqno (7.3); ends an unfenced job; assemble.virtioResponse",
+		Hook: &Hook{Value: 91, Event: "virtio_gpu_cmd_response", Kernels: kernVirtio}},
+
 	// Other drivers that also emit gpu_scheduler/dma_fence events (which we decode).
 	knownDriver("lima", "lima_task_submit", "duplicates drm_sched_job for lima"),
 	knownDriver("lima", "lima_task_run", "duplicates drm_run_job for lima"),
 	knownDriver("v3d", "v3d_submit_cl", "v3d uses drm_sched; its own events are not decoded"),
-	knownDriver("virtio_gpu", "virtio_gpu_cmd_queue", "virtqueue command, not a job"),
-	knownDriver("virtio_gpu", "virtio_gpu_cmd_response", "virtqueue command, not a job"),
 
 	// drm core.
 	known("drm_vblank_event", "display timing; shown by timeline tools, not part of a job"),

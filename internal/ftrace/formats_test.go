@@ -153,6 +153,21 @@ var formatCases = []formatCase{
 		event.Event{Kind: event.MsmSubmitRetired, Driver: "msm", JobID: 2081, Ring: "0", Fence: fk(0, 16665),
 			Submitter: 1453, GPUStart: 1083423660, GPUEnd: 1083425922}},
 
+	// virtio_gpu (virgl): virtgpu_trace.h's TP_printk of 6.1.172 (bookworm) and 7.3.4
+	// (trixie-backports), lines as the guests printed them (testdata/captures/virgl/).
+	// 6.1: a job's SUBMIT_3D (fence 6) and the host's response; an unfenced fbcon flush.
+	{"virtio_gpu_cmd_queue", "vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=6 ctx_id=2",
+		event.Event{Kind: event.VirtioGPUCmdQueue, Driver: "virtio_gpu", Device: "0", Ring: "0", Cmd: 0x207, Fence: fk(0, 6)}},
+	{"virtio_gpu_cmd_response", "vdev=0 vq=0 name=control type=0x1100 flags=0x1 fence_id=6 ctx_id=2",
+		event.Event{Kind: event.VirtioGPUCmdResponse, Driver: "virtio_gpu", Device: "0", Ring: "0", Cmd: 0x1100, Fence: fk(0, 6)}},
+	{"virtio_gpu_cmd_queue", "vdev=0 vq=0 name=control type=0x104 flags=0x0 fence_id=0 ctx_id=0",
+		event.Event{Kind: event.VirtioGPUCmdQueue, Driver: "virtio_gpu", Device: "0", Ring: "0", Cmd: 0x104}},
+	// 7.3: num_free= and seqno= (the command's seqno joins its response, fenced or not).
+	{"virtio_gpu_cmd_queue", "vdev=0 vq=0 name=control type=0x207 flags=0x1 fence_id=9 ctx_id=2 num_free=250 seqno=47",
+		event.Event{Kind: event.VirtioGPUCmdQueue, Driver: "virtio_gpu", Device: "0", Ring: "0", Cmd: 0x207, Fence: fk(0, 9), JobID: 47}},
+	{"virtio_gpu_cmd_response", "vdev=0 vq=0 name=control type=0x1100 flags=0x0 fence_id=0 ctx_id=0 num_free=256 seqno=612",
+		event.Event{Kind: event.VirtioGPUCmdResponse, Driver: "virtio_gpu", Device: "0", Ring: "0", Cmd: 0x1100, JobID: 612}},
+
 	// syscalls through their print fmt (trace-cmd, perf) and raw_syscalls.
 	{"sys_enter_ioctl", "fd: 0x00000003, cmd: 0xc0186444, arg: 0x7ffd5b0c1a40",
 		event.Event{Kind: event.IoctlEnter, Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd5b0c1a40}},

@@ -160,7 +160,10 @@ func TestPerfettoTextprotos(t *testing.T) {
 			map[event.Kind]uint64{event.JobQueue: 1, event.JobRun: 1, event.JobDone: 1}, map[string]uint64{},
 			event.Event{Kind: event.JobRun, Time: 2664817945719, CPU: 0, TID: 9381, Name: "drm_sched_job_run", Device: "0000:04:00.0",
 				Ring: "gfx_0.0.0", Fence: fk(401, 1), FenceWide: true, ClientID: 13}},
-		{"perfetto_virtio_gpu.textproto", map[event.Kind]uint64{}, map[string]uint64{"virtio_gpu_cmd_queue": 2, "virtio_gpu_cmd_response": 2}, event.Event{}},
+		{"perfetto_virtio_gpu.textproto",
+			map[event.Kind]uint64{event.VirtioGPUCmdQueue: 2, event.VirtioGPUCmdResponse: 2}, map[string]uint64{},
+			event.Event{Kind: event.VirtioGPUCmdResponse, Time: 1345091904071, TID: 4244, Name: "virtio_gpu_cmd_response", Driver: "virtio_gpu",
+				Device: "4", Ring: "0", Cmd: 0x1100, Fence: fk(0, 67980), JobID: 143910}},
 	}
 	for _, tt := range tests {
 		var lines [][]byte

@@ -90,6 +90,8 @@ const (
 	commonHookHOOK_MSM_GPU_SUBMIT              commonHook = 70
 	commonHookHOOK_MSM_GPU_SUBMIT_FLUSH        commonHook = 71
 	commonHookHOOK_MSM_GPU_SUBMIT_RETIRED      commonHook = 72
+	commonHookHOOK_VIRTIO_GPU_CMD_QUEUE        commonHook = 90
+	commonHookHOOK_VIRTIO_GPU_CMD_RESPONSE     commonHook = 91
 	commonHookHOOK_PROCESS_EXEC                commonHook = 80
 	commonHookHOOK_PROCESS_EXIT                commonHook = 81
 )

@@ -66,6 +66,8 @@ const (
 	driversProgTpMsmGpuSubmit            = "tp_msm_gpu_submit"
 	driversProgTpMsmGpuSubmitFlush       = "tp_msm_gpu_submit_flush"
 	driversProgTpMsmGpuSubmitRetired     = "tp_msm_gpu_submit_retired"
+	driversProgTpVirtioGpuCmdQueue       = "tp_virtio_gpu_cmd_queue"
+	driversProgTpVirtioGpuCmdResponse    = "tp_virtio_gpu_cmd_response"
 	driversProgTpXeHwFenceCreate         = "tp_xe_hw_fence_create"
 	driversProgTpXeHwFenceFree           = "tp_xe_hw_fence_free"
 	driversProgTpXeHwFenceSignal         = "tp_xe_hw_fence_signal"
@@ -86,6 +88,8 @@ const (
 	driversProgTpbtfMsmGpuSubmit         = "tpbtf_msm_gpu_submit"
 	driversProgTpbtfMsmGpuSubmitFlush    = "tpbtf_msm_gpu_submit_flush"
 	driversProgTpbtfMsmGpuSubmitRetired  = "tpbtf_msm_gpu_submit_retired"
+	driversProgTpbtfVirtioGpuCmdQueue    = "tpbtf_virtio_gpu_cmd_queue"
+	driversProgTpbtfVirtioGpuCmdResponse = "tpbtf_virtio_gpu_cmd_response"
 	driversProgTpbtfXeHwFenceCreate      = "tpbtf_xe_hw_fence_create"
 	driversProgTpbtfXeHwFenceFree        = "tpbtf_xe_hw_fence_free"
 	driversProgTpbtfXeHwFenceSignal      = "tpbtf_xe_hw_fence_signal"
@@ -151,6 +155,8 @@ type driversProgramSpecs struct {
 	TpMsmGpuSubmit            *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit"`
 	TpMsmGpuSubmitFlush       *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_flush"`
 	TpMsmGpuSubmitRetired     *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_retired"`
+	TpVirtioGpuCmdQueue       *ebpf.ProgramSpec `ebpf:"tp_virtio_gpu_cmd_queue"`
+	TpVirtioGpuCmdResponse    *ebpf.ProgramSpec `ebpf:"tp_virtio_gpu_cmd_response"`
 	TpXeHwFenceCreate         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_create"`
 	TpXeHwFenceFree           *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_free"`
 	TpXeHwFenceSignal         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_signal"`
@@ -171,6 +177,8 @@ type driversProgramSpecs struct {
 	TpbtfMsmGpuSubmit         *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit"`
 	TpbtfMsmGpuSubmitFlush    *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit_flush"`
 	TpbtfMsmGpuSubmitRetired  *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit_retired"`
+	TpbtfVirtioGpuCmdQueue    *ebpf.ProgramSpec `ebpf:"tpbtf_virtio_gpu_cmd_queue"`
+	TpbtfVirtioGpuCmdResponse *ebpf.ProgramSpec `ebpf:"tpbtf_virtio_gpu_cmd_response"`
 	TpbtfXeHwFenceCreate      *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_create"`
 	TpbtfXeHwFenceFree        *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_free"`
 	TpbtfXeHwFenceSignal      *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_signal"`
@@ -256,6 +264,8 @@ type driversPrograms struct {
 	TpMsmGpuSubmit            *ebpf.Program `ebpf:"tp_msm_gpu_submit"`
 	TpMsmGpuSubmitFlush       *ebpf.Program `ebpf:"tp_msm_gpu_submit_flush"`
 	TpMsmGpuSubmitRetired     *ebpf.Program `ebpf:"tp_msm_gpu_submit_retired"`
+	TpVirtioGpuCmdQueue       *ebpf.Program `ebpf:"tp_virtio_gpu_cmd_queue"`
+	TpVirtioGpuCmdResponse    *ebpf.Program `ebpf:"tp_virtio_gpu_cmd_response"`
 	TpXeHwFenceCreate         *ebpf.Program `ebpf:"tp_xe_hw_fence_create"`
 	TpXeHwFenceFree           *ebpf.Program `ebpf:"tp_xe_hw_fence_free"`
 	TpXeHwFenceSignal         *ebpf.Program `ebpf:"tp_xe_hw_fence_signal"`
@@ -276,6 +286,8 @@ type driversPrograms struct {
 	TpbtfMsmGpuSubmit         *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit"`
 	TpbtfMsmGpuSubmitFlush    *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit_flush"`
 	TpbtfMsmGpuSubmitRetired  *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit_retired"`
+	TpbtfVirtioGpuCmdQueue    *ebpf.Program `ebpf:"tpbtf_virtio_gpu_cmd_queue"`
+	TpbtfVirtioGpuCmdResponse *ebpf.Program `ebpf:"tpbtf_virtio_gpu_cmd_response"`
 	TpbtfXeHwFenceCreate      *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_create"`
 	TpbtfXeHwFenceFree        *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_free"`
 	TpbtfXeHwFenceSignal      *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_signal"`
@@ -300,6 +312,8 @@ func (p *driversPrograms) Close() error {
 		p.TpMsmGpuSubmit,
 		p.TpMsmGpuSubmitFlush,
 		p.TpMsmGpuSubmitRetired,
+		p.TpVirtioGpuCmdQueue,
+		p.TpVirtioGpuCmdResponse,
 		p.TpXeHwFenceCreate,
 		p.TpXeHwFenceFree,
 		p.TpXeHwFenceSignal,
@@ -320,6 +334,8 @@ func (p *driversPrograms) Close() error {
 		p.TpbtfMsmGpuSubmit,
 		p.TpbtfMsmGpuSubmitFlush,
 		p.TpbtfMsmGpuSubmitRetired,
+		p.TpbtfVirtioGpuCmdQueue,
+		p.TpbtfVirtioGpuCmdResponse,
 		p.TpbtfXeHwFenceCreate,
 		p.TpbtfXeHwFenceFree,
 		p.TpbtfXeHwFenceSignal,

@@ -236,6 +236,12 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 		ev.Ret = r.Ret
 	case commonHookHOOK_DRM_SCHED_PROCESS_JOB:
 		ev.FencePtr = r.Ptr
+	case commonHookHOOK_VIRTIO_GPU_CMD_QUEUE, commonHookHOOK_VIRTIO_GPU_CMD_RESPONSE:
+		// drivers.c: the device index in fd, the virtqueue index in arg, the command type
+		// in cmd; fence_id and seqno in the usual slots. As the text prints them.
+		ev.Device = strconv.Itoa(int(r.Fd))
+		ev.Ring = strconv.FormatUint(r.Arg, 10)
+		ev.Cmd = r.Cmd
 	case commonHookHOOK_MSM_GPU_SUBMIT, commonHookHOOK_MSM_GPU_SUBMIT_FLUSH, commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:
 		// drivers.c: ring id in arg, msm_gpu_submit's pid (the submitting thread) in cmd
 		// (0 from flush and retire), the GPU counter values in dep_ctx/dep_seqno (flush:

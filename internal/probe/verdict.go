@@ -77,12 +77,24 @@ type Verdict struct {
 	// Warnings are what works at a cost the operator should know of: the submit ioctls
 	// hooked with raw_tp sys_enter/sys_exit (every syscall of the host pays).
 	Warnings []string `json:"warnings"`
-	Line     string   `json:"line"`
+	// Follows says, per driver whose job hooks attached and whose jobs have no scheduler
+	// events to tile (driverStages), which stages its jobs get and how.
+	Follows []string `json:"stages_followed"`
+	Line    string   `json:"line"`
+}
+
+// driverStages are the stages of the jobs of drivers that the scheduler's events do not
+// describe (docs/stages.md, per driver), as doctor states them.
+var driverStages = map[string]string{
+	"virtio_gpu": "virtio_gpu (virgl SUBMIT_3D) stages: ioctl, ring_emission (fence emit → command on the virtqueue), " +
+		"fence_signal (host response → fence signal) measured; bo_validation, execution (command queued → host response: " +
+		"the whole host side, its start not observable) inferred; fence_dependency, scheduler_queue, dma_scheduling " +
+		"not followed (no scheduler, no host start); needs the execbuffer ioctl and dma_fence_emit/_signaled hooks too",
 }
 
 // Assess decides from a report and the host facts.
 func Assess(r capability.Report, h Host) Verdict {
-	v := Verdict{Stages: []string{}, JobStages: []string{}, Missing: []string{}, Warnings: []string{}}
+	v := Verdict{Stages: []string{}, JobStages: []string{}, Missing: []string{}, Warnings: []string{}, Follows: []string{}}
 	seen := map[string]bool{}
 	for _, e := range r.Entries {
 		if e.Status == capability.StatusAttached && !seen[e.Stage] {
@@ -96,6 +108,13 @@ func Assess(r capability.Report, h Host) Verdict {
 		}
 	}
 	v.CanTraceJobs = len(v.JobStages) > 0
+	driverJobs := false
+	for _, s := range v.JobStages {
+		if d, ok := driverStages[s]; ok {
+			v.Follows = append(v.Follows, d)
+			driverJobs = true
+		}
+	}
 
 	if h.Privileges != nil {
 		v.Missing = append(v.Missing, "privileges: "+h.Privileges.Error())
@@ -107,11 +126,11 @@ func Assess(r capability.Report, h Host) Verdict {
 		}
 		v.Missing = append(v.Missing, why)
 	}
-	if !h.SchedModule && !seen[StageJobQueue] && !seen[StageJobRun] && !seen[StageJobDone] {
+	if !h.SchedModule && !seen[StageJobQueue] && !seen[StageJobRun] && !seen[StageJobDone] && !driverJobs {
 		v.Missing = append(v.Missing, "DRM GPU scheduler not loaded (no /sys/module/gpu_sched): no gpu_scheduler events")
 	}
 	if !v.CanTraceJobs {
-		v.Missing = append(v.Missing, "no GPU job tracepoint present (gpu_scheduler, amdgpu, i915, xe, msm)")
+		v.Missing = append(v.Missing, "no GPU job tracepoint present (gpu_scheduler, amdgpu, i915, xe, msm, virtio_gpu)")
 	}
 	if h.BTF != nil {
 		v.Missing = append(v.Missing, "kernel BTF: "+h.BTF.Error()+" (tp_btf and fentry rungs unavailable; --classic-tracepoints needs none)")

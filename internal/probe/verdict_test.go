@@ -108,3 +108,23 @@ func TestTracefsMountSharedAndUndoneOnce(t *testing.T) {
 		t.Fatalf("a release too many: %v, %d unmounts", err, unmounts)
 	}
 }
+
+// A virtio_gpu guest (no DRM scheduler): its hooks follow jobs, the scheduler is not
+// missing, and the verdict says which stages its jobs get.
+func TestAssessVirtioGPU(t *testing.T) {
+	r := capability.Report{}
+	r.Add(StageIoctl, "fentry/drm_ioctl", capability.StatusAttached, "")
+	r.Add(StageDMAFence, "tp_btf/dma_fence_emit", capability.StatusAttached, "")
+	r.Add("virtio_gpu", "tp_btf/virtio_gpu_cmd_queue", capability.StatusUnavailable, "verifier: no third argument")
+	r.Add("virtio_gpu", "tracepoint/virtio_gpu/virtio_gpu_cmd_queue", capability.StatusAttached, "raw entries decoded with the tracefs format")
+	v := Assess(r, Host{DRMDevices: []string{"card0", "renderD128"}})
+	if !v.CanTraceJobs || strings.Join(v.JobStages, ",") != "virtio_gpu" {
+		t.Fatalf("virtio_gpu hooks attached: %+v", v)
+	}
+	if strings.Contains(v.Line, "gpu_sched") {
+		t.Errorf("virtio_gpu needs no scheduler, yet: %s", v.Line)
+	}
+	if len(v.Follows) != 1 || !strings.Contains(v.Follows[0], "ring_emission") || !strings.Contains(v.Follows[0], "dma_scheduling not followed") {
+		t.Errorf("stages followed: %q", v.Follows)
+	}
+}

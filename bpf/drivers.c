@@ -18,6 +18,10 @@
  *    record.dep_seqno (end) without RF_HAS_DEP (record.go reads them per hook). The
  *    flush and retire programs leave pid= out (submit->pid is a struct pid whose
  *    numbers[] is a flexible array): the submit event and its own thread carry it.
+ *  - v3d_* (scalar args: the drm_device, the hardware fence seqno): the seqno as the
+ *    fence seqno, v3d_submit_cl's queue as ring "BCL"/"RCL" (the text's ternary); dev is
+ *    left empty on every v3d record (the text's dev= is the DRM minor index), so a job's
+ *    submit and IRQ records name the same device.
  * Every event also has a classic-tracepoint twin (no BTF needed: the raw trace entry is
  * copied and decoded in user space from the event's tracefs format, ghostdriver.h).
  */
@@ -208,8 +212,60 @@ int BPF_PROG(tpbtf_msm_gpu_submit_retired, struct msm_gem_submit___gd *s, __u64 
 	return on_msm_submit(HOOK_MSM_GPU_SUBMIT_RETIRED, s, start, end);
 }
 
+/* v3d */
+static __always_inline int on_v3d(__u16 hook, __u64 seqno)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->fence_seqno = seqno;
+	r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+	rec_submit(r);
+	return 0;
+}
+
+SEC("tp_btf/v3d_submit_cl")
+int BPF_PROG(tpbtf_v3d_submit_cl, struct drm_device___gd *dev, bool is_render, __u64 seqno, __u32 ctnqba,
+	     __u32 ctnqea)
+{
+	struct record *r = rec_reserve(HOOK_V3D_SUBMIT_CL);
+	if (!r)
+		return 0;
+	r->fence_seqno = seqno;
+	r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+	if (is_render)
+		__builtin_memcpy(r->ring, "RCL", 4);
+	else
+		__builtin_memcpy(r->ring, "BCL", 4);
+	rec_submit(r);
+	return 0;
+}
+
+#define V3D_SEQNO_EVENT(ev, hook)                                                           \
+	SEC("tp_btf/v3d_" #ev)                                                              \
+	int BPF_PROG(tpbtf_v3d_##ev, struct drm_device___gd *dev, __u64 seqno)              \
+	{                                                                                   \
+		return on_v3d(hook, seqno);                                                 \
+	}
+
+#define V3D_DEV_EVENT(ev, hook)                                                             \
+	SEC("tp_btf/v3d_" #ev)                                                              \
+	int BPF_PROG(tpbtf_v3d_##ev, struct drm_device___gd *dev)                           \
+	{                                                                                   \
+		return on_v3d(hook, 0);                                                     \
+	}
+
+V3D_SEQNO_EVENT(submit_tfu, HOOK_V3D_SUBMIT_TFU)
+V3D_SEQNO_EVENT(submit_csd, HOOK_V3D_SUBMIT_CSD)
+V3D_SEQNO_EVENT(bcl_irq, HOOK_V3D_BCL_IRQ)
+V3D_SEQNO_EVENT(rcl_irq, HOOK_V3D_RCL_IRQ)
+V3D_SEQNO_EVENT(tfu_irq, HOOK_V3D_TFU_IRQ)
+V3D_SEQNO_EVENT(csd_irq, HOOK_V3D_CSD_IRQ)
+V3D_DEV_EVENT(cache_clean_begin, HOOK_V3D_CACHE_CLEAN_BEGIN)
+V3D_DEV_EVENT(cache_clean_end, HOOK_V3D_CACHE_CLEAN_END)
+
 /*
- * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu): the raw entry, one
+ * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu, v3d): the raw entry, one
  * program per row of the event table with a live hook (driver_hooks.h, generated).
  */
 DRIVER_RAW_COPIES

@@ -38,9 +38,10 @@ const (
 	famI915
 	famXe // xe events without drm_sched events
 	famMsm
+	famV3D // v3d's own events without drm_sched events
 )
 
-var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm"}
+var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm", famV3D: "v3d"}
 
 // Flags of the three events that make a job Completed.
 const (
@@ -103,6 +104,7 @@ const (
 	prioTeFenceEmit      = 4 // te from the hardware fence's emission in run_job
 	prioIoctl            = 1
 	prioGPUStamp         = 3 // ts/th from the GPU's own stamps: over every CPU-side hook
+	prioDriverIRQ        = 3 // th from a driver's IRQ event traced just before it signals the hardware fence (v3d)
 )
 
 // gpuClock is the counter a driver's GPU stamps count: its frequency and where the

@@ -34,6 +34,7 @@ const (
 	nsSched namespace = iota + 1 // ≤6.16 scheduler events: (ring, sched job id)
 	nsMsm                        // msm submit ident, per device
 	nsXe                         // xe job fence pointer, per device
+	nsV3D                        // v3d queue and hardware fence seqno, per device
 )
 
 // idKey is the identity of a job that has no fence key in its events: old scheduler

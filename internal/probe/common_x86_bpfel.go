@@ -90,6 +90,15 @@ const (
 	commonHookHOOK_MSM_GPU_SUBMIT              commonHook = 70
 	commonHookHOOK_MSM_GPU_SUBMIT_FLUSH        commonHook = 71
 	commonHookHOOK_MSM_GPU_SUBMIT_RETIRED      commonHook = 72
+	commonHookHOOK_V3D_SUBMIT_CL               commonHook = 100
+	commonHookHOOK_V3D_SUBMIT_TFU              commonHook = 101
+	commonHookHOOK_V3D_SUBMIT_CSD              commonHook = 102
+	commonHookHOOK_V3D_BCL_IRQ                 commonHook = 103
+	commonHookHOOK_V3D_RCL_IRQ                 commonHook = 104
+	commonHookHOOK_V3D_TFU_IRQ                 commonHook = 105
+	commonHookHOOK_V3D_CSD_IRQ                 commonHook = 106
+	commonHookHOOK_V3D_CACHE_CLEAN_BEGIN       commonHook = 107
+	commonHookHOOK_V3D_CACHE_CLEAN_END         commonHook = 108
 	commonHookHOOK_PROCESS_EXEC                commonHook = 80
 	commonHookHOOK_PROCESS_EXIT                commonHook = 81
 )

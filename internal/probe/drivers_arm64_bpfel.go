@@ -66,6 +66,15 @@ const (
 	driversProgTpMsmGpuSubmit            = "tp_msm_gpu_submit"
 	driversProgTpMsmGpuSubmitFlush       = "tp_msm_gpu_submit_flush"
 	driversProgTpMsmGpuSubmitRetired     = "tp_msm_gpu_submit_retired"
+	driversProgTpV3dBclIrq               = "tp_v3d_bcl_irq"
+	driversProgTpV3dCacheCleanBegin      = "tp_v3d_cache_clean_begin"
+	driversProgTpV3dCacheCleanEnd        = "tp_v3d_cache_clean_end"
+	driversProgTpV3dCsdIrq               = "tp_v3d_csd_irq"
+	driversProgTpV3dRclIrq               = "tp_v3d_rcl_irq"
+	driversProgTpV3dSubmitCl             = "tp_v3d_submit_cl"
+	driversProgTpV3dSubmitCsd            = "tp_v3d_submit_csd"
+	driversProgTpV3dSubmitTfu            = "tp_v3d_submit_tfu"
+	driversProgTpV3dTfuIrq               = "tp_v3d_tfu_irq"
 	driversProgTpXeHwFenceCreate         = "tp_xe_hw_fence_create"
 	driversProgTpXeHwFenceFree           = "tp_xe_hw_fence_free"
 	driversProgTpXeHwFenceSignal         = "tp_xe_hw_fence_signal"
@@ -86,6 +95,15 @@ const (
 	driversProgTpbtfMsmGpuSubmit         = "tpbtf_msm_gpu_submit"
 	driversProgTpbtfMsmGpuSubmitFlush    = "tpbtf_msm_gpu_submit_flush"
 	driversProgTpbtfMsmGpuSubmitRetired  = "tpbtf_msm_gpu_submit_retired"
+	driversProgTpbtfV3dBclIrq            = "tpbtf_v3d_bcl_irq"
+	driversProgTpbtfV3dCacheCleanBegin   = "tpbtf_v3d_cache_clean_begin"
+	driversProgTpbtfV3dCacheCleanEnd     = "tpbtf_v3d_cache_clean_end"
+	driversProgTpbtfV3dCsdIrq            = "tpbtf_v3d_csd_irq"
+	driversProgTpbtfV3dRclIrq            = "tpbtf_v3d_rcl_irq"
+	driversProgTpbtfV3dSubmitCl          = "tpbtf_v3d_submit_cl"
+	driversProgTpbtfV3dSubmitCsd         = "tpbtf_v3d_submit_csd"
+	driversProgTpbtfV3dSubmitTfu         = "tpbtf_v3d_submit_tfu"
+	driversProgTpbtfV3dTfuIrq            = "tpbtf_v3d_tfu_irq"
 	driversProgTpbtfXeHwFenceCreate      = "tpbtf_xe_hw_fence_create"
 	driversProgTpbtfXeHwFenceFree        = "tpbtf_xe_hw_fence_free"
 	driversProgTpbtfXeHwFenceSignal      = "tpbtf_xe_hw_fence_signal"
@@ -151,6 +169,15 @@ type driversProgramSpecs struct {
 	TpMsmGpuSubmit            *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit"`
 	TpMsmGpuSubmitFlush       *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_flush"`
 	TpMsmGpuSubmitRetired     *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_retired"`
+	TpV3dBclIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_bcl_irq"`
+	TpV3dCacheCleanBegin      *ebpf.ProgramSpec `ebpf:"tp_v3d_cache_clean_begin"`
+	TpV3dCacheCleanEnd        *ebpf.ProgramSpec `ebpf:"tp_v3d_cache_clean_end"`
+	TpV3dCsdIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_csd_irq"`
+	TpV3dRclIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_rcl_irq"`
+	TpV3dSubmitCl             *ebpf.ProgramSpec `ebpf:"tp_v3d_submit_cl"`
+	TpV3dSubmitCsd            *ebpf.ProgramSpec `ebpf:"tp_v3d_submit_csd"`
+	TpV3dSubmitTfu            *ebpf.ProgramSpec `ebpf:"tp_v3d_submit_tfu"`
+	TpV3dTfuIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_tfu_irq"`
 	TpXeHwFenceCreate         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_create"`
 	TpXeHwFenceFree           *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_free"`
 	TpXeHwFenceSignal         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_signal"`
@@ -171,6 +198,15 @@ type driversProgramSpecs struct {
 	TpbtfMsmGpuSubmit         *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit"`
 	TpbtfMsmGpuSubmitFlush    *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit_flush"`
 	TpbtfMsmGpuSubmitRetired  *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit_retired"`
+	TpbtfV3dBclIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_bcl_irq"`
+	TpbtfV3dCacheCleanBegin   *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_cache_clean_begin"`
+	TpbtfV3dCacheCleanEnd     *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_cache_clean_end"`
+	TpbtfV3dCsdIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_csd_irq"`
+	TpbtfV3dRclIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_rcl_irq"`
+	TpbtfV3dSubmitCl          *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_submit_cl"`
+	TpbtfV3dSubmitCsd         *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_submit_csd"`
+	TpbtfV3dSubmitTfu         *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_submit_tfu"`
+	TpbtfV3dTfuIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_tfu_irq"`
 	TpbtfXeHwFenceCreate      *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_create"`
 	TpbtfXeHwFenceFree        *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_free"`
 	TpbtfXeHwFenceSignal      *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_signal"`
@@ -256,6 +292,15 @@ type driversPrograms struct {
 	TpMsmGpuSubmit            *ebpf.Program `ebpf:"tp_msm_gpu_submit"`
 	TpMsmGpuSubmitFlush       *ebpf.Program `ebpf:"tp_msm_gpu_submit_flush"`
 	TpMsmGpuSubmitRetired     *ebpf.Program `ebpf:"tp_msm_gpu_submit_retired"`
+	TpV3dBclIrq               *ebpf.Program `ebpf:"tp_v3d_bcl_irq"`
+	TpV3dCacheCleanBegin      *ebpf.Program `ebpf:"tp_v3d_cache_clean_begin"`
+	TpV3dCacheCleanEnd        *ebpf.Program `ebpf:"tp_v3d_cache_clean_end"`
+	TpV3dCsdIrq               *ebpf.Program `ebpf:"tp_v3d_csd_irq"`
+	TpV3dRclIrq               *ebpf.Program `ebpf:"tp_v3d_rcl_irq"`
+	TpV3dSubmitCl             *ebpf.Program `ebpf:"tp_v3d_submit_cl"`
+	TpV3dSubmitCsd            *ebpf.Program `ebpf:"tp_v3d_submit_csd"`
+	TpV3dSubmitTfu            *ebpf.Program `ebpf:"tp_v3d_submit_tfu"`
+	TpV3dTfuIrq               *ebpf.Program `ebpf:"tp_v3d_tfu_irq"`
 	TpXeHwFenceCreate         *ebpf.Program `ebpf:"tp_xe_hw_fence_create"`
 	TpXeHwFenceFree           *ebpf.Program `ebpf:"tp_xe_hw_fence_free"`
 	TpXeHwFenceSignal         *ebpf.Program `ebpf:"tp_xe_hw_fence_signal"`
@@ -276,6 +321,15 @@ type driversPrograms struct {
 	TpbtfMsmGpuSubmit         *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit"`
 	TpbtfMsmGpuSubmitFlush    *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit_flush"`
 	TpbtfMsmGpuSubmitRetired  *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit_retired"`
+	TpbtfV3dBclIrq            *ebpf.Program `ebpf:"tpbtf_v3d_bcl_irq"`
+	TpbtfV3dCacheCleanBegin   *ebpf.Program `ebpf:"tpbtf_v3d_cache_clean_begin"`
+	TpbtfV3dCacheCleanEnd     *ebpf.Program `ebpf:"tpbtf_v3d_cache_clean_end"`
+	TpbtfV3dCsdIrq            *ebpf.Program `ebpf:"tpbtf_v3d_csd_irq"`
+	TpbtfV3dRclIrq            *ebpf.Program `ebpf:"tpbtf_v3d_rcl_irq"`
+	TpbtfV3dSubmitCl          *ebpf.Program `ebpf:"tpbtf_v3d_submit_cl"`
+	TpbtfV3dSubmitCsd         *ebpf.Program `ebpf:"tpbtf_v3d_submit_csd"`
+	TpbtfV3dSubmitTfu         *ebpf.Program `ebpf:"tpbtf_v3d_submit_tfu"`
+	TpbtfV3dTfuIrq            *ebpf.Program `ebpf:"tpbtf_v3d_tfu_irq"`
 	TpbtfXeHwFenceCreate      *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_create"`
 	TpbtfXeHwFenceFree        *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_free"`
 	TpbtfXeHwFenceSignal      *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_signal"`
@@ -300,6 +354,15 @@ func (p *driversPrograms) Close() error {
 		p.TpMsmGpuSubmit,
 		p.TpMsmGpuSubmitFlush,
 		p.TpMsmGpuSubmitRetired,
+		p.TpV3dBclIrq,
+		p.TpV3dCacheCleanBegin,
+		p.TpV3dCacheCleanEnd,
+		p.TpV3dCsdIrq,
+		p.TpV3dRclIrq,
+		p.TpV3dSubmitCl,
+		p.TpV3dSubmitCsd,
+		p.TpV3dSubmitTfu,
+		p.TpV3dTfuIrq,
 		p.TpXeHwFenceCreate,
 		p.TpXeHwFenceFree,
 		p.TpXeHwFenceSignal,
@@ -320,6 +383,15 @@ func (p *driversPrograms) Close() error {
 		p.TpbtfMsmGpuSubmit,
 		p.TpbtfMsmGpuSubmitFlush,
 		p.TpbtfMsmGpuSubmitRetired,
+		p.TpbtfV3dBclIrq,
+		p.TpbtfV3dCacheCleanBegin,
+		p.TpbtfV3dCacheCleanEnd,
+		p.TpbtfV3dCsdIrq,
+		p.TpbtfV3dRclIrq,
+		p.TpbtfV3dSubmitCl,
+		p.TpbtfV3dSubmitCsd,
+		p.TpbtfV3dSubmitTfu,
+		p.TpbtfV3dTfuIrq,
 		p.TpbtfXeHwFenceCreate,
 		p.TpbtfXeHwFenceFree,
 		p.TpbtfXeHwFenceSignal,

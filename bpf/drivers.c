@@ -18,10 +18,9 @@
  *    record.dep_seqno (end) without RF_HAS_DEP (record.go reads them per hook). The
  *    flush and retire programs leave pid= out (submit->pid is a struct pid whose
  *    numbers[] is a flexible array): the submit event and its own thread carry it.
- *  - v3d_* (scalar args: the drm_device, the hardware fence seqno): the seqno as the
- *    fence seqno, v3d_submit_cl's queue as ring "BCL"/"RCL" (the text's ternary); dev is
- *    left empty on every v3d record (the text's dev= is the DRM minor index), so a job's
- *    submit and IRQ records name the same device.
+ *  - v3d_* (the drm_device, the hardware fence seqno): the seqno as the fence seqno,
+ *    v3d_submit_cl's queue as ring "BCL"/"RCL" (the text's ternary), dev as the text
+ *    prints it (dev->primary->index in decimal), as the classic rung gives it too.
  * Every event also has a classic-tracepoint twin (no BTF needed: the raw trace entry is
  * copied and decoded in user space from the event's tracefs format, ghostdriver.h).
  */
@@ -213,11 +212,36 @@ int BPF_PROG(tpbtf_msm_gpu_submit_retired, struct msm_gem_submit___gd *s, __u64 
 }
 
 /* v3d */
-static __always_inline int on_v3d(__u16 hook, __u64 seqno)
+static __always_inline void v3d_dev(struct record *r, struct drm_device___gd *dev)
+{
+	struct drm_minor___gd *m = BPF_CORE_READ(dev, primary);
+	int i = m ? BPF_CORE_READ(m, index) : -1;
+	if (i < 0 || i > 999)
+		return;
+	__u32 idx = i;
+	/* constant offsets only: the minor index in decimal, as the text's dev=%u */
+	if (idx >= 100) {
+		r->dev[0] = '0' + idx / 100;
+		r->dev[1] = '0' + idx / 10 % 10;
+		r->dev[2] = '0' + idx % 10;
+		r->dev[3] = 0;
+	} else if (idx >= 10) {
+		r->dev[0] = '0' + idx / 10;
+		r->dev[1] = '0' + idx % 10;
+		r->dev[2] = 0;
+	} else {
+		r->dev[0] = '0' + idx;
+		r->dev[1] = 0;
+	}
+}
+
+static __always_inline int on_v3d(__u16 hook, struct drm_device___gd *dev, __u64 seqno)
 {
 	struct record *r = rec_reserve(hook);
 	if (!r)
 		return 0;
+	if (dev)
+		v3d_dev(r, dev);
 	r->fence_seqno = seqno;
 	r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
 	rec_submit(r);
@@ -231,6 +255,8 @@ int BPF_PROG(tpbtf_v3d_submit_cl, struct drm_device___gd *dev, bool is_render, _
 	struct record *r = rec_reserve(HOOK_V3D_SUBMIT_CL);
 	if (!r)
 		return 0;
+	if (dev)
+		v3d_dev(r, dev);
 	r->fence_seqno = seqno;
 	r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
 	if (is_render)
@@ -245,14 +271,14 @@ int BPF_PROG(tpbtf_v3d_submit_cl, struct drm_device___gd *dev, bool is_render, _
 	SEC("tp_btf/v3d_" #ev)                                                              \
 	int BPF_PROG(tpbtf_v3d_##ev, struct drm_device___gd *dev, __u64 seqno)              \
 	{                                                                                   \
-		return on_v3d(hook, seqno);                                                 \
+		return on_v3d(hook, dev, seqno);                                                 \
 	}
 
 #define V3D_DEV_EVENT(ev, hook)                                                             \
 	SEC("tp_btf/v3d_" #ev)                                                              \
 	int BPF_PROG(tpbtf_v3d_##ev, struct drm_device___gd *dev)                           \
 	{                                                                                   \
-		return on_v3d(hook, 0);                                                     \
+		return on_v3d(hook, dev, 0);                                                     \
 	}
 
 V3D_SEQNO_EVENT(submit_tfu, HOOK_V3D_SUBMIT_TFU)

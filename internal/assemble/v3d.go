@@ -11,7 +11,8 @@
 //
 // With drm_sched's events the submit event is inside the worker's run window
 // (threads.go): it names the scheduler's job, which then carries the v3d identity, and
-// the IRQ event reaches it by that identity. Without them the submit event opens a v3d
+// the IRQ event reaches it by that identity; the submit is also that job's te unless the
+// hardware fence's creation (earlier, in the same run_job) was traced. Without them the submit event opens a v3d
 // job: v3d traces nothing with the job's identity before its run (the _ioctl events
 // come before the seqno exists), so such a job is complete from its run to its IRQ,
 // and its tf is th (rule v3d_irq_as_finished).
@@ -115,6 +116,13 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 	}
 	a.touch(j, e.Time)
 	if j.fam != famV3D {
+		if r.creates {
+			// Inside run_job, after the hardware fence's creation: the emission is done
+			// when the job starts (te no later than ts). The fence's init or emit, when
+			// traced, is earlier and wins; the scheduled fence's signal, after run_job
+			// returns, is later and loses.
+			j.set(PointEmitted, e.Time, prioTeDriver, Measured, hook)
+		}
 		return // drm_sched's events queue, run and finish it
 	}
 	if r.creates {

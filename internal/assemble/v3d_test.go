@@ -215,3 +215,29 @@ func TestI915LegacyRequestsComplete(t *testing.T) {
 		wantUnknown(t, j, PointRun)
 	}
 }
+
+// The scheduler's events and only dma_fence_signaled (no dma_fence_init): te is the
+// submit event (the job is on the hardware when it is traced; the scheduled fence's
+// signal, after run_job returns, comes later), so dma_scheduling is the measured
+// zero between the two and no stage runs backwards.
+const v3dSchedNoInitCapture = `
+      glmark2-900     [003] .....     1.000100: drm_sched_job_queue: dev=fec00000.v3d, fence=41:1, ring=v3d_bin, job count:0, hw job count:0, client_id:3
+ kworker/u8:1-77      [001] .....     1.000200: drm_sched_job_run: dev=fec00000.v3d, fence=41:1, ring=v3d_bin, job count:0, hw job count:1, client_id:3
+ kworker/u8:1-77      [001] .....     1.000215: v3d_submit_cl: dev=0, BCL, seqno=7, 0x00a41000..0x00a41240
+ kworker/u8:1-77      [001] .....     1.000220: dma_fence_signaled: driver=drm_sched timeline=v3d_bin context=40 seqno=1
+       <idle>-0       [000] d.h1.     1.000600: v3d_bcl_irq: dev=0, seqno=7
+       <idle>-0       [000] d.h1.     1.000604: drm_sched_job_done: fence=41:1 signaled
+`
+
+func TestV3DSubmitIsTheEmissionWithoutTheFencesCreation(t *testing.T) {
+	_, jobs := assembleText(t, v3dSchedNoInitCapture)
+	if len(jobs) != 1 {
+		t.Fatalf("%d jobs:%s", len(jobs), dump(jobs))
+	}
+	j := jobs[0]
+	wantPoint(t, j, PointEmitted, 215, Measured, "v3d_submit_cl")
+	wantPoint(t, j, PointHWStart, 215, Measured, "v3d_submit_cl")
+	wantStage(t, j, "ring_emission", 200, 215, Measured, "drm_sched_job_run→v3d_submit_cl")
+	wantStage(t, j, "dma_scheduling", 215, 215, Measured, "v3d_submit_cl→v3d_submit_cl")
+	wantStage(t, j, "execution", 215, 600, Measured, "v3d_submit_cl→v3d_bcl_irq")
+}

@@ -241,3 +241,32 @@ func TestV3DSubmitIsTheEmissionWithoutTheFencesCreation(t *testing.T) {
 	wantStage(t, j, "dma_scheduling", 215, 215, Measured, "v3d_submit_cl→v3d_submit_cl")
 	wantStage(t, j, "execution", 215, 600, Measured, "v3d_submit_cl→v3d_bcl_irq")
 }
+
+// A Raspberry Pi kernel of the 6.1 series: drm_sched's ≤6.16 events (the job by its
+// finished fence's pointer and id; the worker a kthread named after the queue) and v3d's.
+// One job, the scheduler's: queued 100, run 200, started 230 (v3d_submit_cl, also te: no
+// dma_fence event), hardware done 700 (v3d_bcl_irq), finished 705.
+const v3dSched61Capture = `
+      glmark2-900     [003] .....     1.000100: drm_sched_job: entity=00000000d1c4a8b0, id=12, fence=000000007a3e61c2, ring=v3d_bin, job count:0, hw job count:0
+         v3d_bin-231  [001] .....     1.000200: drm_run_job: entity=00000000d1c4a8b0, id=12, fence=000000007a3e61c2, ring=v3d_bin, job count:0, hw job count:1
+         v3d_bin-231  [001] .....     1.000230: v3d_submit_cl: dev=0, BCL, seqno=40, 0x00a41000..0x00a41240
+          <idle>-0    [000] d.h1.     1.000700: v3d_bcl_irq: dev=0, seqno=40
+          <idle>-0    [000] d.h1.     1.000705: drm_sched_process_job: fence=000000007a3e61c2 signaled
+`
+
+func TestV3DWithTheSchedulersOlderEvents(t *testing.T) {
+	_, jobs := assembleText(t, v3dSched61Capture)
+	if len(jobs) != 1 {
+		t.Fatalf("%d jobs, want the scheduler's one:%s", len(jobs), dump(jobs))
+	}
+	j := jobs[0]
+	if j.Outcome != Completed || j.Ring != "v3d_bin" {
+		t.Errorf("%s %q ring %q", j.Outcome, j.Reason, j.Ring)
+	}
+	wantPoint(t, j, PointQueued, 100, Measured, "drm_sched_job")
+	wantPoint(t, j, PointRun, 200, Measured, "drm_run_job")
+	wantPoint(t, j, PointEmitted, 230, Measured, "v3d_submit_cl")
+	wantPoint(t, j, PointHWStart, 230, Measured, "v3d_submit_cl")
+	wantPoint(t, j, PointHWDone, 700, Measured, "v3d_bcl_irq")
+	wantPoint(t, j, PointFinished, 705, Measured, "drm_sched_process_job")
+}

@@ -18,8 +18,8 @@
  *    record.dep_seqno (end) without RF_HAS_DEP (record.go reads them per hook). The
  *    flush and retire programs leave pid= out (submit->pid is a struct pid whose
  *    numbers[] is a flexible array): the submit event and its own thread carry it.
- *  - v3d_* (the drm_device, the hardware fence seqno): the seqno as the fence seqno,
- *    v3d_submit_cl's queue as ring "BCL"/"RCL" (the text's ternary), dev as the text
+ *  - v3d_* and vc4_* (the drm_device, the hardware fence or exec seqno): the seqno as the fence seqno,
+ *    *_submit_cl's queue as ring "BCL"/"RCL" (the text's ternary), dev as the text
  *    prints it (dev->primary->index in decimal), as the classic rung gives it too.
  * Every event also has a classic-tracepoint twin (no BTF needed: the raw trace entry is
  * copied and decoded in user space from the event's tracefs format, ghostdriver.h).
@@ -248,11 +248,9 @@ static __always_inline int on_v3d(__u16 hook, struct drm_device___gd *dev, __u64
 	return 0;
 }
 
-SEC("tp_btf/v3d_submit_cl")
-int BPF_PROG(tpbtf_v3d_submit_cl, struct drm_device___gd *dev, bool is_render, __u64 seqno, __u32 ctnqba,
-	     __u32 ctnqea)
+static __always_inline int on_submit_cl(__u16 hook, struct drm_device___gd *dev, bool is_render, __u64 seqno)
 {
-	struct record *r = rec_reserve(HOOK_V3D_SUBMIT_CL);
+	struct record *r = rec_reserve(hook);
 	if (!r)
 		return 0;
 	if (dev)
@@ -265,6 +263,33 @@ int BPF_PROG(tpbtf_v3d_submit_cl, struct drm_device___gd *dev, bool is_render, _
 		__builtin_memcpy(r->ring, "BCL", 4);
 	rec_submit(r);
 	return 0;
+}
+
+SEC("tp_btf/v3d_submit_cl")
+int BPF_PROG(tpbtf_v3d_submit_cl, struct drm_device___gd *dev, bool is_render, __u64 seqno, __u32 ctnqba,
+	     __u32 ctnqea)
+{
+	return on_submit_cl(HOOK_V3D_SUBMIT_CL, dev, is_render, seqno);
+}
+
+/* vc4: v3d's formats and arguments (vc4_trace.h) */
+SEC("tp_btf/vc4_submit_cl")
+int BPF_PROG(tpbtf_vc4_submit_cl, struct drm_device___gd *dev, bool is_render, __u64 seqno, __u32 ctnqba,
+	     __u32 ctnqea)
+{
+	return on_submit_cl(HOOK_VC4_SUBMIT_CL, dev, is_render, seqno);
+}
+
+SEC("tp_btf/vc4_bcl_end_irq")
+int BPF_PROG(tpbtf_vc4_bcl_end_irq, struct drm_device___gd *dev, __u64 seqno)
+{
+	return on_v3d(HOOK_VC4_BCL_END_IRQ, dev, seqno);
+}
+
+SEC("tp_btf/vc4_rcl_end_irq")
+int BPF_PROG(tpbtf_vc4_rcl_end_irq, struct drm_device___gd *dev, __u64 seqno)
+{
+	return on_v3d(HOOK_VC4_RCL_END_IRQ, dev, seqno);
 }
 
 #define V3D_SEQNO_EVENT(ev, hook)                                                           \
@@ -291,7 +316,7 @@ V3D_DEV_EVENT(cache_clean_begin, HOOK_V3D_CACHE_CLEAN_BEGIN)
 V3D_DEV_EVENT(cache_clean_end, HOOK_V3D_CACHE_CLEAN_END)
 
 /*
- * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu, v3d): the raw entry, one
+ * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu, v3d, vc4): the raw entry, one
  * program per row of the event table with a live hook (driver_hooks.h, generated).
  */
 DRIVER_RAW_COPIES

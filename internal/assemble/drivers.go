@@ -39,9 +39,10 @@ const (
 	famXe // xe events without drm_sched events
 	famMsm
 	famV3D // v3d's own events without drm_sched events
+	famVC4 // vc4's, the same scheme (v3d.go)
 )
 
-var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm", famV3D: "v3d"}
+var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm", famV3D: "v3d", famVC4: "vc4"}
 
 // Flags of the three events that make a job Completed.
 const (

@@ -20,7 +20,7 @@ func (a *Assembler) nativeEvent(e *event.Event, r *role) {
 		a.xeJobEvent(e, r)
 	case famMsm:
 		a.msmEvent(e, r)
-	case famV3D:
+	case famV3D, famVC4:
 		a.v3dEvent(e, r)
 	}
 }

@@ -1,4 +1,5 @@
-// v3d (Broadcom VideoCore VI/VII): its own events, alone or beside drm_sched's.
+// v3d (Broadcom VideoCore VI/VII) and vc4 (VideoCore IV): their own events, alone or
+// beside drm_sched's.
 //
 // v3d runs every queue (bin, render, TFU, CSD, cache clean) on drm_sched with one job on
 // the hardware at a time. run_job creates the queue's hardware fence (seqno =
@@ -16,12 +17,21 @@
 // job: v3d traces nothing with the job's identity before its run (the _ioctl events
 // come before the seqno exists), so such a job is complete from its run to its IRQ,
 // and its tf is th (rule v3d_irq_as_finished).
+//
+// vc4 (no drm_sched in the trees read) has the same shape per half of an exec: its
+// submit code traces vc4_submit_cl (BCL or RCL, the exec's seqno) just before the
+// register writes that start the half, and its IRQ handler vc4_bcl_end_irq /
+// vc4_rcl_end_irq (the exec's fence is signalled right after the render one). Each half
+// is a job (queue vc4_bin / vc4_render), as it is under the drm_sched port.
 
 package assemble
 
 import "github.com/ghostdriver/ghostdriver/internal/event"
 
-const ruleV3DFinished = "v3d_irq_as_finished"
+const (
+	ruleV3DFinished = "v3d_irq_as_finished"
+	ruleVC4Finished = "vc4_irq_as_finished"
+)
 
 // v3d queues, as the kernel's scheduler names them (v3d_sched.c drm_sched_init names).
 const (
@@ -31,9 +41,11 @@ const (
 	v3dTFU
 	v3dCSD
 	v3dCacheClean
+	vc4Bin
+	vc4Render
 )
 
-var v3dQueueName = [...]string{"", "v3d_bin", "v3d_render", "v3d_tfu", "v3d_csd", "v3d_cache_clean"}
+var v3dQueueName = [...]string{"", "v3d_bin", "v3d_render", "v3d_tfu", "v3d_csd", "v3d_cache_clean", "vc4_bin", "vc4_render"}
 
 // v3dQueue is the queue an event is about: its kind, or v3d_submit_cl's BCL/RCL (the
 // text's ternary; a raw entry's is_render 0/1).
@@ -56,6 +68,17 @@ func v3dQueue(e *event.Event) uint8 {
 		return v3dCSD
 	case event.V3DCacheCleanBegin, event.V3DCacheCleanEnd:
 		return v3dCacheClean
+	case event.VC4SubmitCL:
+		switch e.Ring {
+		case "BCL", "0":
+			return vc4Bin
+		case "RCL", "1":
+			return vc4Render
+		}
+	case event.VC4BinEndIRQ:
+		return vc4Bin
+	case event.VC4RenderEndIRQ:
+		return vc4Render
 	}
 	return v3dNoQueue
 }
@@ -85,18 +108,18 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 		if run := a.running(e.TID); run != nil && run.fam == famSched {
 			// Inside drm_sched's run_job: the scheduler's job. A standalone job under the
 			// same identity is a seqno met again (the input restarted): forget it.
-			if j != nil && j != run && j.fam == famV3D {
+			if j != nil && j != run && j.fam == r.family {
 				a.close(j, causeTimeout, Incomplete, reasonV3DReplaced)
 			}
 			j = run
 			a.addID(j, id)
-		} else if j == nil || j.fam == famV3D && j.seen&seenRun != 0 {
+		} else if j == nil || j.fam == r.family && j.seen&seenRun != 0 {
 			if j != nil {
 				a.close(j, causeTimeout, Incomplete, reasonV3DReplaced)
 			}
-			j = a.newJob(famV3D, e.Time)
+			j = a.newJob(r.family, e.Time)
 			a.addID(j, id)
-			j.out.Driver = "v3d"
+			j.out.Driver = familyDriver[r.family]
 			if e.Device != "" {
 				j.out.Device = e.Device
 			}
@@ -115,7 +138,7 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 		}
 	}
 	a.touch(j, e.Time)
-	if j.fam != famV3D {
+	if j.fam != r.family {
 		if r.creates {
 			// Inside run_job, after the hardware fence's creation: the emission is done
 			// when the job starts (te no later than ts). The fence's init or emit, when
@@ -132,7 +155,11 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 	if r.seen&seenDone != 0 && !j.out.Points[PointFinished].Known() {
 		// The handler signals the hardware fence right after the event, and drm_sched's
 		// finished fence in that signal's callback: nothing later is v3d's.
-		j.set(PointFinished, e.Time, 1, Inferred, ruleV3DFinished)
+		rule := ruleV3DFinished
+		if j.fam == famVC4 {
+			rule = ruleVC4Finished
+		}
+		j.set(PointFinished, e.Time, 1, Inferred, rule)
 		j.seen |= seenDone
 		a.finish(j)
 	}
@@ -140,4 +167,4 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 
 // reasonV3DReplaced closes a standalone v3d job whose identity came again before it
 // completed (its end event was lost, or the input restarted).
-const reasonV3DReplaced = "v3d: the same queue and seqno ran again before this job's interrupt"
+const reasonV3DReplaced = "the same queue and seqno ran again before this job's interrupt"

@@ -270,3 +270,44 @@ func TestV3DWithTheSchedulersOlderEvents(t *testing.T) {
 	wantPoint(t, j, PointHWDone, 700, Measured, "v3d_bcl_irq")
 	wantPoint(t, j, PointFinished, 705, Measured, "drm_sched_process_job")
 }
+
+// vc4 before any drm_sched port (vc4_gem.c, vc4_irq.c): exec 301 is binned and rendered,
+// exec 302 is bin-less (render only). The kernel: vc4_submit_next_bin_job traces the BCL
+// submit (in the ioctl when the binner is idle) just before submit_cl starts the half;
+// the binner's interrupt (vc4_irq_finish_bin_job) traces vc4_bcl_end_irq and moves the
+// exec to the render list, whose head is started (RCL submit, in the handler); the
+// render interrupt traces vc4_rcl_end_irq and signals the exec's fence. One job per half:
+// bin 301 ts 100 → th 890; render 301 ts 900 → th 2000; render 302 (queued behind 301's
+// render) ts 2010 → th 2600; each tf = th.
+const vc4Capture = `
+       glxgears-812   [000] ....     1.000100: vc4_submit_cl: dev=0, BCL, seqno=301, 0x3c001000..0x3c001200
+          <idle>-0    [000] d.h1     1.000890: vc4_bcl_end_irq: dev=0, seqno=301
+          <idle>-0    [000] d.h1     1.000900: vc4_submit_cl: dev=0, RCL, seqno=301, 0x3c100000..0x3c100400
+          <idle>-0    [000] d.h1     1.002000: vc4_rcl_end_irq: dev=0, seqno=301
+          <idle>-0    [000] d.h1     1.002010: vc4_submit_cl: dev=0, RCL, seqno=302, 0x3c200000..0x3c200400
+          <idle>-0    [000] d.h1     1.002600: vc4_rcl_end_irq: dev=0, seqno=302
+`
+
+func TestVC4HalvesAreJobs(t *testing.T) {
+	_, jobs := assembleText(t, vc4Capture)
+	if len(jobs) != 3 {
+		t.Fatalf("%d jobs, want 3:%s", len(jobs), dump(jobs))
+	}
+	for _, c := range []struct {
+		ring   string
+		ts, th int64
+		irq    string
+	}{
+		{"vc4_bin", 100, 890, "vc4_bcl_end_irq"},
+		{"vc4_render", 900, 2000, "vc4_rcl_end_irq"},
+		{"vc4_render", 2010, 2600, "vc4_rcl_end_irq"},
+	} {
+		j := v3dJob(t, jobs, c.ring, c.ts)
+		if j.Outcome != Completed || j.Driver != "vc4" {
+			t.Errorf("%s at %d: %s %q driver %q", c.ring, c.ts, j.Outcome, j.Reason, j.Driver)
+		}
+		wantStages(t, j,
+			"execution "+itoa(c.ts)+" "+itoa(c.th)+" measured vc4_submit_cl→"+c.irq,
+			"fence_signal "+itoa(c.th)+" "+itoa(c.th)+" inferred "+c.irq+"→vc4_irq_as_finished")
+	}
+}

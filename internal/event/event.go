@@ -84,6 +84,12 @@ const (
 	V3DCacheCleanBegin
 	V3DCacheCleanEnd
 
+	// vc4 (Broadcom VideoCore IV, Raspberry Pi ≤3): as v3d's; Fence.Seqno = the exec's
+	// seqno, Ring = "BCL"/"RCL" for vc4_submit_cl.
+	VC4SubmitCL
+	VC4BinEndIRQ
+	VC4RenderEndIRQ
+
 	// trace_marker writes ("print" events), kept as markers on the timeline.
 	Marker
 
@@ -148,6 +154,9 @@ var kindNames = [kindCount]string{
 	V3DCSDIRQ:            "v3d_csd_irq",
 	V3DCacheCleanBegin:   "v3d_cache_clean_begin",
 	V3DCacheCleanEnd:     "v3d_cache_clean_end",
+	VC4SubmitCL:          "vc4_submit_cl",
+	VC4BinEndIRQ:         "vc4_bin_end_irq",
+	VC4RenderEndIRQ:      "vc4_render_end_irq",
 	Marker:               "marker",
 	ProcessExec:          "process_exec",
 	ProcessExit:          "process_exit",

@@ -171,10 +171,10 @@ var (
 	// index; seqno = the job's hardware fence seqno (v3d_fence_create:
 	// ++queue.emit_seqno, one counter per queue).
 	famV3DSubmitCL = &Family{"v3d submit_cl", []Format{
-		{"dev=%u, %s, seqno=%llu, 0x%08x..0x%08x", "dev ring fseq _ _", "v3d_trace.h 4.18 (135c5504) .. 6.8+ (641b5988): ring = BCL (bin) or RCL (render)"},
+		{"dev=%u, %s, seqno=%llu, 0x%08x..0x%08x", "dev ring fseq _ _", "v3d_trace.h 4.18 (135c5504) .. 6.8+ (641b5988), vc4_trace.h (044feb97) vc4_submit_cl: ring = BCL (bin) or RCL (render)"},
 	}}
 	famV3DSeqno = &Family{"v3d seqno", []Format{
-		{"dev=%u, seqno=%llu", "dev fseq", "v3d_trace.h 5.x (index 15950616633) .. 6.8+ (641b5988): v3d_submit_tfu/_csd, v3d_bcl/rcl/tfu/csd_irq"},
+		{"dev=%u, seqno=%llu", "dev fseq", "v3d_trace.h 5.x (index 15950616633) .. 6.8+ (641b5988): v3d_submit_tfu/_csd, v3d_bcl/rcl/tfu/csd_irq; vc4_trace.h (044feb97): vc4_bcl/rcl_end_irq"},
 	}}
 	famV3DDev = &Family{"v3d dev", []Format{
 		{"dev=%u", "dev", "v3d_trace.h 5.x .. 6.8+: v3d_cache_clean_begin/_end"},
@@ -235,6 +235,7 @@ const (
 	kernXe     = "xe_trace.h since 6.8"
 	kernMsm    = "msm_gpu_trace.h, 6.1..7.3 checked"
 	kernV3D    = "v3d_trace.h since 4.18 (the _irq, tfu, csd and cache events since 5.x)"
+	kernVC4    = "vc4_trace.h with the submit and IRQ events"
 )
 
 var events = []Event{
@@ -427,6 +428,30 @@ var events = []Event{
 	knownDriver("v3d", "v3d_cpu_job_end", "as v3d_cpu_job_begin"),
 	knownDriver("v3d", "v3d_reset_begin", "GPU reset in the scheduler's timeout handler: dev only, no job identity"),
 	knownDriver("v3d", "v3d_reset_end", "as v3d_reset_begin"),
+
+	// vc4 (Broadcom VideoCore IV, Raspberry Pi ≤3; vc4_trace.h at torvalds/linux 044feb97
+	// prints v3d's formats), no drm_sched in the trees read: an
+	// exec (one seqno) is a bin half then a render half. vc4_submit_next_bin_job /
+	// _render_job trace vc4_submit_cl just before submit_cl writes the control-list
+	// registers that start the half; the IRQ handler's vc4_irq_finish_bin_job /
+	// _render_job trace the _end_irq events, and after the render one signals the exec's
+	// fence. Each half is a job, (dev, queue, seqno) as v3d's (assemble.v3dEvent), which
+	// also holds for the 2026 drm_sched port (per-queue fences).
+	{Names: []Name{{Name: "vc4_submit_cl"}}, Kind: event.VC4SubmitCL, Driver: "vc4", System: "vc4", Formats: famV3DSubmitCL,
+		Points: pts(PointHWStart), Role: &Role{2, SeenRun, true},
+		Rule: "measured ts of the exec's bin (BCL) or render (RCL) half: traced just before the register writes that start it",
+		Hook: &Hook{Value: 110, Event: "vc4_submit_cl", Kernels: kernVC4}},
+	{Names: []Name{{Name: "vc4_bcl_end_irq"}}, Kind: event.VC4BinEndIRQ, Driver: "vc4", System: "vc4", Formats: famV3DSeqno,
+		Points: pts(PointHWDone), Role: &Role{3, SeenDone, false},
+		Rule: "measured th of the bin half by its seqno; standalone tf = th (vc4_irq_as_finished)",
+		Hook: &Hook{Value: 111, Event: "vc4_bcl_end_irq", Kernels: kernVC4}},
+	{Names: []Name{{Name: "vc4_rcl_end_irq"}}, Kind: event.VC4RenderEndIRQ, Driver: "vc4", System: "vc4", Formats: famV3DSeqno,
+		Points: pts(PointHWDone), Role: &Role{3, SeenDone, false},
+		Rule: "measured th of the render half (the exec's fence is signalled right after); standalone tf = th (vc4_irq_as_finished)",
+		Hook: &Hook{Value: 112, Event: "vc4_rcl_end_irq", Kernels: kernVC4}},
+	knownDriver("vc4", "vc4_submit_cl_ioctl", "traced at the submit ioctl's start: sizes, no seqno yet"),
+	knownDriver("vc4", "vc4_wait_for_seqno_begin", "a waiter on a seqno (wait ioctls, eviction): not a point of the job"),
+	knownDriver("vc4", "vc4_wait_for_seqno_end", "as vc4_wait_for_seqno_begin"),
 
 	// Other drivers that also emit gpu_scheduler/dma_fence events (which we decode).
 	knownDriver("lima", "lima_task_submit", "duplicates drm_sched_job for lima"),

@@ -401,7 +401,7 @@ func TestClassicRungs(t *testing.T) {
 		events = append(events, def.event)
 	}
 	sort.Strings(events)
-	if len(events) != 38 {
+	if len(events) != 41 {
 		t.Errorf("%d events with a classic rung: %v", len(events), events)
 	}
 }

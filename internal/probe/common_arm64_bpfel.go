@@ -99,6 +99,9 @@ const (
 	commonHookHOOK_V3D_CSD_IRQ                 commonHook = 106
 	commonHookHOOK_V3D_CACHE_CLEAN_BEGIN       commonHook = 107
 	commonHookHOOK_V3D_CACHE_CLEAN_END         commonHook = 108
+	commonHookHOOK_VC4SUBMIT_CL                commonHook = 110
+	commonHookHOOK_VC4BCL_END_IRQ              commonHook = 111
+	commonHookHOOK_VC4RCL_END_IRQ              commonHook = 112
 	commonHookHOOK_PROCESS_EXEC                commonHook = 80
 	commonHookHOOK_PROCESS_EXIT                commonHook = 81
 )

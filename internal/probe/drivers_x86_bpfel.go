@@ -75,6 +75,9 @@ const (
 	driversProgTpV3dSubmitCsd            = "tp_v3d_submit_csd"
 	driversProgTpV3dSubmitTfu            = "tp_v3d_submit_tfu"
 	driversProgTpV3dTfuIrq               = "tp_v3d_tfu_irq"
+	driversProgTpVc4BclEndIrq            = "tp_vc4_bcl_end_irq"
+	driversProgTpVc4RclEndIrq            = "tp_vc4_rcl_end_irq"
+	driversProgTpVc4SubmitCl             = "tp_vc4_submit_cl"
 	driversProgTpXeHwFenceCreate         = "tp_xe_hw_fence_create"
 	driversProgTpXeHwFenceFree           = "tp_xe_hw_fence_free"
 	driversProgTpXeHwFenceSignal         = "tp_xe_hw_fence_signal"
@@ -104,6 +107,9 @@ const (
 	driversProgTpbtfV3dSubmitCsd         = "tpbtf_v3d_submit_csd"
 	driversProgTpbtfV3dSubmitTfu         = "tpbtf_v3d_submit_tfu"
 	driversProgTpbtfV3dTfuIrq            = "tpbtf_v3d_tfu_irq"
+	driversProgTpbtfVc4BclEndIrq         = "tpbtf_vc4_bcl_end_irq"
+	driversProgTpbtfVc4RclEndIrq         = "tpbtf_vc4_rcl_end_irq"
+	driversProgTpbtfVc4SubmitCl          = "tpbtf_vc4_submit_cl"
 	driversProgTpbtfXeHwFenceCreate      = "tpbtf_xe_hw_fence_create"
 	driversProgTpbtfXeHwFenceFree        = "tpbtf_xe_hw_fence_free"
 	driversProgTpbtfXeHwFenceSignal      = "tpbtf_xe_hw_fence_signal"
@@ -178,6 +184,9 @@ type driversProgramSpecs struct {
 	TpV3dSubmitCsd            *ebpf.ProgramSpec `ebpf:"tp_v3d_submit_csd"`
 	TpV3dSubmitTfu            *ebpf.ProgramSpec `ebpf:"tp_v3d_submit_tfu"`
 	TpV3dTfuIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_tfu_irq"`
+	TpVc4BclEndIrq            *ebpf.ProgramSpec `ebpf:"tp_vc4_bcl_end_irq"`
+	TpVc4RclEndIrq            *ebpf.ProgramSpec `ebpf:"tp_vc4_rcl_end_irq"`
+	TpVc4SubmitCl             *ebpf.ProgramSpec `ebpf:"tp_vc4_submit_cl"`
 	TpXeHwFenceCreate         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_create"`
 	TpXeHwFenceFree           *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_free"`
 	TpXeHwFenceSignal         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_signal"`
@@ -207,6 +216,9 @@ type driversProgramSpecs struct {
 	TpbtfV3dSubmitCsd         *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_submit_csd"`
 	TpbtfV3dSubmitTfu         *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_submit_tfu"`
 	TpbtfV3dTfuIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_tfu_irq"`
+	TpbtfVc4BclEndIrq         *ebpf.ProgramSpec `ebpf:"tpbtf_vc4_bcl_end_irq"`
+	TpbtfVc4RclEndIrq         *ebpf.ProgramSpec `ebpf:"tpbtf_vc4_rcl_end_irq"`
+	TpbtfVc4SubmitCl          *ebpf.ProgramSpec `ebpf:"tpbtf_vc4_submit_cl"`
 	TpbtfXeHwFenceCreate      *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_create"`
 	TpbtfXeHwFenceFree        *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_free"`
 	TpbtfXeHwFenceSignal      *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_signal"`
@@ -301,6 +313,9 @@ type driversPrograms struct {
 	TpV3dSubmitCsd            *ebpf.Program `ebpf:"tp_v3d_submit_csd"`
 	TpV3dSubmitTfu            *ebpf.Program `ebpf:"tp_v3d_submit_tfu"`
 	TpV3dTfuIrq               *ebpf.Program `ebpf:"tp_v3d_tfu_irq"`
+	TpVc4BclEndIrq            *ebpf.Program `ebpf:"tp_vc4_bcl_end_irq"`
+	TpVc4RclEndIrq            *ebpf.Program `ebpf:"tp_vc4_rcl_end_irq"`
+	TpVc4SubmitCl             *ebpf.Program `ebpf:"tp_vc4_submit_cl"`
 	TpXeHwFenceCreate         *ebpf.Program `ebpf:"tp_xe_hw_fence_create"`
 	TpXeHwFenceFree           *ebpf.Program `ebpf:"tp_xe_hw_fence_free"`
 	TpXeHwFenceSignal         *ebpf.Program `ebpf:"tp_xe_hw_fence_signal"`
@@ -330,6 +345,9 @@ type driversPrograms struct {
 	TpbtfV3dSubmitCsd         *ebpf.Program `ebpf:"tpbtf_v3d_submit_csd"`
 	TpbtfV3dSubmitTfu         *ebpf.Program `ebpf:"tpbtf_v3d_submit_tfu"`
 	TpbtfV3dTfuIrq            *ebpf.Program `ebpf:"tpbtf_v3d_tfu_irq"`
+	TpbtfVc4BclEndIrq         *ebpf.Program `ebpf:"tpbtf_vc4_bcl_end_irq"`
+	TpbtfVc4RclEndIrq         *ebpf.Program `ebpf:"tpbtf_vc4_rcl_end_irq"`
+	TpbtfVc4SubmitCl          *ebpf.Program `ebpf:"tpbtf_vc4_submit_cl"`
 	TpbtfXeHwFenceCreate      *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_create"`
 	TpbtfXeHwFenceFree        *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_free"`
 	TpbtfXeHwFenceSignal      *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_signal"`
@@ -363,6 +381,9 @@ func (p *driversPrograms) Close() error {
 		p.TpV3dSubmitCsd,
 		p.TpV3dSubmitTfu,
 		p.TpV3dTfuIrq,
+		p.TpVc4BclEndIrq,
+		p.TpVc4RclEndIrq,
+		p.TpVc4SubmitCl,
 		p.TpXeHwFenceCreate,
 		p.TpXeHwFenceFree,
 		p.TpXeHwFenceSignal,
@@ -392,6 +413,9 @@ func (p *driversPrograms) Close() error {
 		p.TpbtfV3dSubmitCsd,
 		p.TpbtfV3dSubmitTfu,
 		p.TpbtfV3dTfuIrq,
+		p.TpbtfVc4BclEndIrq,
+		p.TpbtfVc4RclEndIrq,
+		p.TpbtfVc4SubmitCl,
 		p.TpbtfXeHwFenceCreate,
 		p.TpbtfXeHwFenceFree,
 		p.TpbtfXeHwFenceSignal,

@@ -20,6 +20,9 @@
  *    numbers[] is a flexible array): the submit event and its own thread carry it;
  *  - virtio_gpu_cmd_queue / _response (struct virtqueue *, struct virtio_gpu_ctrl_hdr *,
  *    7.3's seqno): the device and virtqueue index, the command's type and fence_id.
+ *  - v3d_* and vc4_* (the drm_device, the hardware fence or exec seqno): the seqno as the fence seqno,
+ *    *_submit_cl's queue as ring "BCL"/"RCL" (the text's ternary), dev as the text
+ *    prints it (dev->primary->index in decimal), as the classic rung gives it too.
  * Every event also has a classic-tracepoint twin (no BTF needed: the raw trace entry is
  * copied and decoded in user space from the event's tracefs format, ghostdriver.h).
  */
@@ -210,6 +213,110 @@ int BPF_PROG(tpbtf_msm_gpu_submit_retired, struct msm_gem_submit___gd *s, __u64 
 	return on_msm_submit(HOOK_MSM_GPU_SUBMIT_RETIRED, s, start, end);
 }
 
+/* v3d */
+static __always_inline void v3d_dev(struct record *r, struct drm_device___gd *dev)
+{
+	struct drm_minor___gd *m = BPF_CORE_READ(dev, primary);
+	int i = m ? BPF_CORE_READ(m, index) : -1;
+	if (i < 0 || i > 999)
+		return;
+	__u32 idx = i;
+	/* constant offsets only: the minor index in decimal, as the text's dev=%u */
+	if (idx >= 100) {
+		r->dev[0] = '0' + idx / 100;
+		r->dev[1] = '0' + idx / 10 % 10;
+		r->dev[2] = '0' + idx % 10;
+		r->dev[3] = 0;
+	} else if (idx >= 10) {
+		r->dev[0] = '0' + idx / 10;
+		r->dev[1] = '0' + idx % 10;
+		r->dev[2] = 0;
+	} else {
+		r->dev[0] = '0' + idx;
+		r->dev[1] = 0;
+	}
+}
+
+static __always_inline int on_v3d(__u16 hook, struct drm_device___gd *dev, __u64 seqno)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	if (dev)
+		v3d_dev(r, dev);
+	r->fence_seqno = seqno;
+	r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_submit_cl(__u16 hook, struct drm_device___gd *dev, bool is_render, __u64 seqno)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	if (dev)
+		v3d_dev(r, dev);
+	r->fence_seqno = seqno;
+	r->flags |= RF_FENCE_WIDE | RF_HAS_FENCE;
+	if (is_render)
+		__builtin_memcpy(r->ring, "RCL", 4);
+	else
+		__builtin_memcpy(r->ring, "BCL", 4);
+	rec_submit(r);
+	return 0;
+}
+
+SEC("tp_btf/v3d_submit_cl")
+int BPF_PROG(tpbtf_v3d_submit_cl, struct drm_device___gd *dev, bool is_render, __u64 seqno, __u32 ctnqba,
+	     __u32 ctnqea)
+{
+	return on_submit_cl(HOOK_V3D_SUBMIT_CL, dev, is_render, seqno);
+}
+
+/* vc4: v3d's formats and arguments (vc4_trace.h) */
+SEC("tp_btf/vc4_submit_cl")
+int BPF_PROG(tpbtf_vc4_submit_cl, struct drm_device___gd *dev, bool is_render, __u64 seqno, __u32 ctnqba,
+	     __u32 ctnqea)
+{
+	return on_submit_cl(HOOK_VC4_SUBMIT_CL, dev, is_render, seqno);
+}
+
+SEC("tp_btf/vc4_bcl_end_irq")
+int BPF_PROG(tpbtf_vc4_bcl_end_irq, struct drm_device___gd *dev, __u64 seqno)
+{
+	return on_v3d(HOOK_VC4_BCL_END_IRQ, dev, seqno);
+}
+
+SEC("tp_btf/vc4_rcl_end_irq")
+int BPF_PROG(tpbtf_vc4_rcl_end_irq, struct drm_device___gd *dev, __u64 seqno)
+{
+	return on_v3d(HOOK_VC4_RCL_END_IRQ, dev, seqno);
+}
+
+#define V3D_SEQNO_EVENT(ev, hook)                                                           \
+	SEC("tp_btf/v3d_" #ev)                                                              \
+	int BPF_PROG(tpbtf_v3d_##ev, struct drm_device___gd *dev, __u64 seqno)              \
+	{                                                                                   \
+		return on_v3d(hook, dev, seqno);                                                 \
+	}
+
+#define V3D_DEV_EVENT(ev, hook)                                                             \
+	SEC("tp_btf/v3d_" #ev)                                                              \
+	int BPF_PROG(tpbtf_v3d_##ev, struct drm_device___gd *dev)                           \
+	{                                                                                   \
+		return on_v3d(hook, dev, 0);                                                     \
+	}
+
+V3D_SEQNO_EVENT(submit_tfu, HOOK_V3D_SUBMIT_TFU)
+V3D_SEQNO_EVENT(submit_csd, HOOK_V3D_SUBMIT_CSD)
+V3D_SEQNO_EVENT(bcl_irq, HOOK_V3D_BCL_IRQ)
+V3D_SEQNO_EVENT(rcl_irq, HOOK_V3D_RCL_IRQ)
+V3D_SEQNO_EVENT(tfu_irq, HOOK_V3D_TFU_IRQ)
+V3D_SEQNO_EVENT(csd_irq, HOOK_V3D_CSD_IRQ)
+V3D_DEV_EVENT(cache_clean_begin, HOOK_V3D_CACHE_CLEAN_BEGIN)
+V3D_DEV_EVENT(cache_clean_end, HOOK_V3D_CACHE_CLEAN_END)
+
 /*
  * virtio_gpu: virtio_gpu_cmd_queue / _response (virtgpu_trace.h). The device index travels
  * in record.fd, the virtqueue index in record.arg, the command type in record.cmd, the
@@ -256,6 +363,7 @@ int BPF_PROG(tpbtf_virtio_gpu_cmd_response, struct virtqueue___gd *vq, struct vi
 
 /*
  * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu, virtio_gpu): the raw entry, one
+ * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu, v3d, vc4): the raw entry, one
  * program per row of the event table with a live hook (driver_hooks.h, generated).
  */
 DRIVER_RAW_COPIES

@@ -94,11 +94,15 @@ struct drm_driver___gd {
 	const char *name;
 } __attribute__((preserve_access_index));
 
+struct drm_minor___gd;
+
 struct drm_device___gd {
 	const struct drm_driver___gd *driver;
+	struct drm_minor___gd *primary; /* v3d's events print primary->index as dev= */
 } __attribute__((preserve_access_index));
 
 struct drm_minor___gd {
+	int index;
 	struct drm_device___gd *dev;
 } __attribute__((preserve_access_index));
 

@@ -196,3 +196,20 @@ func TestReplayNoGPUEvents(t *testing.T) {
 		}
 	}
 }
+
+// A capture with a driver's events of which none bounds a job (v3d's ioctl and reset
+// events: no seqno): the error names the driver's job events and how to record them.
+func TestReplayNamesTheDriversJobEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v3d_ioctl_only.txt")
+	os.WriteFile(path, []byte("       glmark2-9001  [001] .....  1203.099000: v3d_submit_cl_ioctl: dev=0, RCL 0x00b00000..0x00b00c80\n"+
+		" kworker/0:2-40      [000] .....  1210.000000: v3d_reset_begin: dev=0\n"), 0o644)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"replay", "--quiet", path}, &stdout, &stderr)
+	msg := stderr.String()
+	for _, want := range []string{"no GPU event recognised", "v3d's events (v3d_reset_begin, v3d_submit_cl_ioctl)",
+		"v3d_submit_cl, v3d_submit_tfu", "v3d_bcl_irq", "-e gpu_scheduler -e dma_fence -e v3d"} {
+		if code != 1 || !strings.Contains(msg, want) {
+			t.Errorf("exit %d, stderr lacks %q: %s", code, want, msg)
+		}
+	}
+}

@@ -139,6 +139,8 @@ type Assembler struct {
 	threads map[uint32]*thread
 	rings   map[ringKey]*ring
 
+	i915Legacy map[i915RingKey][]legacyRequest // i915legacy.go: open requests per ring
+
 	signals  *fifoMap[signalRec]        // recent fence signals: packed key → time, hook
 	owners   *fifoMap[ownerRec]         // fences of output jobs → the job's finished fence and run
 	contexts *fifoMap[ctxInfo]          // fence context → its scheduler and entity (deps.go)
@@ -190,23 +192,24 @@ func New(cfg Config, out func(*Job)) *Assembler {
 		cfg.ReorderWindow = 0
 	}
 	a := &Assembler{
-		cfg:       cfg,
-		timeout:   int64(cfg.JobTimeout),
-		window:    int64(cfg.ReorderWindow),
-		out:       out,
-		byID:      map[idKey]*job{},
-		waiters:   map[uint64][]*job{},
-		threads:   map[uint32]*thread{},
-		rings:     map[ringKey]*ring{},
-		signals:   newFIFOMap[signalRec](recentFences),
-		owners:    newFIFOMap[ownerRec](recentFences),
-		contexts:  newFIFOMap[ctxInfo](recentFences),
-		early:     newFIFOMap[[]event.FenceKey](earlyDeps),
-		streams:   newFIFOMap[struct{}](streamsKept),
-		cpuFirst:  map[int32]int64{},
-		rules:     map[[2]string]string{},
-		qualified: map[[2]string]string{},
-		ringStats: map[string]*RingStats{},
+		cfg:        cfg,
+		timeout:    int64(cfg.JobTimeout),
+		window:     int64(cfg.ReorderWindow),
+		out:        out,
+		byID:       map[idKey]*job{},
+		waiters:    map[uint64][]*job{},
+		threads:    map[uint32]*thread{},
+		i915Legacy: map[i915RingKey][]legacyRequest{},
+		rings:      map[ringKey]*ring{},
+		signals:    newFIFOMap[signalRec](recentFences),
+		owners:     newFIFOMap[ownerRec](recentFences),
+		contexts:   newFIFOMap[ctxInfo](recentFences),
+		early:      newFIFOMap[[]event.FenceKey](earlyDeps),
+		streams:    newFIFOMap[struct{}](streamsKept),
+		cpuFirst:   map[int32]int64{},
+		rules:      map[[2]string]string{},
+		qualified:  map[[2]string]string{},
+		ringStats:  map[string]*RingStats{},
 	}
 	return a
 }
@@ -373,6 +376,8 @@ func (a *Assembler) process(e *event.Event) {
 		a.xeHWCreate(e)
 	case event.XeSchedJobFree:
 		a.xeFree(e)
+	case event.I915RequestComplete:
+		a.i915Complete(e)
 	default:
 		if r := driverRoles[e.Kind]; r != nil {
 			a.nativeEvent(e, r)
@@ -408,6 +413,7 @@ func (a *Assembler) reset() {
 	clear(a.waiters)
 	clear(a.threads)
 	clear(a.rings)
+	clear(a.i915Legacy)
 	clear(a.cpuFirst)
 	a.cpuSeen = 0
 	a.signals.reset()

@@ -46,9 +46,11 @@ const (
 	famXe // xe events without drm_sched events
 	famMsm
 	famVirtio // virtio_gpu: the execbuffer's SUBMIT_3D command, keyed by its fence (virtio.go)
+	famV3D    // v3d's own events without drm_sched events
+	famVC4    // vc4's, the same scheme (v3d.go)
 )
 
-var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm", famVirtio: "virtio_gpu"}
+var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm", famVirtio: "virtio_gpu", famV3D: "v3d", famVC4: "vc4"}
 
 // Flags of the three events that make a job Completed.
 const (
@@ -111,6 +113,7 @@ const (
 	prioTeFenceEmit      = 4 // te from the hardware fence's emission in run_job
 	prioIoctl            = 1
 	prioGPUStamp         = 3 // ts/th from the GPU's own stamps: over every CPU-side hook
+	prioDriverIRQ        = 3 // th from a driver's IRQ event traced just before it signals the hardware fence (v3d)
 )
 
 // gpuClock is the counter a driver's GPU stamps count: its frequency and where the

@@ -36,6 +36,7 @@ const (
 	nsXe                               // xe job fence pointer, per device
 	nsVirtioFence                      // virtio_gpu command fence_id, per device
 	nsVirtioSeq                        // virtio_gpu command seqno (7.3), per device
+	nsV3D                              // v3d queue and hardware fence seqno, per device
 )
 
 // idKey is the identity of a job that has no fence key in its events: old scheduler

@@ -1,4 +1,4 @@
-// Driver-specific job events (i915, xe, msm), as mapped by the table in drivers.go.
+// Driver-specific job events (i915, xe, msm; v3d in v3d.go, old i915 in i915legacy.go), as mapped by the table in drivers.go.
 //
 // i915 has no DRM scheduler: its request events are the job. xe always runs on drm_sched
 // and msm has since 5.19: when the scheduler's events are traced they are the job, and
@@ -22,6 +22,8 @@ func (a *Assembler) nativeEvent(e *event.Event, r *role) {
 		a.msmEvent(e, r)
 	case famVirtio:
 		a.virtioEvent(e, r)
+	case famV3D, famVC4:
+		a.v3dEvent(e, r)
 	}
 }
 
@@ -69,6 +71,7 @@ func (a *Assembler) i915Event(e *event.Event, r *role) {
 		a.setKey(j, e.Fence, e.FenceWide)
 		j.stream = key32(e.Fence) >> 32
 	}
+	a.i915LegacyNote(j, e)
 	a.apply(j, e, r)
 }
 

@@ -170,4 +170,3 @@ func TestVirglInFence(t *testing.T) {
 		t.Error("a fence_dependency stage: the wait was inside the ioctl")
 	}
 }
-

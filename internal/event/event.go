@@ -54,6 +54,9 @@ const (
 	I915RequestRetire
 	I915RequestWaitBegin
 	I915RequestWaitEnd
+	// i915_gem_request_complete / i915_gem_request_notify (≤4.10): the user interrupt;
+	// Fence.Seqno = the seqno the GPU last wrote on Ring (no ctx).
+	I915RequestComplete
 
 	// xe: Fence = {fence ctx, seqno} of the hardware/scheduler fence, JobID = job pointer.
 	XeSchedJobCreate
@@ -75,6 +78,23 @@ const (
 	// the queue's command seqno where the kernel prints it (7.3), else 0.
 	VirtioGPUCmdQueue
 	VirtioGPUCmdResponse
+	// v3d (Broadcom): Fence.Seqno = the job's hardware fence seqno on its queue; Ring =
+	// "BCL"/"RCL" for v3d_submit_cl (the queue of the others is their kind).
+	V3DSubmitCL
+	V3DSubmitTFU
+	V3DSubmitCSD
+	V3DBinIRQ
+	V3DRenderIRQ
+	V3DTFUIRQ
+	V3DCSDIRQ
+	V3DCacheCleanBegin
+	V3DCacheCleanEnd
+
+	// vc4 (Broadcom VideoCore IV, Raspberry Pi ≤3): as v3d's; Fence.Seqno = the exec's
+	// seqno, Ring = "BCL"/"RCL" for vc4_submit_cl.
+	VC4SubmitCL
+	VC4BinEndIRQ
+	VC4RenderEndIRQ
 
 	// trace_marker writes ("print" events), kept as markers on the timeline.
 	Marker
@@ -120,6 +140,7 @@ var kindNames = [kindCount]string{
 	I915RequestRetire:    "i915_request_retire",
 	I915RequestWaitBegin: "i915_request_wait_begin",
 	I915RequestWaitEnd:   "i915_request_wait_end",
+	I915RequestComplete:  "i915_request_complete",
 	XeSchedJobCreate:     "xe_sched_job_create",
 	XeSchedJobExec:       "xe_sched_job_exec",
 	XeSchedJobRun:        "xe_sched_job_run",
@@ -132,6 +153,18 @@ var kindNames = [kindCount]string{
 	MsmSubmitRetired:     "msm_submit_retired",
 	VirtioGPUCmdQueue:    "virtio_gpu_cmd_queue",
 	VirtioGPUCmdResponse: "virtio_gpu_cmd_response",
+	V3DSubmitCL:          "v3d_submit_cl",
+	V3DSubmitTFU:         "v3d_submit_tfu",
+	V3DSubmitCSD:         "v3d_submit_csd",
+	V3DBinIRQ:            "v3d_bin_irq",
+	V3DRenderIRQ:         "v3d_render_irq",
+	V3DTFUIRQ:            "v3d_tfu_irq",
+	V3DCSDIRQ:            "v3d_csd_irq",
+	V3DCacheCleanBegin:   "v3d_cache_clean_begin",
+	V3DCacheCleanEnd:     "v3d_cache_clean_end",
+	VC4SubmitCL:          "vc4_submit_cl",
+	VC4BinEndIRQ:         "vc4_bin_end_irq",
+	VC4RenderEndIRQ:      "vc4_render_end_irq",
 	Marker:               "marker",
 	ProcessExec:          "process_exec",
 	ProcessExit:          "process_exit",

@@ -94,7 +94,9 @@ var (
 	// drm-kmod (4.11..5.7 era) and i915-sriov-dkms (LTS 5.15..6.17). Fence = {ctx, seqno};
 	// the engine is "ring=%u" before 2018 and "engine=class:instance" after.
 	famI915Request = &Family{"i915 request", []Format{
-		{"dev=%u, ring=%u, seqno=%u", "dev ring fseq", "drm-kmod 08780cff (≤4.10); snippets S7 (3.x)"},
+		{"dev=%u, ring=%u, seqno=%u", "dev ring fseq", "drm-kmod 08780cff (≤4.10); snippets S7 (3.x); i915_trace.h of 2.6.37..4.x (struct intel_ring_buffer / intel_engine_cs, stored index)"},
+		// 2.6.32..2.6.36 i915_trace.h (one ring: no ring field), stored index id 4023458.
+		{"dev=%u, seqno=%u", "dev fseq", "i915_trace.h 2.6.3x (index 4023458)"},
 		{"dev=%u, ring=%u, seqno=%u, flags=%x", "dev ring fseq _", "drm-kmod 08780cff i915_gem_ring_dispatch"},
 		{"dev=%u, ring=%u, ctx=%u, seqno=%u, global=%u", "dev ring fctx fseq _", "cf17d070 (2017-02); snippets S8"},
 		{"dev=%u, ring=%u, ctx=%u, seqno=%u, flags=0x%x", "dev ring fctx fseq _", "184d011b (2017-02)"},
@@ -173,6 +175,23 @@ var (
 		{"vdev=%d vq=%u name=%s type=0x%x flags=0x%x fence_id=%llu ctx_id=%u",
 			"dev ring _ cmd _ fseq _", "virtgpu_trace.h 6.1.172 (bookworm; virgl-6.1/formats.txt)"},
 	}}
+	// v3d_trace.h (TRACE_SYSTEM v3d): read at torvalds/linux 135c5504 (4.18, the driver's
+	// first version: v3d_submit_cl, v3d_reset_begin/_end), a 5.x tree with TFU and CSD
+	// (index 15950616633: adds v3d_submit_cl_ioctl, the four _irq events, v3d_submit_tfu
+	// (_ioctl), v3d_submit_csd(_ioctl), v3d_cache_clean_begin/_end) and a 6.8+ tree with
+	// CPU jobs (intel-lab-lkp 641b5988: adds v3d_submit_cpu_ioctl, v3d_cpu_job_begin/_end).
+	// Every event kept its format from the version that added it. dev = the DRM minor
+	// index; seqno = the job's hardware fence seqno (v3d_fence_create:
+	// ++queue.emit_seqno, one counter per queue).
+	famV3DSubmitCL = &Family{"v3d submit_cl", []Format{
+		{"dev=%u, %s, seqno=%llu, 0x%08x..0x%08x", "dev ring fseq _ _", "v3d_trace.h 4.18 (135c5504) .. 6.8+ (641b5988), vc4_trace.h (044feb97) vc4_submit_cl: ring = BCL (bin) or RCL (render)"},
+	}}
+	famV3DSeqno = &Family{"v3d seqno", []Format{
+		{"dev=%u, seqno=%llu", "dev fseq", "v3d_trace.h 5.x (index 15950616633) .. 6.8+ (641b5988): v3d_submit_tfu/_csd, v3d_bcl/rcl/tfu/csd_irq; vc4_trace.h (044feb97): vc4_bcl/rcl_end_irq"},
+	}}
+	famV3DDev = &Family{"v3d dev", []Format{
+		{"dev=%u", "dev", "v3d_trace.h 5.x .. 6.8+: v3d_cache_clean_begin/_end"},
+	}}
 
 	// other_drivers_and_core.md "irq / syscalls".
 	famIoctlEnter = &Family{"sys_enter_ioctl", []Format{
@@ -229,6 +248,8 @@ const (
 	kernXe     = "xe_trace.h since 6.8"
 	kernMsm    = "msm_gpu_trace.h, 6.1..7.3 checked"
 	kernVirtio = "virtgpu_trace.h; tp_btf reads the 7.3 arguments (vq, hdr, seqno), 6.1 (vq, hdr) takes the classic rung"
+	kernV3D    = "v3d_trace.h since 4.18 (the _irq, tfu, csd and cache events since 5.x)"
+	kernVC4    = "vc4_trace.h with the submit and IRQ events"
 )
 
 var events = []Event{
@@ -318,9 +339,12 @@ var events = []Event{
 	knownDriver("i915", "i915_request_execute", "no Kind: between submit and in; not on the critical path we tile"),
 	knownDriver("i915", "i915_gem_request_execute", "as i915_request_execute"),
 	knownDriver("i915", "i915_request_guc_submit", "GuC backend detail (i915-sriov-dkms)"),
-	knownDriver("i915", "intel_engine_notify", "breadcrumb interrupt, no ctx: seqno alone is not a request key"),
-	knownDriver("i915", "i915_gem_request_notify", "as intel_engine_notify (≤4.10)"),
-	knownDriver("i915", "i915_gem_request_complete", "3.x completion notify (snippets S7), no ctx"),
+	knownDriver("i915", "intel_engine_notify", "4.11..5.0 breadcrumb interrupt: its seqno is the engine's global seqno, which the request events print as global= (not decoded): no request key"),
+	{Names: []Name{{"i915_gem_request_complete", "2.6.32..4.x: notify_ring at the user interrupt (3.x: seqno = ring->get_seqno)"},
+		{"i915_gem_request_notify", "4.x ..4.10 (renamed intel_engine_notify by b80bc830)"}},
+		Kind: event.I915RequestComplete, Driver: "i915", System: "i915", Formats: famI915Request,
+		Points: pts(PointHWDone),
+		Rule:   "measured th of every request of the ring with seqno ≤ the one the GPU wrote (legacy ring, no ctx); assemble.i915Complete"},
 
 	// xe: built on drm_sched, whose events are the job; xe's own events enrich it, or stand
 	// alone when no scheduler event is traced. JobID = the job pointer.
@@ -383,11 +407,83 @@ var events = []Event{
 		Points: pts(PointHWDone), Role: &Role{2, 0, false},
 		Rule: "th: the host's response, by fence_id, or by seqno (7.3); ends an unfenced job; assemble.virtioResponse",
 		Hook: &Hook{Value: 91, Event: "virtio_gpu_cmd_response", Kernels: kernVirtio}},
+	// v3d (Broadcom VideoCore, Raspberry Pi 4/5): on drm_sched, one hardware job per
+	// queue at a time (hw_jobs_limit 1). run_job creates the queue's hardware fence,
+	// traces the submit event with its seqno, then writes the register that starts the
+	// job; the queue's interrupt handler traces the _irq event with the same seqno, then
+	// signals that fence. A job is (dev, queue, seqno) (assemble.v3dEvent).
+	{Names: []Name{{"v3d_submit_cl", "4.18+"}}, Kind: event.V3DSubmitCL, Driver: "v3d", System: "v3d", Formats: famV3DSubmitCL,
+		Points: pts(PointHWStart), Role: &Role{2, SeenRun, true},
+		Rule: "measured ts of the bin (BCL) or render (RCL) job: traced just before the register write that starts it; under drm_sched, of the job run_job runs",
+		Hook: &Hook{Value: 100, Event: "v3d_submit_cl", Kernels: kernV3D}},
+	{Names: []Name{{"v3d_submit_tfu", "5.x+"}}, Kind: event.V3DSubmitTFU, Driver: "v3d", System: "v3d", Formats: famV3DSeqno,
+		Points: pts(PointHWStart), Role: &Role{2, SeenRun, true},
+		Rule: "measured ts of the TFU job, as v3d_submit_cl",
+		Hook: &Hook{Value: 101, Event: "v3d_submit_tfu", Kernels: kernV3D}},
+	{Names: []Name{{"v3d_submit_csd", "5.x+"}}, Kind: event.V3DSubmitCSD, Driver: "v3d", System: "v3d", Formats: famV3DSeqno,
+		Points: pts(PointHWStart), Role: &Role{2, SeenRun, true},
+		Rule: "measured ts of the compute (CSD) job, as v3d_submit_cl",
+		Hook: &Hook{Value: 102, Event: "v3d_submit_csd", Kernels: kernV3D}},
+	{Names: []Name{{"v3d_bcl_irq", "5.x+"}}, Kind: event.V3DBinIRQ, Driver: "v3d", System: "v3d", Formats: famV3DSeqno,
+		Points: pts(PointHWDone), Role: &Role{3, SeenDone, false},
+		Rule: "measured th of the bin job by its seqno (traced just before its hardware fence is signalled); standalone tf = th (v3d_irq_as_finished)",
+		Hook: &Hook{Value: 103, Event: "v3d_bcl_irq", Kernels: kernV3D}},
+	{Names: []Name{{"v3d_rcl_irq", "5.x+"}}, Kind: event.V3DRenderIRQ, Driver: "v3d", System: "v3d", Formats: famV3DSeqno,
+		Points: pts(PointHWDone), Role: &Role{3, SeenDone, false},
+		Rule: "measured th of the render job, as v3d_bcl_irq",
+		Hook: &Hook{Value: 104, Event: "v3d_rcl_irq", Kernels: kernV3D}},
+	{Names: []Name{{"v3d_tfu_irq", "5.x+"}}, Kind: event.V3DTFUIRQ, Driver: "v3d", System: "v3d", Formats: famV3DSeqno,
+		Points: pts(PointHWDone), Role: &Role{3, SeenDone, false},
+		Rule: "measured th of the TFU job, as v3d_bcl_irq",
+		Hook: &Hook{Value: 105, Event: "v3d_tfu_irq", Kernels: kernV3D}},
+	{Names: []Name{{"v3d_csd_irq", "5.x+"}}, Kind: event.V3DCSDIRQ, Driver: "v3d", System: "v3d", Formats: famV3DSeqno,
+		Points: pts(PointHWDone), Role: &Role{3, SeenDone, false},
+		Rule: "measured th of the CSD job, as v3d_bcl_irq",
+		Hook: &Hook{Value: 106, Event: "v3d_csd_irq", Kernels: kernV3D}},
+	{Names: []Name{{"v3d_cache_clean_begin", "5.x+"}}, Kind: event.V3DCacheCleanBegin, Driver: "v3d", System: "v3d", Formats: famV3DDev,
+		Points: pts(PointHWStart), Role: &Role{2, SeenRun, true},
+		Rule: "measured ts of the cache-clean job (v3d_clean_caches, synchronous in its run_job)",
+		Hook: &Hook{Value: 107, Event: "v3d_cache_clean_begin", Kernels: kernV3D}},
+	{Names: []Name{{"v3d_cache_clean_end", "5.x+"}}, Kind: event.V3DCacheCleanEnd, Driver: "v3d", System: "v3d", Formats: famV3DDev,
+		Points: pts(PointHWDone), Role: &Role{3, SeenDone, false},
+		Rule: "measured th of the cache-clean job (the clean is done before run_job returns); standalone tf = th",
+		Hook: &Hook{Value: 108, Event: "v3d_cache_clean_end", Kernels: kernV3D}},
+	knownDriver("v3d", "v3d_submit_cl_ioctl", "traced at the submit ioctl's start, before the job exists: no seqno (given at run); the ioctl is sys_enter/exit_ioctl's"),
+	knownDriver("v3d", "v3d_submit_tfu_ioctl", "as v3d_submit_cl_ioctl"),
+	knownDriver("v3d", "v3d_submit_csd_ioctl", "as v3d_submit_cl_ioctl"),
+	knownDriver("v3d", "v3d_submit_cpu_ioctl", "as v3d_submit_cl_ioctl (6.8+, CPU jobs)"),
+	knownDriver("v3d", "v3d_cpu_job_begin", "6.8+ CPU job (timestamp/performance queries) run by the CPU in run_job: dev and job_type only, no job identity; under drm_sched its job is the scheduler's"),
+	knownDriver("v3d", "v3d_cpu_job_end", "as v3d_cpu_job_begin"),
+	knownDriver("v3d", "v3d_reset_begin", "GPU reset in the scheduler's timeout handler: dev only, no job identity"),
+	knownDriver("v3d", "v3d_reset_end", "as v3d_reset_begin"),
+
+	// vc4 (Broadcom VideoCore IV, Raspberry Pi ≤3; vc4_trace.h at torvalds/linux 044feb97
+	// prints v3d's formats), no drm_sched in the trees read: an
+	// exec (one seqno) is a bin half then a render half. vc4_submit_next_bin_job /
+	// _render_job trace vc4_submit_cl just before submit_cl writes the control-list
+	// registers that start the half; the IRQ handler's vc4_irq_finish_bin_job /
+	// _render_job trace the _end_irq events, and after the render one signals the exec's
+	// fence. Each half is a job, (dev, queue, seqno) as v3d's (assemble.v3dEvent), which
+	// also holds for the 2026 drm_sched port (per-queue fences).
+	{Names: []Name{{Name: "vc4_submit_cl"}}, Kind: event.VC4SubmitCL, Driver: "vc4", System: "vc4", Formats: famV3DSubmitCL,
+		Points: pts(PointHWStart), Role: &Role{2, SeenRun, true},
+		Rule: "measured ts of the exec's bin (BCL) or render (RCL) half: traced just before the register writes that start it",
+		Hook: &Hook{Value: 110, Event: "vc4_submit_cl", Kernels: kernVC4}},
+	{Names: []Name{{Name: "vc4_bcl_end_irq"}}, Kind: event.VC4BinEndIRQ, Driver: "vc4", System: "vc4", Formats: famV3DSeqno,
+		Points: pts(PointHWDone), Role: &Role{3, SeenDone, false},
+		Rule: "measured th of the bin half by its seqno; standalone tf = th (vc4_irq_as_finished)",
+		Hook: &Hook{Value: 111, Event: "vc4_bcl_end_irq", Kernels: kernVC4}},
+	{Names: []Name{{Name: "vc4_rcl_end_irq"}}, Kind: event.VC4RenderEndIRQ, Driver: "vc4", System: "vc4", Formats: famV3DSeqno,
+		Points: pts(PointHWDone), Role: &Role{3, SeenDone, false},
+		Rule: "measured th of the render half (the exec's fence is signalled right after); standalone tf = th (vc4_irq_as_finished)",
+		Hook: &Hook{Value: 112, Event: "vc4_rcl_end_irq", Kernels: kernVC4}},
+	knownDriver("vc4", "vc4_submit_cl_ioctl", "traced at the submit ioctl's start: sizes, no seqno yet"),
+	knownDriver("vc4", "vc4_wait_for_seqno_begin", "a waiter on a seqno (wait ioctls, eviction): not a point of the job"),
+	knownDriver("vc4", "vc4_wait_for_seqno_end", "as vc4_wait_for_seqno_begin"),
 
 	// Other drivers that also emit gpu_scheduler/dma_fence events (which we decode).
 	knownDriver("lima", "lima_task_submit", "duplicates drm_sched_job for lima"),
 	knownDriver("lima", "lima_task_run", "duplicates drm_run_job for lima"),
-	knownDriver("v3d", "v3d_submit_cl", "v3d uses drm_sched; its own events are not decoded"),
 
 	// drm core.
 	known("drm_vblank_event", "display timing; shown by timeline tools, not part of a job"),

@@ -293,6 +293,9 @@ func TestEveryFormatDecoded(t *testing.T) {
 	for _, c := range i915Cases {
 		feed(rendered(c.name, c.payload))
 	}
+	for _, l := range kernelFormatLines() {
+		feed(l)
+	}
 	for _, b := range snippetBlocks(t) {
 		for _, l := range b {
 			feed(string(l))

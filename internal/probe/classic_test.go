@@ -401,7 +401,7 @@ func TestClassicRungs(t *testing.T) {
 		events = append(events, def.event)
 	}
 	sort.Strings(events)
-	if len(events) != 31 {
+	if len(events) != 43 {
 		t.Errorf("%d events with a classic rung: %v", len(events), events)
 	}
 }

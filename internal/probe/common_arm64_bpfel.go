@@ -92,6 +92,18 @@ const (
 	commonHookHOOK_MSM_GPU_SUBMIT_RETIRED      commonHook = 72
 	commonHookHOOK_VIRTIO_GPU_CMD_QUEUE        commonHook = 90
 	commonHookHOOK_VIRTIO_GPU_CMD_RESPONSE     commonHook = 91
+	commonHookHOOK_V3D_SUBMIT_CL               commonHook = 100
+	commonHookHOOK_V3D_SUBMIT_TFU              commonHook = 101
+	commonHookHOOK_V3D_SUBMIT_CSD              commonHook = 102
+	commonHookHOOK_V3D_BCL_IRQ                 commonHook = 103
+	commonHookHOOK_V3D_RCL_IRQ                 commonHook = 104
+	commonHookHOOK_V3D_TFU_IRQ                 commonHook = 105
+	commonHookHOOK_V3D_CSD_IRQ                 commonHook = 106
+	commonHookHOOK_V3D_CACHE_CLEAN_BEGIN       commonHook = 107
+	commonHookHOOK_V3D_CACHE_CLEAN_END         commonHook = 108
+	commonHookHOOK_VC4SUBMIT_CL                commonHook = 110
+	commonHookHOOK_VC4BCL_END_IRQ              commonHook = 111
+	commonHookHOOK_VC4RCL_END_IRQ              commonHook = 112
 	commonHookHOOK_PROCESS_EXEC                commonHook = 80
 	commonHookHOOK_PROCESS_EXIT                commonHook = 81
 )

@@ -66,6 +66,18 @@ const (
 	driversProgTpMsmGpuSubmit            = "tp_msm_gpu_submit"
 	driversProgTpMsmGpuSubmitFlush       = "tp_msm_gpu_submit_flush"
 	driversProgTpMsmGpuSubmitRetired     = "tp_msm_gpu_submit_retired"
+	driversProgTpV3dBclIrq               = "tp_v3d_bcl_irq"
+	driversProgTpV3dCacheCleanBegin      = "tp_v3d_cache_clean_begin"
+	driversProgTpV3dCacheCleanEnd        = "tp_v3d_cache_clean_end"
+	driversProgTpV3dCsdIrq               = "tp_v3d_csd_irq"
+	driversProgTpV3dRclIrq               = "tp_v3d_rcl_irq"
+	driversProgTpV3dSubmitCl             = "tp_v3d_submit_cl"
+	driversProgTpV3dSubmitCsd            = "tp_v3d_submit_csd"
+	driversProgTpV3dSubmitTfu            = "tp_v3d_submit_tfu"
+	driversProgTpV3dTfuIrq               = "tp_v3d_tfu_irq"
+	driversProgTpVc4BclEndIrq            = "tp_vc4_bcl_end_irq"
+	driversProgTpVc4RclEndIrq            = "tp_vc4_rcl_end_irq"
+	driversProgTpVc4SubmitCl             = "tp_vc4_submit_cl"
 	driversProgTpVirtioGpuCmdQueue       = "tp_virtio_gpu_cmd_queue"
 	driversProgTpVirtioGpuCmdResponse    = "tp_virtio_gpu_cmd_response"
 	driversProgTpXeHwFenceCreate         = "tp_xe_hw_fence_create"
@@ -88,6 +100,18 @@ const (
 	driversProgTpbtfMsmGpuSubmit         = "tpbtf_msm_gpu_submit"
 	driversProgTpbtfMsmGpuSubmitFlush    = "tpbtf_msm_gpu_submit_flush"
 	driversProgTpbtfMsmGpuSubmitRetired  = "tpbtf_msm_gpu_submit_retired"
+	driversProgTpbtfV3dBclIrq            = "tpbtf_v3d_bcl_irq"
+	driversProgTpbtfV3dCacheCleanBegin   = "tpbtf_v3d_cache_clean_begin"
+	driversProgTpbtfV3dCacheCleanEnd     = "tpbtf_v3d_cache_clean_end"
+	driversProgTpbtfV3dCsdIrq            = "tpbtf_v3d_csd_irq"
+	driversProgTpbtfV3dRclIrq            = "tpbtf_v3d_rcl_irq"
+	driversProgTpbtfV3dSubmitCl          = "tpbtf_v3d_submit_cl"
+	driversProgTpbtfV3dSubmitCsd         = "tpbtf_v3d_submit_csd"
+	driversProgTpbtfV3dSubmitTfu         = "tpbtf_v3d_submit_tfu"
+	driversProgTpbtfV3dTfuIrq            = "tpbtf_v3d_tfu_irq"
+	driversProgTpbtfVc4BclEndIrq         = "tpbtf_vc4_bcl_end_irq"
+	driversProgTpbtfVc4RclEndIrq         = "tpbtf_vc4_rcl_end_irq"
+	driversProgTpbtfVc4SubmitCl          = "tpbtf_vc4_submit_cl"
 	driversProgTpbtfVirtioGpuCmdQueue    = "tpbtf_virtio_gpu_cmd_queue"
 	driversProgTpbtfVirtioGpuCmdResponse = "tpbtf_virtio_gpu_cmd_response"
 	driversProgTpbtfXeHwFenceCreate      = "tpbtf_xe_hw_fence_create"
@@ -155,6 +179,18 @@ type driversProgramSpecs struct {
 	TpMsmGpuSubmit            *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit"`
 	TpMsmGpuSubmitFlush       *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_flush"`
 	TpMsmGpuSubmitRetired     *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_retired"`
+	TpV3dBclIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_bcl_irq"`
+	TpV3dCacheCleanBegin      *ebpf.ProgramSpec `ebpf:"tp_v3d_cache_clean_begin"`
+	TpV3dCacheCleanEnd        *ebpf.ProgramSpec `ebpf:"tp_v3d_cache_clean_end"`
+	TpV3dCsdIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_csd_irq"`
+	TpV3dRclIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_rcl_irq"`
+	TpV3dSubmitCl             *ebpf.ProgramSpec `ebpf:"tp_v3d_submit_cl"`
+	TpV3dSubmitCsd            *ebpf.ProgramSpec `ebpf:"tp_v3d_submit_csd"`
+	TpV3dSubmitTfu            *ebpf.ProgramSpec `ebpf:"tp_v3d_submit_tfu"`
+	TpV3dTfuIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_tfu_irq"`
+	TpVc4BclEndIrq            *ebpf.ProgramSpec `ebpf:"tp_vc4_bcl_end_irq"`
+	TpVc4RclEndIrq            *ebpf.ProgramSpec `ebpf:"tp_vc4_rcl_end_irq"`
+	TpVc4SubmitCl             *ebpf.ProgramSpec `ebpf:"tp_vc4_submit_cl"`
 	TpVirtioGpuCmdQueue       *ebpf.ProgramSpec `ebpf:"tp_virtio_gpu_cmd_queue"`
 	TpVirtioGpuCmdResponse    *ebpf.ProgramSpec `ebpf:"tp_virtio_gpu_cmd_response"`
 	TpXeHwFenceCreate         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_create"`
@@ -177,6 +213,18 @@ type driversProgramSpecs struct {
 	TpbtfMsmGpuSubmit         *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit"`
 	TpbtfMsmGpuSubmitFlush    *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit_flush"`
 	TpbtfMsmGpuSubmitRetired  *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit_retired"`
+	TpbtfV3dBclIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_bcl_irq"`
+	TpbtfV3dCacheCleanBegin   *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_cache_clean_begin"`
+	TpbtfV3dCacheCleanEnd     *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_cache_clean_end"`
+	TpbtfV3dCsdIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_csd_irq"`
+	TpbtfV3dRclIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_rcl_irq"`
+	TpbtfV3dSubmitCl          *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_submit_cl"`
+	TpbtfV3dSubmitCsd         *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_submit_csd"`
+	TpbtfV3dSubmitTfu         *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_submit_tfu"`
+	TpbtfV3dTfuIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_tfu_irq"`
+	TpbtfVc4BclEndIrq         *ebpf.ProgramSpec `ebpf:"tpbtf_vc4_bcl_end_irq"`
+	TpbtfVc4RclEndIrq         *ebpf.ProgramSpec `ebpf:"tpbtf_vc4_rcl_end_irq"`
+	TpbtfVc4SubmitCl          *ebpf.ProgramSpec `ebpf:"tpbtf_vc4_submit_cl"`
 	TpbtfVirtioGpuCmdQueue    *ebpf.ProgramSpec `ebpf:"tpbtf_virtio_gpu_cmd_queue"`
 	TpbtfVirtioGpuCmdResponse *ebpf.ProgramSpec `ebpf:"tpbtf_virtio_gpu_cmd_response"`
 	TpbtfXeHwFenceCreate      *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_create"`
@@ -264,6 +312,18 @@ type driversPrograms struct {
 	TpMsmGpuSubmit            *ebpf.Program `ebpf:"tp_msm_gpu_submit"`
 	TpMsmGpuSubmitFlush       *ebpf.Program `ebpf:"tp_msm_gpu_submit_flush"`
 	TpMsmGpuSubmitRetired     *ebpf.Program `ebpf:"tp_msm_gpu_submit_retired"`
+	TpV3dBclIrq               *ebpf.Program `ebpf:"tp_v3d_bcl_irq"`
+	TpV3dCacheCleanBegin      *ebpf.Program `ebpf:"tp_v3d_cache_clean_begin"`
+	TpV3dCacheCleanEnd        *ebpf.Program `ebpf:"tp_v3d_cache_clean_end"`
+	TpV3dCsdIrq               *ebpf.Program `ebpf:"tp_v3d_csd_irq"`
+	TpV3dRclIrq               *ebpf.Program `ebpf:"tp_v3d_rcl_irq"`
+	TpV3dSubmitCl             *ebpf.Program `ebpf:"tp_v3d_submit_cl"`
+	TpV3dSubmitCsd            *ebpf.Program `ebpf:"tp_v3d_submit_csd"`
+	TpV3dSubmitTfu            *ebpf.Program `ebpf:"tp_v3d_submit_tfu"`
+	TpV3dTfuIrq               *ebpf.Program `ebpf:"tp_v3d_tfu_irq"`
+	TpVc4BclEndIrq            *ebpf.Program `ebpf:"tp_vc4_bcl_end_irq"`
+	TpVc4RclEndIrq            *ebpf.Program `ebpf:"tp_vc4_rcl_end_irq"`
+	TpVc4SubmitCl             *ebpf.Program `ebpf:"tp_vc4_submit_cl"`
 	TpVirtioGpuCmdQueue       *ebpf.Program `ebpf:"tp_virtio_gpu_cmd_queue"`
 	TpVirtioGpuCmdResponse    *ebpf.Program `ebpf:"tp_virtio_gpu_cmd_response"`
 	TpXeHwFenceCreate         *ebpf.Program `ebpf:"tp_xe_hw_fence_create"`
@@ -286,6 +346,18 @@ type driversPrograms struct {
 	TpbtfMsmGpuSubmit         *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit"`
 	TpbtfMsmGpuSubmitFlush    *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit_flush"`
 	TpbtfMsmGpuSubmitRetired  *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit_retired"`
+	TpbtfV3dBclIrq            *ebpf.Program `ebpf:"tpbtf_v3d_bcl_irq"`
+	TpbtfV3dCacheCleanBegin   *ebpf.Program `ebpf:"tpbtf_v3d_cache_clean_begin"`
+	TpbtfV3dCacheCleanEnd     *ebpf.Program `ebpf:"tpbtf_v3d_cache_clean_end"`
+	TpbtfV3dCsdIrq            *ebpf.Program `ebpf:"tpbtf_v3d_csd_irq"`
+	TpbtfV3dRclIrq            *ebpf.Program `ebpf:"tpbtf_v3d_rcl_irq"`
+	TpbtfV3dSubmitCl          *ebpf.Program `ebpf:"tpbtf_v3d_submit_cl"`
+	TpbtfV3dSubmitCsd         *ebpf.Program `ebpf:"tpbtf_v3d_submit_csd"`
+	TpbtfV3dSubmitTfu         *ebpf.Program `ebpf:"tpbtf_v3d_submit_tfu"`
+	TpbtfV3dTfuIrq            *ebpf.Program `ebpf:"tpbtf_v3d_tfu_irq"`
+	TpbtfVc4BclEndIrq         *ebpf.Program `ebpf:"tpbtf_vc4_bcl_end_irq"`
+	TpbtfVc4RclEndIrq         *ebpf.Program `ebpf:"tpbtf_vc4_rcl_end_irq"`
+	TpbtfVc4SubmitCl          *ebpf.Program `ebpf:"tpbtf_vc4_submit_cl"`
 	TpbtfVirtioGpuCmdQueue    *ebpf.Program `ebpf:"tpbtf_virtio_gpu_cmd_queue"`
 	TpbtfVirtioGpuCmdResponse *ebpf.Program `ebpf:"tpbtf_virtio_gpu_cmd_response"`
 	TpbtfXeHwFenceCreate      *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_create"`
@@ -312,6 +384,18 @@ func (p *driversPrograms) Close() error {
 		p.TpMsmGpuSubmit,
 		p.TpMsmGpuSubmitFlush,
 		p.TpMsmGpuSubmitRetired,
+		p.TpV3dBclIrq,
+		p.TpV3dCacheCleanBegin,
+		p.TpV3dCacheCleanEnd,
+		p.TpV3dCsdIrq,
+		p.TpV3dRclIrq,
+		p.TpV3dSubmitCl,
+		p.TpV3dSubmitCsd,
+		p.TpV3dSubmitTfu,
+		p.TpV3dTfuIrq,
+		p.TpVc4BclEndIrq,
+		p.TpVc4RclEndIrq,
+		p.TpVc4SubmitCl,
 		p.TpVirtioGpuCmdQueue,
 		p.TpVirtioGpuCmdResponse,
 		p.TpXeHwFenceCreate,
@@ -334,6 +418,18 @@ func (p *driversPrograms) Close() error {
 		p.TpbtfMsmGpuSubmit,
 		p.TpbtfMsmGpuSubmitFlush,
 		p.TpbtfMsmGpuSubmitRetired,
+		p.TpbtfV3dBclIrq,
+		p.TpbtfV3dCacheCleanBegin,
+		p.TpbtfV3dCacheCleanEnd,
+		p.TpbtfV3dCsdIrq,
+		p.TpbtfV3dRclIrq,
+		p.TpbtfV3dSubmitCl,
+		p.TpbtfV3dSubmitCsd,
+		p.TpbtfV3dSubmitTfu,
+		p.TpbtfV3dTfuIrq,
+		p.TpbtfVc4BclEndIrq,
+		p.TpbtfVc4RclEndIrq,
+		p.TpbtfVc4SubmitCl,
 		p.TpbtfVirtioGpuCmdQueue,
 		p.TpbtfVirtioGpuCmdResponse,
 		p.TpbtfXeHwFenceCreate,

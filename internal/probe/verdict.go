@@ -31,6 +31,19 @@ var jobStages = func() []string {
 	return out
 }()
 
+// jobTracepointSystems names the tracefs systems whose events identify jobs.
+func jobTracepointSystems() []string {
+	out := []string{"gpu_scheduler"}
+	seen := map[string]bool{}
+	for _, e := range eventdef.Hooks() {
+		if !seen[e.System] {
+			seen[e.System] = true
+			out = append(out, e.System)
+		}
+	}
+	return out
+}
+
 // Host is what the verdict needs to know about the machine besides the report.
 type Host struct {
 	// DRMDevices are the entries of /dev/dri (card*, renderD*); DRMErr why none were read.
@@ -38,10 +51,12 @@ type Host struct {
 	DRMErr     error
 	// SchedModule: /sys/module/gpu_sched exists (the DRM GPU scheduler is loaded).
 	SchedModule bool
-	Privileges  error // nil: CAP_BPF+CAP_PERFMON or CAP_SYS_ADMIN
-	BTF         error // nil: /sys/kernel/btf/vmlinux
-	Tracefs     error // nil: tracefs mounted
-	Fentry      error // nil: fentry/fexit load
+	// DRMDrivers are the kernel drivers of the DRM cards (/sys/class/drm/card*/device/driver).
+	DRMDrivers []string
+	Privileges error // nil: CAP_BPF+CAP_PERFMON or CAP_SYS_ADMIN
+	BTF        error // nil: /sys/kernel/btf/vmlinux
+	Tracefs    error // nil: tracefs mounted
+	Fentry     error // nil: fentry/fexit load
 }
 
 // ProbeHost reads the host facts (devRoot: normally /dev; sysRoot: /sys).
@@ -62,6 +77,17 @@ func ProbeHost(devRoot, sysRoot string) Host {
 	if _, err := os.Stat(filepath.Join(sysRoot, "module", "gpu_sched")); err == nil {
 		h.SchedModule = true
 	}
+	cards, _ := filepath.Glob(filepath.Join(sysRoot, "class", "drm", "card[0-9]*"))
+	seen := map[string]bool{}
+	for _, c := range cards {
+		if t, err := os.Readlink(filepath.Join(c, "device", "driver")); err == nil {
+			if d := filepath.Base(t); !seen[d] {
+				seen[d] = true
+				h.DRMDrivers = append(h.DRMDrivers, d)
+			}
+		}
+	}
+	sort.Strings(h.DRMDrivers)
 	return h
 }
 
@@ -130,7 +156,11 @@ func Assess(r capability.Report, h Host) Verdict {
 		v.Missing = append(v.Missing, "DRM GPU scheduler not loaded (no /sys/module/gpu_sched): no gpu_scheduler events")
 	}
 	if !v.CanTraceJobs {
-		v.Missing = append(v.Missing, "no GPU job tracepoint present (gpu_scheduler, amdgpu, i915, xe, msm, virtio_gpu)")
+		v.Missing = append(v.Missing, "no GPU job tracepoint present ("+strings.Join(jobTracepointSystems(), ", ")+")")
+		// What each of the host's GPU drivers would need (its events, or the scheduler's).
+		for _, d := range h.DRMDrivers {
+			v.Missing = append(v.Missing, "driver "+d+": "+eventdef.RecordHint(d))
+		}
 	}
 	if h.BTF != nil {
 		v.Missing = append(v.Missing, "kernel BTF: "+h.BTF.Error()+" (tp_btf and fentry rungs unavailable; --classic-tracepoints needs none)")

@@ -31,6 +31,16 @@ func TestAssess(t *testing.T) {
 	if strings.Contains(v.Line, "\n") {
 		t.Errorf("verdict is more than one line: %q", v.Line)
 	}
+	// A host whose DRM driver's job events are absent (panfrost has none the table reads;
+	// v3d's module not loaded): each driver is told what would bound its jobs.
+	v = Assess(noGPU, Host{DRMDevices: []string{"card0", "card1"}, DRMDrivers: []string{"panfrost", "v3d"}})
+	missing := strings.Join(v.Missing, "\n")
+	for _, want := range []string{"driver v3d: v3d's events that bound a job are v3d_submit_cl", "-e v3d",
+		"driver panfrost: ghostdriver reads none of panfrost's own events", "v3d, vc4)"} {
+		if !strings.Contains(missing, want) {
+			t.Errorf("missing lacks %q: %s", want, missing)
+		}
+	}
 
 	gpu := noGPU
 	gpu.Entries = append([]capability.Entry(nil), noGPU.Entries...)

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/eventdef"
 )
 
 // ErrNoGPUEvents is wrapped by Run's error when the input ended without one GPU event.
@@ -28,7 +29,7 @@ var notGPU = map[event.Kind]bool{
 // howToRecord is what the error says a capture must hold and how to make one.
 const howToRecord = "ghostdriver replays ftrace text (tracefs `trace`/`trace_pipe`, or `trace-cmd report` output) " +
 	"holding GPU scheduler and fence events: gpu_scheduler:* and dma_fence:*, with the driver's own " +
-	"(amdgpu:*, i915:*, xe:*, msm:*). Record them with `ghostdriver record --duration 10s --output capture.txt` " +
+	"(amdgpu:*, i915:*, xe:*, msm:*, v3d:*). Record them with `ghostdriver record --duration 10s --output capture.txt` " +
 	"(as root, on the machine with the GPU), or with " +
 	"`trace-cmd record -e gpu_scheduler -e dma_fence -e amdgpu` (the driver's system in place of amdgpu) and " +
 	"convert with `trace-cmd report > capture.txt`, or enable them under /sys/kernel/tracing/events/ " +
@@ -75,7 +76,34 @@ func (s *Source) checkRecognised(lines int) error {
 	if looks != "" {
 		looks = " (" + looks + ")"
 	}
-	return fmt.Errorf("replay: capture %s: %w in %s%s. %s", s.cfg.Path, ErrNoGPUEvents, what.String(), looks, howToRecord)
+	return fmt.Errorf("replay: capture %s: %w in %s%s. %s%s", s.cfg.Path, ErrNoGPUEvents, what.String(), looks,
+		driverHints(st.Unknown), howToRecord)
+}
+
+// driverHints names, for each GPU driver whose events the capture holds without one that
+// bounds a job, the events that would and how to record them.
+func driverHints(unknown map[string]uint64) string {
+	byDriver := map[string][]string{}
+	for n := range unknown {
+		if d, ok := eventdef.DriverOf(n); ok {
+			byDriver[d] = append(byDriver[d], n)
+		}
+	}
+	drivers := make([]string, 0, len(byDriver))
+	for d := range byDriver {
+		drivers = append(drivers, d)
+	}
+	sort.Strings(drivers)
+	var b strings.Builder
+	for _, d := range drivers {
+		names := byDriver[d]
+		sort.Strings(names)
+		if len(names) > 5 {
+			names = append(names[:5], "…")
+		}
+		fmt.Fprintf(&b, "The capture has %s's events (%s) but none that bounds a job: %s. ", d, strings.Join(names, ", "), eventdef.RecordHint(d))
+	}
+	return b.String()
 }
 
 // traceDatMagic starts a trace-cmd binary file (trace-cmd.dat(5)).

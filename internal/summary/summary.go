@@ -13,6 +13,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/eventdef"
 )
 
 type ringKey struct{ driver, device, ring string }
@@ -25,6 +26,9 @@ type Summary struct {
 	measured map[ringKey]*[assemble.NumStages]int
 	outcomes map[string]int // "outcome: reason" → count
 	jobs     map[assemble.Outcome]int
+	// per driver: jobs, and those completed (a driver none of whose jobs completed is
+	// told which of its events would bound them)
+	byDriver map[string][2]int
 }
 
 // New returns an empty summary.
@@ -34,12 +38,21 @@ func New() *Summary {
 		measured: map[ringKey]*[assemble.NumStages]int{},
 		outcomes: map[string]int{},
 		jobs:     map[assemble.Outcome]int{},
+		byDriver: map[string][2]int{},
 	}
 }
 
 // Add records one job.
 func (s *Summary) Add(j *assemble.Job) {
 	s.jobs[j.Outcome]++
+	if j.Driver != "" {
+		n := s.byDriver[j.Driver]
+		n[0]++
+		if j.Outcome == assemble.Completed {
+			n[1]++
+		}
+		s.byDriver[j.Driver] = n
+	}
 	if j.Outcome != assemble.Completed {
 		s.outcomes[j.Outcome.String()+": "+reasonClass(j.Reason)]++
 		return
@@ -136,6 +149,16 @@ func (s *Summary) Write(w io.Writer, src event.SourceStats) {
 	sort.Strings(reasons)
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %6d  %s\n", s.outcomes[r], r)
+	}
+	drivers := make([]string, 0, len(s.byDriver))
+	for d, n := range s.byDriver {
+		if n[1] == 0 && len(eventdef.JobEvents(d)) > 0 {
+			drivers = append(drivers, d)
+		}
+	}
+	sort.Strings(drivers)
+	for _, d := range drivers {
+		fmt.Fprintf(w, "no %s job completed: %s\n", d, eventdef.RecordHint(d))
 	}
 	fmt.Fprintf(w, "\nevents decoded:")
 	var total uint64

@@ -130,3 +130,17 @@ func TestWriteSplitsLostEvents(t *testing.T) {
 		}
 	}
 }
+
+// A driver none of whose jobs completed (a 4.18 v3d capture has only v3d_submit_cl): the
+// summary names the driver's events that bound a job and how to record them.
+func TestSummaryNamesTheEventsOfADriverWithoutCompletedJobs(t *testing.T) {
+	s := New()
+	s.Add(&assemble.Job{Driver: "v3d", Ring: "v3d_bin", Outcome: assemble.Incomplete, Reason: "no finished fence when the input ended"})
+	s.Add(&assemble.Job{Driver: "amdgpu", Ring: "gfx", Outcome: assemble.Completed})
+	var b strings.Builder
+	s.Write(&b, event.SourceStats{})
+	if !strings.Contains(b.String(), "no v3d job completed: v3d's events that bound a job are v3d_submit_cl") ||
+		strings.Contains(b.String(), "no amdgpu job completed") {
+		t.Errorf("summary:\n%s", b.String())
+	}
+}

@@ -1,3 +1,5 @@
+//go:build linux
+
 // v3d records of the tp_btf programs (bpf/drivers.c): the queue of v3d_submit_cl in ring,
 // the DRM minor index in dev, the seqno in the fence: the Event fields the text decoder
 // fills from the same tracepoints' print formats (internal/ftrace/v3d_test.go).

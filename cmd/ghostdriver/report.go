@@ -34,7 +34,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "report", err)
 	}
-	set, err := loadJobs(in)
+	set, err := loadJobs(in, true)
 	if err != nil {
 		return fail(stderr, "report", err)
 	}

@@ -9,6 +9,8 @@
 package probe
 
 import (
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
+
 	"os"
 
 	"github.com/cilium/ebpf"
@@ -27,7 +29,7 @@ func (l *Live) refreshIRQs() {
 		l.log.Debug("reading interrupts", zap.String("path", procInterrupts), zap.Error(err))
 		return
 	}
-	found := gpuIRQs(string(data), l.cfg.IRQNames)
+	found := procfs.DeviceIRQs(string(data), l.cfg.IRQNames)
 	added := map[int32]string{}
 	for irq, name := range found {
 		if _, ok := l.dec.irqNames[irq]; !ok {

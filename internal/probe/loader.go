@@ -692,7 +692,7 @@ func (ld *loader) fillIRQs() {
 		ld.log.Debug("reading interrupts", zap.String("path", procInterrupts), zap.Error(err))
 		return
 	}
-	ld.objs.irqNames = gpuIRQs(string(data), ld.cfg.IRQNames)
+	ld.objs.irqNames = procfs.DeviceIRQs(string(data), ld.cfg.IRQNames)
 	if len(ld.objs.irqNames) == 0 {
 		return
 	}
@@ -705,9 +705,4 @@ func (ld *loader) fillIRQs() {
 			ld.log.Debug("gpu_irqs update", zap.Int32("irq", irq), zap.Error(err))
 		}
 	}
-}
-
-// gpuIRQs is procfs.DeviceIRQs: the GPU driver interrupts of /proc/interrupts.
-func gpuIRQs(procInterrupts string, names []string) map[int32]string {
-	return procfs.DeviceIRQs(procInterrupts, names)
 }

@@ -3,6 +3,8 @@
 package probe
 
 import (
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
+
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 
 	"errors"
@@ -38,7 +40,7 @@ func TestGPUIRQsFromProcInterrupts(t *testing.T) {
 NMI:          0          0          0          0   Non-maskable interrupts
 LOC:     123456     123456     123456     123456   Local timer interrupts
 `
-	got := gpuIRQs(procInterrupts, GPUIRQNames)
+	got := procfs.DeviceIRQs(procInterrupts, GPUIRQNames)
 	want := map[int32]string{45: "amdgpu", 46: "nvidia", 47: "i915", 49: "panfrost-gpu"}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)

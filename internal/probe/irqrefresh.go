@@ -9,14 +9,13 @@
 package probe
 
 import (
-	"github.com/ghostdriver/ghostdriver/internal/procfs"
-
 	"os"
 
 	"github.com/cilium/ebpf"
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 // procInterrupts is the file GPU interrupt lines are read from (tests point it elsewhere).

@@ -3,10 +3,6 @@
 package probe
 
 import (
-	"github.com/ghostdriver/ghostdriver/internal/procfs"
-
-	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
-
 	"errors"
 	"strings"
 	"testing"
@@ -14,7 +10,9 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/procfs"
 )
 
 // The live source converts with the offset it holds (kclock measures it; kclock's tests

@@ -2,10 +2,8 @@
 # Fifth device pass of issue 25: torch.profiler while the timeline is on (the library steps
 # aside through its GOT wrappers, cuptilib/peer.c); the utilization paradox — kernel and
 # SM-weighted coverage against nvidia-smi's utilization.gpu in the same run (util_check.py);
-# cost on the launch-bound loop, 5 interleaved rounds: bare, library dormant, collector
-# (uprobes), collector + timeline (all API records), collector on the runtime layer only +
-# timeline, collector + timeline with launch-only API records.
-# usage: run5.sh func|cost (two calls: each fits a call's 10 minutes)
+# (the cost rounds: run6.sh).
+# usage: run5.sh func (the cost rounds moved to run6.sh, which ran them after the API filter)
 PART=${1:-func}
 OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 exec > >(tee $OUT/run5-$PART.log) 2>&1
@@ -92,34 +90,6 @@ echo "newest: $MC $MS"
   done; echo 'return 0;}'; } > /tmp/mprobe.c
 for T in $MC $MS; do awk "/typedef struct PACKED_ALIGNMENT/{buf=\"\";f=1} f{buf=buf\"\\n\"\$0} /} $T;/{print buf; f=0}" $INC/cupti_activity.h | grep -v '^\s*\*\|/\*\*' | grep -v '^$'; done
 gcc -I$INC -I$C/include -o /tmp/mprobe /tmp/mprobe.c && /tmp/mprobe | tee $OUT/memcpy_layout.txt
-fi
-if [ $PART = cost ]; then
-echo "== cost: launch-bound loop, 5 interleaved rounds"
-A="--n 256 --k 50 --iters 1500 --pin 3"
-WL="taskset -c 2-5 python3 $H/workload.py"
-GDC="taskset -c 8-11 timeout 120 bin/ghostdriver cuda --library $LIBCUDA --library $CUDART --output /dev/null --quiet"
-for r in 1 2 3 4 5; do
-  for c in b i G T R L; do
-    case $c in
-    b) $WL $W/cost_b_$r.json $A ;;
-    i) CUDA_INJECTION64_PATH=$LIB $WL $W/cost_i_$r.json $A ;;
-    G) $GDC -- $WL $W/cost_G_$r.json $A ;;
-    T) $GDC --timeline on --inject $LIB -- $WL $W/cost_T_$r.json $A ;;
-    R) $GDC --layers runtime --timeline on --inject $LIB -- $WL $W/cost_R_$r.json $A ;;
-    L) GHOSTDRIVER_CUPTI_API=launch $GDC --timeline on --inject $LIB -- $WL $W/cost_L_$r.json $A ;;
-    esac >/dev/null 2>&1
-    python3 -c "import json,sys; j=json.load(open('$W/cost_${c}_$r.json')); print('$r', '$c', j['measure_wall_ns']/1e6, 'ms')"
-  done
-done | tee $W/cost.txt
-python3 - $W <<'PY'
-import sys, statistics, collections
-rows = collections.defaultdict(dict)
-for l in open(sys.argv[1] + "/cost.txt"):
-    r, c, ms, _ = l.split(); rows[r][c] = float(ms)
-for c in "iGTRL":
-    rat = [rows[r][c] / rows[r]["b"] for r in rows if c in rows[r] and "b" in rows[r]]
-    print(c, "paired ratio to bare: median %.3f" % statistics.median(rat), ["%.3f" % x for x in rat])
-PY
 fi
 tar -C /tmp -czf $OUT/run5-$PART-raw.tar.gz --exclude='*.spans.json' run5-$PART
 date

@@ -68,6 +68,7 @@ func loadJobs(path string, gpu bool) (*timeline.Set, error) {
 		return set, err
 	}
 	pf := addPipelineFlags(flag.NewFlagSet("defaults", flag.ContinueOnError))
+	pf.replay = true
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	set, st, err := timeline.Capture(ctx, replay.Config{Path: path, HasEpoch: true}, pf.config(), nil)

@@ -82,6 +82,9 @@ func cmdLive(args []string, stdout, stderr io.Writer) int {
 	if err := enrich.ValidateTiers(tierList); err != nil {
 		return usageError(stderr, fs, "--context-tiers: %v", err)
 	}
+	if _, err := pf.samplingConfig(); err != nil {
+		return usageError(stderr, fs, "%v", err)
+	}
 	d := probe.DefaultConfig()
 	spec := graph.Spec{
 		Live: &graph.LiveSpec{

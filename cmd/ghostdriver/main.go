@@ -28,13 +28,17 @@ import (
 var synopses = []struct{ cmd, text string }{
 	{"replay", `ghostdriver replay [--epoch N|RFC3339] [--speed X] [--output FILE] [--metrics-output FILE] [--output-format json|proto] [--quiet]
                    [--job-timeout D] [--max-pending-jobs N] [--reorder-window D] [--flush-interval D]
-                   [--collection-interval D] [--no-stage-spans] [--trace-json FILE] CAPTURE`},
+                   [--collection-interval D] [--no-stage-spans] [--trace-json FILE]
+                   [--sample] [--no-sample] [--sample-budget N] [--sample-probability P] [--sample-no-parent]
+                   [--keep-slowest-window D] [--keep-latency-above D] [--keep-dependency-wait-above D] CAPTURE`},
 	{"live", `ghostdriver live   [--duration D] [--output FILE] [--metrics-output FILE] [--clock-out FILE] [--ready-file FILE]
                    [--quiet] [--verbose] [--drm-major N]... [--bo-func F]... [--run-job-func F]...
                    [--context-tiers otep4947,obi,traceparent] [--obi-map-path PATH] [--no-tenant] [--proc-root DIR]
                    [--sys-root DIR] [--classic-tracepoints] [--records events|jobs] [--no-tracefs-mount] [--fence-filter] [--send-jobless-ioctls]
                    [--job-timeout D] [--max-pending-jobs N] [--reorder-window D] [--flush-interval D]
-                   [--collection-interval D] [--no-stage-spans]`},
+                   [--collection-interval D] [--no-stage-spans]
+                   [--sample] [--no-sample] [--sample-budget N] [--sample-probability P] [--sample-no-parent]
+                   [--keep-slowest-window D] [--keep-latency-above D] [--keep-dependency-wait-above D]`},
 	{"record", `ghostdriver record [--duration D] [--output FILE] [--buffer-kb N] [--list] [--ready-file FILE] [--quiet]`},
 	{"cuda", `ghostdriver cuda   [--duration D] [--output FILE] [--metrics-output FILE] [--library PATH]... [--rescan-interval D]
                    [--no-entry-points] [--no-xid] [--no-tenant] [--obi-map PATH] [--ready-file FILE] [--quiet]

@@ -4,7 +4,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 type pipelineFlags struct {
@@ -28,7 +32,20 @@ type pipelineFlags struct {
 	lossless     bool
 	outputFormat string // formatJSON (default) or formatProto
 	cmd          string // the command's name, for its one-prefix error lines
+
+	// the sampler (internal/sample): on for live unless --no-sample, off for a replay
+	// unless --sample or one of its settings is given
+	replay             bool
+	sample, noSample   bool
+	sampling           sample.Config
+	sampleNoParent     bool
+	samplingFlagsGiven bool
+	fs                 *flag.FlagSet
 }
+
+// samplingFlags are the flags that set the sampler (giving one turns it on for a replay).
+var samplingFlags = []string{"sample-budget", "sample-probability", "sample-no-parent",
+	"keep-slowest-window", "keep-latency-above", "keep-dependency-wait-above"}
 
 func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
 	d := defaultSpec() // the collector's defaults too: both run the same pipeline
@@ -39,11 +56,58 @@ func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
 	fs.DurationVar(&pf.flushInterval, "flush-interval", d.Pipeline.FlushInterval, "how often spans are written")
 	fs.DurationVar(&pf.collectEvery, "collection-interval", d.Pipeline.CollectionInterval, "how often metrics are written")
 	fs.BoolVar(&pf.noStageSpans, "no-stage-spans", !graph.DefaultStageSpans, "one span per job, without its stage child spans (stages stay in the metrics)")
+	sd := sample.DefaultConfig()
+	pf.sampling, pf.fs = sd, fs
+	fs.BoolVar(&pf.sample, "sample", false, "sample the spans of a replay too (default: a replay writes every job's spans, live samples them)")
+	fs.BoolVar(&pf.noSample, "no-sample", false, "every job's spans, without the sampler (live)")
+	fs.Float64Var(&pf.sampling.SpansPerSecond, "sample-budget", sd.SpansPerSecond, "sampler: spans a second (capture clock) kept beside what keep rules and sampled parents force")
+	fs.Float64Var(&pf.sampling.Probability, "sample-probability", sd.Probability, "sampler: the probability share's ceiling, in (0, 1]")
+	fs.BoolVar(&pf.sampleNoParent, "sample-no-parent", !sd.ParentBased, "sampler: do not follow the application span's sampled flag")
+	fs.DurationVar(&pf.sampling.Keep.SlowestWindow, "keep-slowest-window", sd.Keep.SlowestWindow, "sampler: keep the slowest job of each ring per window this long (0: off)")
+	fs.DurationVar(&pf.sampling.Keep.LatencyAbove, "keep-latency-above", sd.Keep.LatencyAbove, "sampler: keep every job longer than this (0: off)")
+	fs.DurationVar(&pf.sampling.Keep.DependencyWaitAbove, "keep-dependency-wait-above", sd.Keep.DependencyWaitAbove, "sampler: keep every job whose dependency wait is longer (0: off)")
 	return pf
 }
 
+// samplingConfig is the sampler's configuration of the flags (nil: off), or the error
+// that names the flag at fault.
+func (pf *pipelineFlags) samplingConfig() (*sample.Config, error) {
+	given := false
+	pf.fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(samplingFlags, f.Name) {
+			given = true
+		}
+	})
+	var on *bool
+	switch {
+	case pf.sample && pf.noSample:
+		return nil, errors.New("--sample and --no-sample: give one")
+	case pf.noSample && given:
+		return nil, errors.New("--no-sample with sampler settings: drop one")
+	case pf.sample || given:
+		on = &pf.sample
+		pf.sample = true
+	case pf.noSample:
+		off := false
+		on = &off
+	}
+	if !graph.SamplingOn(on, pf.replay) {
+		return nil, nil
+	}
+	c := pf.sampling
+	c.ParentBased = !pf.sampleNoParent
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("%v (flags: --sample-budget, --sample-probability, --keep-…)", err)
+	}
+	return &c, nil
+}
+
+// config is the pipeline's configuration of the flags (a sampler that samplingConfig
+// refuses is left out: callers check samplingConfig first).
 func (pf *pipelineFlags) config() pipeline.Config {
+	smp, _ := pf.samplingConfig()
 	return pipeline.Config{
+		Sampling: smp,
 		Assemble: assemble.Config{
 			JobTimeout:     pf.jobTimeout,
 			MaxPendingJobs: pf.maxPending,

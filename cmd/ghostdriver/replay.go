@@ -31,6 +31,7 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	traceJSON := fs.String("trace-json", "", "also write the jobs as Chrome trace-event JSON (Perfetto UI, chrome://tracing) to this file")
 	cfgFlags := addPipelineFlags(fs)
 	cfgFlags.lossless = true // a capture has no live source to protect: wait for the output
+	cfgFlags.replay = true   // and is read to see every job: no sampler unless asked
 	fs.StringVar(&cfgFlags.outputFormat, "output-format", formatJSON,
 		"json: OTLP/JSON, one request per line; proto: OTLP protobuf, each request preceded by its length (4 bytes, big-endian), as the collector's file exporter writes them")
 	if code, done := parseArgs(fs, reorderFlags(fs, args), stdout, stderr); done {
@@ -44,6 +45,9 @@ func cmdReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	if f := cfgFlags.outputFormat; f != formatJSON && f != formatProto {
 		return usageError(stderr, fs, "--output-format %q: want %q or %q", f, formatJSON, formatProto)
+	}
+	if _, err := cfgFlags.samplingConfig(); err != nil {
+		return usageError(stderr, fs, "%v", err)
 	}
 	rc := replay.Config{Path: fs.Arg(0), Speed: *speed}
 	if *epoch != "" {
@@ -109,6 +113,9 @@ func runPipeline(ctx context.Context, g *graph.Graph, pf *pipelineFlags, output,
 	if printSummary {
 		sum.Write(stdout, st.Source)
 		summary.WriteAssembly(stdout, st.Assembler)
+		if ss, ok := p.SamplerStats(); ok {
+			summary.WriteSampling(stdout, ss)
+		}
 	}
 	for _, pic := range pictures {
 		if pic != nil && runErr == nil {

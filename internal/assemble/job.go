@@ -165,6 +165,8 @@ type Job struct {
 	TraceID [16]byte
 	SpanID  [8]byte
 	CtxTier uint8
+	// TraceFlags are the W3C trace flags of that context (bit 0: sampled).
+	TraceFlags uint8
 
 	Outcome Outcome  // after CtxTier: the two bytes share one word
 	Reason  string   // why a job is Incomplete or Evicted, human-readable

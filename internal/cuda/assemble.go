@@ -58,6 +58,8 @@ type Submission struct {
 	CtxTier uint8
 	TraceID [16]byte
 	SpanID  [8]byte
+	// TraceFlags are the W3C trace flags of that context (bit 0: sampled).
+	TraceFlags uint8
 	// GPU is what the GPU did for the submission, from the process's CUPTI timeline
 	// (gpu.go); nil when the timeline was not on for all of it.
 	GPU *GPUWork

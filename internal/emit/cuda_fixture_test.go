@@ -8,9 +8,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 func init() { cudaOutputs = cudaFixtureOutputs }
@@ -114,5 +116,9 @@ func cudaFixtureOutputs() (ptrace.Traces, pmetric.Metrics) {
 			r.RecordXid(x)
 		}
 	}
+	// one the sampler kept under an unsampled application span: detached, linked to it
+	s := cudaSubmissions()[0]
+	s.TraceID, s.SpanID, s.CtxTier = appTrace, appSpan, ctxtier.Traceparent
+	b.AppendSampled(s, sample.Sampled{TraceState: "ot=th:0", Detach: true})
 	return b.Take(), r.Collect(t1)
 }

@@ -91,6 +91,21 @@ func stageSpanID(parent pcommon.SpanID, s assemble.Stage) pcommon.SpanID {
 // a trace of its own rooted at the job. The span id (the base of the job's stage spans'
 // ids) is claimed in g (nil: not checked).
 func jobIDs(salt uint64, j *assemble.Job, g *idGuard) (trace pcommon.TraceID, span, parent pcommon.SpanID) {
+	trace, span, parent, _ = sampledJobIDs(salt, j, g, false)
+	return trace, span, parent
+}
+
+// RootTraceID is the trace id job j's spans carry when they are the root of their own
+// trace, before any renaming (the id guard's): what the sampler draws its randomness from.
+func RootTraceID(salt uint64, j *assemble.Job) [16]byte {
+	trace, _ := derivedIDs(identityOf(salt, j))
+	return trace
+}
+
+// sampledJobIDs is jobIDs for a job the sampler kept: detached, the job is the root of
+// its own trace even when it carries an application context (Sampled.Detach). renamed
+// reports that the trace id is not RootTraceID's (the guard renamed the job).
+func sampledJobIDs(salt uint64, j *assemble.Job, g *idGuard, detach bool) (trace pcommon.TraceID, span, parent pcommon.SpanID, renamed bool) {
 	identity := identityOf(salt, j)
 	trace, span = derivedIDs(identity)
 	if g != nil {
@@ -99,12 +114,13 @@ func jobIDs(salt uint64, j *assemble.Job, g *idGuard) (trace pcommon.TraceID, sp
 		for occ := uint64(1); occ <= maxOccurrence && !g.claim(span); occ++ {
 			trace, span = derivedIDs(identity.Occurrence(occ))
 			g.renamed.Add(1)
+			renamed = true
 		}
 	}
-	if hasAppContext(j) {
-		trace, parent = j.TraceID, j.SpanID
+	if hasAppContext(j) && !detach {
+		trace, parent, renamed = j.TraceID, j.SpanID, false
 	}
-	return trace, span, parent
+	return trace, span, parent, renamed
 }
 
 // maxOccurrence bounds the renaming of one job.

@@ -141,23 +141,27 @@ func (e *JobEncoder) tenantOf(j *assemble.Job) *batchTenant {
 }
 
 // Append encodes job j: its span, its stage children and its links.
-func (e *JobEncoder) Append(j *assemble.Job) {
+func (e *JobEncoder) Append(j *assemble.Job) { e.AppendSampled(j, Sampled{}) }
+
+// AppendSampled encodes job j, which the sampler kept with decision smp
+// (SpanBuilder.AppendSampled).
+func (e *JobEncoder) AppendSampled(j *assemble.Job, smp Sampled) {
 	stages := j.Stages
 	if e.cfg.noStages {
 		stages = nil
 	}
-	traceID, spanID, parentID := jobIDs(e.cfg.salt, j, e.ids)
+	traceID, spanID, parentID, renamed := sampledJobIDs(e.cfg.salt, j, e.ids, smp.Detach)
 	t := e.tenantOf(j)
 
 	s := &e.span
-	e.idBytes.set(traceID, spanID, parentID)
+	e.idBytes.set(traceID, spanID, parentID, sampledTraceState(smp, renamed, e.cfg.salt, j))
 	s.head, s.headMore, s.ids = e.idBytes.job, e.idBytes.jobMore, e.idBytes.job
 	s.name, s.nameKind, s.attrsEnc = JobSpanName, e.jobNameKind, nil
 	s.start, s.end = spanInterval(e.clock, j.Start, j.End)
 	e.attrs = jobAttrs(e.attrs[:0], j)
 	s.attrs = e.attrs
 	s.statusMsg, s.statusErr = jobStatus(j)
-	e.links = e.jobLinks(e.links[:0], j)
+	e.links = e.jobLinks(e.links[:0], j, smp.Detach)
 	s.links = e.links
 	t.spans = s.appendTo(t.spans, e.format, t.count > 0)
 	t.count++
@@ -188,7 +192,12 @@ func (e *JobEncoder) Append(j *assemble.Job) {
 }
 
 // jobLinks appends j's links (SpanBuilder.appendLinks's rules).
-func (e *JobEncoder) jobLinks(dst []linkData, j *assemble.Job) []linkData {
+func (e *JobEncoder) jobLinks(dst []linkData, j *assemble.Job, detach bool) []linkData {
+	if detach {
+		l := linkData{trace: j.TraceID, span: j.SpanID}
+		l.n = len(appendOwnAttrs(l.attrs[:0], parentLinkAttributes[:], j))
+		dst = append(dst, l)
+	}
 	for i := range j.Deps {
 		d := &j.Deps[i]
 		if !linked(j, d) {

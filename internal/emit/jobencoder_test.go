@@ -25,6 +25,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/ctxtier"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 // encoderCase is one format: pdata's marshaller and unmarshaller of it.
@@ -52,11 +53,24 @@ func (c encoderCase) String() string {
 // It returns the attributes it compared (attrCoverage).
 func sameAsBuilder(t *testing.T, c encoderCase, batches [][]*assemble.Job, extra func(int) ptrace.Traces, opts ...SpanOption) attrCoverage {
 	t.Helper()
+	return sameAsBuilderSampled(t, c, batches, extra, nil, opts...)
+}
+
+// sameAsBuilderSampled is sameAsBuilder with the sampler's decision for each job
+// (sampled nil: Append).
+func sameAsBuilderSampled(t *testing.T, c encoderCase, batches [][]*assemble.Job, extra func(int) ptrace.Traces,
+	sampled func(*assemble.Job) Sampled, opts ...SpanOption) attrCoverage {
+	t.Helper()
 	cov := attrCoverage{}
 	b := NewSpanBuilder(testClock, opts...)
 	e := NewJobEncoder(testClock, c.format, opts...)
 	for n, batch := range batches {
 		for _, j := range batch {
+			if sampled != nil {
+				b.AppendSampled(j, sampled(j))
+				e.AppendSampled(j, sampled(j))
+				continue
+			}
 			b.Append(j)
 			e.Append(j)
 		}
@@ -132,6 +146,10 @@ func TestJobEncoderSameAsBuilderOnFixtures(t *testing.T) {
 			sameAsBuilder(t, c, [][]*assemble.Job{{partialJob(), fullJob()}, {partialJob()}}, nil)
 			// nothing at all
 			sameAsBuilder(t, c, [][]*assemble.Job{{}}, nil)
+			// the sampler's decisions: a threshold, certainty, a detached job; the second
+			// batch repeats every identity, so every job is renamed (rv in its tracestate)
+			sameAsBuilderSampled(t, c, [][]*assemble.Job{allJobs(), allJobs()}, nil, fixtureSampled)
+			sameAsBuilderSampled(t, c, [][]*assemble.Job{allJobs()}, nil, fixtureSampled, WithStageSpans(false))
 			// only another kind's spans (the CUDA command's batches), then both
 			cudaOnly := func(n int) ptrace.Traces {
 				td := ptrace.NewTraces()
@@ -303,5 +321,64 @@ func TestLargeBatchNotPooled(t *testing.T) {
 	e.Take() // the batch started at the last Take; the next one is new, not large
 	if e.cur == large {
 		t.Fatalf("a released batch of %d bytes was kept for reuse", size)
+	}
+}
+
+// fixtureSampled is a sampler's decision for each fixture: a detached job where it has an
+// application context, a probability threshold for jobs that completed, certainty else.
+func fixtureSampled(j *assemble.Job) Sampled {
+	switch {
+	case hasAppContext(j):
+		return Sampled{TraceState: "ot=th:0", Detach: true}
+	case j.Outcome == assemble.Completed:
+		return Sampled{TraceState: "ot=th:fd7"}
+	}
+	return Sampled{TraceState: "ot=th:0"}
+}
+
+func TestSampledSpans(t *testing.T) {
+	b := NewSpanBuilder(testClock)
+	for _, j := range allJobs() {
+		b.AppendSampled(j, fixtureSampled(j))
+	}
+	again := fullJob() // the first fixture's identity again: renamed
+	b.AppendSampled(again, Sampled{TraceState: "ot=th:fd7"})
+	td := b.Take()
+	jobs := 0
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				ts := sp.TraceState().AsRaw()
+				if ts != "ot=th:0" && ts != "ot=th:fd7" && !strings.HasPrefix(ts, "ot=rv:") {
+					t.Errorf("span %s %s: tracestate %q", sp.Name(), sp.SpanID(), ts)
+				}
+				if sp.Name() != JobSpanName {
+					continue
+				}
+				jobs++
+				if sp.TraceID() == pcommon.TraceID(appTrace) {
+					t.Errorf("a detached job stayed in the application's trace")
+				}
+				if ts == "ot=th:0" && !sp.ParentSpanID().IsEmpty() {
+					t.Errorf("job span %s: parent %s, want none (detached or a root)", sp.SpanID(), sp.ParentSpanID())
+				}
+				for _, l := range sp.Links().All() {
+					if v, ok := l.Attributes().Get(metadata.AttrSamplingUnsampledParent); ok {
+						if !v.Bool() || l.TraceID() != pcommon.TraceID(appTrace) || l.SpanID() != pcommon.SpanID(appSpan) {
+							t.Errorf("parent link %s/%s %v", l.TraceID(), l.SpanID(), v.AsRaw())
+						}
+					}
+				}
+				if strings.HasPrefix(ts, "ot=rv:") {
+					want := sample.WithRandomness("ot=th:fd7", RootTraceID(0, again))
+					if ts != want || sp.TraceID() == pcommon.TraceID(RootTraceID(0, again)) {
+						t.Errorf("renamed job: tracestate %q (want %q), trace %s", ts, want, sp.TraceID())
+					}
+				}
+			}
+		}
+	}
+	if jobs != len(allJobs())+1 {
+		t.Fatalf("%d job spans", jobs)
 	}
 }

@@ -18,8 +18,12 @@ import (
 
 // appendLinks adds one link per dependency that is another job the assembler saw, with
 // spanmodel.go's link attributes.
-func (b *SpanBuilder) appendLinks(sp ptrace.Span, j *assemble.Job) {
+// A detached job (Sampled.Detach) links first to its application span.
+func (b *SpanBuilder) appendLinks(sp ptrace.Span, j *assemble.Job, detach bool) {
 	n := 0
+	if detach {
+		n++
+	}
 	for i := range j.Deps {
 		if linked(j, &j.Deps[i]) {
 			n++
@@ -30,6 +34,13 @@ func (b *SpanBuilder) appendLinks(sp ptrace.Span, j *assemble.Job) {
 	}
 	links := sp.Links()
 	links.EnsureCapacity(n)
+	if detach {
+		l := links.AppendEmpty()
+		l.SetTraceID(j.TraceID)
+		l.SetSpanID(j.SpanID)
+		b.attrs = appendOwnAttrs(b.attrs[:0], parentLinkAttributes[:], j)
+		putOwnAttrs(l.Attributes(), b.attrs)
+	}
 	for i := range j.Deps {
 		d := &j.Deps[i]
 		if !linked(j, d) {

@@ -24,6 +24,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 const repoRoot = "../.."
@@ -546,6 +547,8 @@ func fullOutputs() (ptrace.Traces, pmetric.Metrics) {
 		b.Append(j)
 		m.RecordJob(j, testClock)
 	}
+	// a job the sampler kept under an unsampled application span: detached, linked to it
+	b.AppendSampled(enrichedJob(), Sampled{TraceState: "ot=th:0", Detach: true})
 	m.Watermark(100_000)
 	var src event.SourceStats
 	src.Events[event.JobQueue] = 1
@@ -556,6 +559,15 @@ func fullOutputs() (ptrace.Traces, pmetric.Metrics) {
 	td, md := b.Take(), m.Collect(t1, src, AssemblerCounters{EvictedTimeout: 1, EvictedCap: 1, Pending: 1, DroppedSpans: 1, Late: 1,
 		Unmatched: map[string]uint64{event.FenceSignaled.String(): 3},
 		Context:   ContextCounters{Enriched: true, Held: [4]uint64{1, 1, 1, 1}, Rediscovery: [3]uint64{1, 1, 1}}})
+	// the sampler's metrics: every reason of both kinds, kept and sampled out
+	var st sample.Stats
+	for k := range sample.NumKinds {
+		for r := range sample.NumReasons {
+			st.SpansKept[k][r], st.SpansDropped[k][r] = 9, 9
+		}
+	}
+	st.Probability = 0.25
+	AppendSamplingMetrics(md, metadata.DefaultMetricsConfig(), t0, t1, st)
 	if cudaOutputs != nil {
 		ctd, cmd := cudaOutputs()
 		ctd.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())

@@ -148,17 +148,24 @@ func (b *SpanBuilder) Take() ptrace.Traces {
 }
 
 // Append renders job j: its span, its stage children and its links.
-func (b *SpanBuilder) Append(j *assemble.Job) {
+func (b *SpanBuilder) Append(j *assemble.Job) { b.AppendSampled(j, Sampled{}) }
+
+// AppendSampled renders job j, which the sampler kept with decision smp.
+func (b *SpanBuilder) AppendSampled(j *assemble.Job, smp Sampled) {
 	stages := j.Stages
 	if b.cfg.noStages {
 		stages = nil
 	}
-	traceID, spanID, parentID := jobIDs(b.cfg.salt, j, b.ids)
+	traceID, spanID, parentID, renamed := sampledJobIDs(b.cfg.salt, j, b.ids, smp.Detach)
+	ts := sampledTraceState(smp, renamed, b.cfg.salt, j)
 	spans := b.tenantOf(j).spans // presized from the previous batch, then grows by append
 
 	sp := spans.AppendEmpty()
 	sp.SetTraceID(traceID)
 	sp.SetSpanID(spanID)
+	if ts != "" {
+		sp.TraceState().FromRaw(ts)
+	}
 	if !parentID.IsEmpty() {
 		sp.SetParentSpanID(parentID)
 	}
@@ -172,13 +179,16 @@ func (b *SpanBuilder) Append(j *assemble.Job) {
 		sp.Status().SetCode(ptrace.StatusCodeError)
 		sp.Status().SetMessage(msg)
 	}
-	b.appendLinks(sp, j)
+	b.appendLinks(sp, j, smp.Detach)
 
 	for i := range stages {
 		st := &stages[i]
 		c := spans.AppendEmpty()
 		c.SetTraceID(traceID)
 		c.SetSpanID(stageSpanID(spanID, st.Stage))
+		if ts != "" {
+			c.TraceState().FromRaw(ts)
+		}
 		c.SetParentSpanID(spanID)
 		c.SetName(st.Stage.String())
 		c.SetKind(ptrace.SpanKindInternal)

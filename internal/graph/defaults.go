@@ -59,3 +59,14 @@ func DefaultSpec() Spec {
 		},
 	}
 }
+
+// SamplingOn reports whether the sampler runs (internal/sample): as asked when enabled is
+// set, else on for the live sources and off for a replay, which reads a capture to see
+// every job in it (the budget protects a backend from a node's live rate; a capture's
+// source-clock rate says nothing of the backend).
+func SamplingOn(enabled *bool, replay bool) bool {
+	if enabled != nil {
+		return *enabled
+	}
+	return !replay
+}

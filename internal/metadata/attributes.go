@@ -49,8 +49,12 @@ const (
 	// AttrDependencyWait, on a link to a dependency's job, says what the scheduler waited
 	// for on that fence: own_entity, same_scheduler or fence_signal (assemble.DepWait).
 	AttrDependencyWait = "ghostdriver.dependency.wait"
-	AttrClientID       = "ghostdriver.client_id"
-	AttrContextTier    = "ghostdriver.context.tier"
+	// AttrSamplingUnsampledParent, on a job span's link to the application span, says the
+	// job was kept by a keep rule although that span was not sampled: the job is the root
+	// of its own trace instead of a child that no backend would connect (internal/sample).
+	AttrSamplingUnsampledParent = "ghostdriver.sampling.unsampled_parent"
+	AttrClientID                = "ghostdriver.client_id"
+	AttrContextTier             = "ghostdriver.context.tier"
 	// AttrThreadID holds the kernel task id (TID) of the submitting thread. Semantic
 	// conventions define thread.id as the runtime's managed id; there is no OS-TID
 	// attribute, so the receiver documents that it puts the kernel TID here.
@@ -85,6 +89,16 @@ const (
 	AttrHookStatus     = "ghostdriver.hook.status"
 	AttrHookReason     = "ghostdriver.hook.reason"
 	AttrAnomaly        = "ghostdriver.anomaly"
+	// The sampler's counts (internal/sample: its KindNames and ReasonNames are the values).
+	AttrSamplingDecision = "ghostdriver.sampling.decision"
+	AttrSamplingReason   = "ghostdriver.sampling.reason"
+	AttrSamplingKind     = "ghostdriver.sampling.kind"
+)
+
+// ghostdriver.sampling.decision values.
+const (
+	SamplingKept       = "kept"
+	SamplingSampledOut = "sampled_out"
 )
 
 // AttrKernelDropReason: why the live source's kernel side passed something over

@@ -39,6 +39,10 @@ type MetricsConfig struct {
 	GhostdriverAssemblerAnomalies   MetricConfig `mapstructure:"ghostdriver.assembler.anomalies"`
 	GhostdriverAssemblerUnmatched   MetricConfig `mapstructure:"ghostdriver.assembler.unmatched_events"`
 
+	// The sampler (sampling on).
+	GhostdriverSamplingSpans       MetricConfig `mapstructure:"ghostdriver.sampling.spans"`
+	GhostdriverSamplingProbability MetricConfig `mapstructure:"ghostdriver.sampling.probability"`
+
 	// The enrich stage (live source).
 	GhostdriverContextHeldJobs      MetricConfig `mapstructure:"ghostdriver.context.held_jobs"`
 	GhostdriverContextRediscoveries MetricConfig `mapstructure:"ghostdriver.context.rediscoveries"`
@@ -95,6 +99,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		GhostdriverAssemblerAnomalies:   on,
 		GhostdriverAssemblerUnmatched:   on,
 
+		GhostdriverSamplingSpans:       on,
+		GhostdriverSamplingProbability: on,
+
 		GhostdriverContextHeldJobs:      on,
 		GhostdriverContextRediscoveries: on,
 
@@ -148,6 +155,10 @@ func (c *MetricsConfig) Metric(name string) *MetricConfig {
 		return &c.GhostdriverAssemblerAnomalies
 	case MetricAssemblerUnmatched:
 		return &c.GhostdriverAssemblerUnmatched
+	case MetricSamplingSpans:
+		return &c.GhostdriverSamplingSpans
+	case MetricSamplingProbability:
+		return &c.GhostdriverSamplingProbability
 	case MetricContextHeldJobs:
 		return &c.GhostdriverContextHeldJobs
 	case MetricContextRediscoveries:

@@ -25,6 +25,10 @@ const (
 	MetricSourceHooks          = "ghostdriver.source.hooks"
 	MetricAssemblerAnomalies   = "ghostdriver.assembler.anomalies"
 	MetricAssemblerUnmatched   = "ghostdriver.assembler.unmatched_events"
+	// The sampler (internal/sample): every job is in the metrics above, these say which
+	// got spans.
+	MetricSamplingSpans       = "ghostdriver.sampling.spans"
+	MetricSamplingProbability = "ghostdriver.sampling.probability"
 )
 
 // Instrument is the pmetric shape of a metric.
@@ -257,6 +261,29 @@ var Metrics = []MetricDesc{
 		Value:      Int,
 		Monotonic:  true,
 		Attributes: []string{AttrEventKind},
+	},
+	// The sampler (internal/sample). Only when sampling is on.
+	{
+		Name: MetricSamplingSpans,
+		Description: "Spans the sampler kept (exported) or sampled out (never built), by decision, reason " +
+			"and kind: every job and submission is in the other metrics whatever was decided. Reasons: the " +
+			"keep rules (failed, incomplete, lost_events, slowest, latency, dependency_wait), parent_sampled " +
+			"and parent_unsampled (the application span's W3C sampled flag), probability (the consistent " +
+			"probability share that the budget moves).",
+		Unit:       "{span}",
+		Instrument: Sum,
+		Value:      Int,
+		Monotonic:  true,
+		Attributes: []string{AttrSamplingDecision, AttrSamplingReason, AttrSamplingKind},
+	},
+	{
+		Name: MetricSamplingProbability,
+		Description: "The probability share's current probability: 1 while every job fits the budget " +
+			"(sampling.spans_per_second), lower when the budget holds the rate; the threshold is in the " +
+			"tracestate (ot=th:) of the spans it kept.",
+		Unit:       "1",
+		Instrument: Gauge,
+		Value:      Double,
 	},
 	// The enrich stage (internal/enrich; names in context.go). Live source only.
 	{

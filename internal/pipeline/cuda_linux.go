@@ -26,6 +26,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 // CUDASource is what the branch needs of *cuda.Source (tests substitute their own).
@@ -123,11 +124,15 @@ func (b *cudaBranch) onSubmission(s *cuda.Submission) {
 	if !b.p.out.wantsSpans() {
 		return
 	}
+	smp, keep := b.sample(s)
+	if !keep {
+		return
+	}
 	if b.spans.Len() >= b.cfg.MaxBufferedSubmissions {
 		b.dropped.Add(1)
 		return
 	}
-	b.spans.Append(s)
+	b.spans.AppendSampled(s, smp)
 	if b.spans.Len() >= b.cfg.MaxBufferedSubmissions/2 {
 		b.p.exp.wake()
 	}
@@ -241,4 +246,29 @@ func (b *cudaBranch) stats(st *Stats) {
 		fs := b.fuser.Stats
 		st.CUDA.GPU = &fs
 	}
+}
+
+// sample decides submission s's spans (under p.mu; sampling.go).
+func (b *cudaBranch) sample(s *cuda.Submission) (sample.Sampled, bool) {
+	if b.p.sampler == nil {
+		return sample.Sampled{}, true
+	}
+	it := sample.Item{
+		Kind:          sample.KindSubmission,
+		Root:          cudaspans.RootTraceID(b.spans.Salt(), s),
+		Trace:         s.TraceID,
+		Linked:        cudaspans.Linked(s),
+		ParentSampled: s.TraceFlags&w3cSampled != 0,
+		Spans:         cudaspans.SpanEstimate(s),
+		End:           s.End,
+		Latency:       s.End - s.Start,
+		Failed:        len(s.Xids) > 0 || s.Sync != nil && s.Sync.Ret != 0,
+		Incomplete:    s.Outcome != cuda.Synced,
+		Group:         sample.Group{A: "cuda", N: uint64(s.PID)},
+	}
+	d := b.p.sampler.Decide(&it)
+	if !d.Keep {
+		b.spans.Skip(s)
+	}
+	return d.Sampled, d.Keep
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 // Config of a pipeline.
@@ -55,6 +56,10 @@ type Config struct {
 	// source's goroutine, while the other sources may still run (Run returns all errors
 	// only when every source has stopped).
 	OnSourceError func(error)
+	// Sampling, when set, decides which jobs and submissions get spans (internal/sample);
+	// every one of them is in the metrics first. It must be valid (sample.Config.Validate).
+	// nil: every job's spans.
+	Sampling *sample.Config
 }
 
 // Enricher is the enrich stage. Both methods run on the source goroutine and must not
@@ -112,6 +117,10 @@ type Pipeline struct {
 	exp         *exporter
 	droppedJobs atomic.Uint64
 
+	sampler    *sample.Sampler // nil: every job's spans (sampling.go)
+	stageSpans bool            // a job's spans are its span and one per stage
+	started    time.Time       // the cumulative metrics' start
+
 	holder         JobHolder             // cfg.Enricher when it holds jobs
 	emitNow, later func(j *assemble.Job) // emitJob, and emitJob under p.mu
 
@@ -149,7 +158,10 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Pipeline{cfg: cfg, src: src, out: out, log: log}
+	p := &Pipeline{cfg: cfg, src: src, out: out, log: log, stageSpans: emit.StageSpans(cfg.SpanOptions...), started: time.Now()}
+	if cfg.Sampling != nil {
+		p.sampler = sample.New(*cfg.Sampling)
+	}
 	if h, ok := cfg.Enricher.(JobHolder); ok {
 		p.holder, p.emitNow, p.later = h, p.emitJob, p.emitLater
 	}
@@ -159,7 +171,7 @@ func New(cfg Config, src event.Source, out Outputs, log *zap.Logger) *Pipeline {
 	} else {
 		p.spans = emit.NewSpanBuilder(clock, cfg.SpanOptions...)
 	}
-	p.metrics = emit.NewMetricsRecorder(cfg.Metrics, time.Now())
+	p.metrics = emit.NewMetricsRecorder(cfg.Metrics, p.started)
 	p.asm = assemble.New(cfg.Assemble, p.onJob)
 	p.exp = newExporter(out, log, cfg.FlushInterval, cfg.CollectionInterval, "GPU job spans", p.takeSpans, p.collect,
 		p.droppedSpans)
@@ -213,8 +225,12 @@ func (p *Pipeline) emitJob(j *assemble.Job) {
 	if !p.out.wantsSpans() {
 		return
 	}
+	smp, keep := p.sampleJob(j)
+	if !keep {
+		return
+	}
 	if p.exp.isLossless() {
-		p.appendSpans(j)
+		p.appendSpans(j, smp)
 		if p.bufferedJobs() >= p.cfg.MaxBufferedJobs {
 			// Blocks while the writer is busy: the source waits (backpressure). The
 			// writer never takes p.mu, so holding it here cannot deadlock.
@@ -226,7 +242,7 @@ func (p *Pipeline) emitJob(j *assemble.Job) {
 		p.droppedJobs.Add(1)
 		return
 	}
-	p.appendSpans(j)
+	p.appendSpans(j, smp)
 	if p.bufferedJobs() >= p.cfg.MaxBufferedJobs/2 {
 		p.exp.wake()
 	}
@@ -237,12 +253,12 @@ func (o *Outputs) wantsSpans() bool { return o.Traces != nil || o.Encoded != nil
 
 // appendSpans, bufferedJobs and takeDRMSpans are the DRM branch's span buffer, built
 // (SpanBuilder) or encoded (JobEncoder). They run under p.mu.
-func (p *Pipeline) appendSpans(j *assemble.Job) {
+func (p *Pipeline) appendSpans(j *assemble.Job, smp sample.Sampled) {
 	if p.enc != nil {
-		p.enc.Append(j)
+		p.enc.AppendSampled(j, smp)
 		return
 	}
-	p.spans.Append(j)
+	p.spans.AppendSampled(j, smp)
 }
 
 func (p *Pipeline) bufferedJobs() int {
@@ -378,6 +394,9 @@ func (p *Pipeline) collect() pmetric.Metrics {
 	}
 	for _, b := range p.branches {
 		b.collect(now, md.ResourceMetrics())
+	}
+	if p.sampler != nil {
+		emit.AppendSamplingMetrics(md, p.cfg.Metrics, p.started, now, p.sampler.Stats())
 	}
 	return md
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/eventdef"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 type ringKey struct{ driver, device, ring string }
@@ -259,4 +260,29 @@ func Percentile(d []int64, p float64) int64 {
 
 func fmtDur(ns int64) string {
 	return time.Duration(ns).String()
+}
+
+// WriteSampling prints what the sampler (internal/sample) decided: jobs and submissions
+// whose spans were kept and sampled out, by reason, and the probability share's last
+// probability. Every one of them is in the metrics and the table above either way.
+func WriteSampling(w io.Writer, st sample.Stats) {
+	for k := range sample.NumKinds {
+		var kept, dropped uint64
+		var why []string
+		for r := range sample.NumReasons {
+			kept += st.Kept[k][r]
+			dropped += st.Dropped[k][r]
+			if n := st.Kept[k][r]; n > 0 {
+				why = append(why, fmt.Sprintf("%s=%d", sample.ReasonNames[r], n))
+			}
+			if n := st.Dropped[k][r]; n > 0 {
+				why = append(why, fmt.Sprintf("%s(out)=%d", sample.ReasonNames[r], n))
+			}
+		}
+		if kept+dropped == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "sampling %s: %d kept, %d sampled out (%s); probability now %g (th:%s)\n",
+			sample.KindNames[k], kept, dropped, strings.Join(why, " "), st.Probability, st.Threshold)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/replay"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 // Source names.
@@ -70,10 +71,92 @@ type Config struct {
 
 	Metrics metadata.MetricsConfig `mapstructure:"metrics"`
 
+	// Sampling: which jobs get spans; every job is in the metrics whatever it decides
+	// (docs/design.md "Sampling at the source").
+	Sampling SamplingConfig `mapstructure:"sampling"`
+
 	// Context: how GPU job spans join application traces (live source).
 	Context ContextConfig `mapstructure:"context"`
 	// Tenant: attribution of jobs to processes, containers, pods (live source).
 	Tenant TenantConfig `mapstructure:"tenant"`
+}
+
+// SamplingConfig configures the sampler (internal/sample) of the DRM and CUDA spans.
+type SamplingConfig struct {
+	// Enabled: unset, on for the live source and off for a replay (a capture is read to
+	// see every job); true or false forces it.
+	Enabled *bool `mapstructure:"enabled"`
+	// SpansPerSecond is the budget: spans a second that the probability share may use
+	// beside what keep rules and sampled parents force (default 10 000, ≈ 1 000 jobs a
+	// second with their stage spans). Up to it every job's spans are kept; above it the
+	// consistent probability threshold rises to hold it. 0: only keep rules and parents.
+	SpansPerSecond float64 `mapstructure:"spans_per_second"`
+	// Probability caps the probability share (default 1: every job while the budget allows).
+	Probability float64 `mapstructure:"probability"`
+	// ParentBased: a job linked to an application span follows its W3C sampled flag
+	// (default true).
+	ParentBased bool `mapstructure:"parent_based"`
+	// Tick: how often (source clock) the threshold moves to hold the budget (default 100ms).
+	Tick time.Duration `mapstructure:"tick"`
+	// Keep: rules that always win (over the budget and over an unsampled parent).
+	Keep SamplingKeepConfig `mapstructure:"keep"`
+}
+
+// SamplingKeepConfig are the keep rules.
+type SamplingKeepConfig struct {
+	Failed     bool `mapstructure:"failed"`      // error status (an Xid, a failed sync) (default true)
+	Incomplete bool `mapstructure:"incomplete"`  // incomplete, evicted, unsynced (default true)
+	LostEvents bool `mapstructure:"lost_events"` // met a window of lost events (default true)
+	// SlowestWindow keeps the slowest job of each ring per window (default 10s; 0: off).
+	SlowestWindow time.Duration `mapstructure:"slowest_window"`
+	// LatencyAbove keeps every job or submission longer than this (0: off, the default).
+	LatencyAbove time.Duration `mapstructure:"latency_above"`
+	// DependencyWaitAbove keeps every job whose fence_dependency stage is longer (0: off).
+	DependencyWaitAbove time.Duration `mapstructure:"dependency_wait_above"`
+}
+
+// samplingConfigOf is the receiver's keys for the sampler's configuration c.
+func samplingConfigOf(c sample.Config) SamplingConfig {
+	return SamplingConfig{
+		SpansPerSecond: c.SpansPerSecond,
+		Probability:    c.Probability,
+		ParentBased:    c.ParentBased,
+		Tick:           c.Tick,
+		Keep: SamplingKeepConfig{
+			Failed: c.Keep.Failed, Incomplete: c.Keep.Incomplete, LostEvents: c.Keep.LostEvents,
+			SlowestWindow: c.Keep.SlowestWindow, LatencyAbove: c.Keep.LatencyAbove,
+			DependencyWaitAbove: c.Keep.DependencyWaitAbove,
+		},
+	}
+}
+
+// on reports whether the sampler runs for source.
+func (c SamplingConfig) on(source string) bool {
+	return graph.SamplingOn(c.Enabled, source == SourceReplay)
+}
+
+// pipeline is the pipeline's sampling configuration for source (nil: off).
+func (c SamplingConfig) pipeline(source string) *sample.Config {
+	if !c.on(source) {
+		return nil
+	}
+	sc := c.sampler()
+	return &sc
+}
+
+// sampler is the sampler's configuration of these keys.
+func (c SamplingConfig) sampler() sample.Config {
+	return sample.Config{
+		SpansPerSecond: c.SpansPerSecond,
+		Probability:    c.Probability,
+		ParentBased:    c.ParentBased,
+		Tick:           c.Tick,
+		Keep: sample.KeepConfig{
+			Failed: c.Keep.Failed, Incomplete: c.Keep.Incomplete, LostEvents: c.Keep.LostEvents,
+			SlowestWindow: c.Keep.SlowestWindow, LatencyAbove: c.Keep.LatencyAbove,
+			DependencyWaitAbove: c.Keep.DependencyWaitAbove,
+		},
+	}
 }
 
 // ContextConfig configures the application trace-context tiers (docs/design.md "Linking to application traces").
@@ -351,6 +434,11 @@ func (c *Config) Validate() error {
 	}
 	if c.CollectionInterval <= 0 {
 		errs = append(errs, fmt.Errorf("collection_interval must be positive, got %v", c.CollectionInterval))
+	}
+	if c.Sampling.on(c.Source) {
+		if err := c.Sampling.sampler().Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	switch c.ErrorMode {
 	case ErrorModePropagate, ErrorModeIgnore:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 // NewFactory returns the factory of the ghostdriver receiver.
@@ -44,6 +45,7 @@ func (o *options) defaultConfig() *Config {
 		ReorderWindow:      d.Pipeline.Assemble.ReorderWindow,
 		FlushInterval:      d.Pipeline.FlushInterval,
 		StageSpans:         graph.DefaultStageSpans,
+		Sampling:           samplingConfigOf(sample.DefaultConfig()),
 		CollectionInterval: d.Pipeline.CollectionInterval,
 		ErrorMode:          ErrorModePropagate,
 		Metrics:            d.Pipeline.Metrics,

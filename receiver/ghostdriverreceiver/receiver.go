@@ -155,6 +155,7 @@ func specOf(cfg *Config) (graph.Spec, error) {
 			// A capture has no live source to protect: the reader waits for the next
 			// consumer (backpressure) instead of dropping spans.
 			Lossless: cfg.Source == SourceReplay,
+			Sampling: cfg.Sampling.pipeline(cfg.Source),
 		},
 	}
 	switch cfg.Source {

@@ -22,6 +22,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/emit/ids"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 // ResourceFunc completes the resource of a process's spans (and gives the Recorder its
@@ -181,10 +182,48 @@ func (p *processNames) learn(s *cuda.Submission) {
 }
 
 // Append renders submission s.
-func (b *Builder) Append(s *cuda.Submission) {
+func (b *Builder) Append(s *cuda.Submission) { b.AppendSampled(s, sample.Sampled{}) }
+
+// RootTraceID is the trace id submission s's spans carry when they are the root of their
+// own trace: what the sampler draws its randomness from.
+func RootTraceID(salt uint64, s *cuda.Submission) [16]byte {
+	trace, _ := submissionIDs(salt, s)
+	return trace
+}
+
+// Skip tells the builder of a submission the sampler left out: it still learns the
+// process's name from it (the resources of the kept ones are those they would be).
+func (b *Builder) Skip(s *cuda.Submission) { b.names.learn(s) }
+
+// SpanEstimate is about how many spans Append makes of s (the GPU timeline's children
+// counted as three): the sampler's budget unit.
+func SpanEstimate(s *cuda.Submission) int {
+	n := 1 + len(s.Ops)
+	if s.Sync != nil {
+		n++
+	}
+	if s.GPU != nil && s.GPU.KernelCount > 0 {
+		n += 3
+	}
+	return n
+}
+
+// Salt is the builder's id salt (RootTraceID's).
+func (b *Builder) Salt() uint64 { return b.cfg.salt }
+
+// Linked reports whether s carries an application context its spans become children of.
+func Linked(s *cuda.Submission) bool {
+	return s.CtxTier != 0 && s.TraceID != [16]byte{} && s.SpanID != [8]byte{}
+}
+
+// AppendSampled renders submission s, which the sampler kept with decision smp: every
+// span of it carries smp's tracestate; detached, it is the root of its own trace and links
+// to the application span.
+func (b *Builder) AppendSampled(s *cuda.Submission, smp sample.Sampled) {
 	spans := b.spansOf(s)
+	first := spans.Len()
 	traceID, spanID := submissionIDs(b.cfg.salt, s)
-	linked := s.CtxTier != 0 && s.TraceID != [16]byte{} && s.SpanID != [8]byte{}
+	linked := Linked(s) && !smp.Detach
 	if linked {
 		traceID = s.TraceID
 	}
@@ -194,6 +233,19 @@ func (b *Builder) Append(s *cuda.Submission) {
 	sp.SetSpanID(spanID)
 	if linked {
 		sp.SetParentSpanID(s.SpanID)
+	}
+	if smp.Detach && Linked(s) {
+		l := sp.Links().AppendEmpty()
+		l.SetTraceID(s.TraceID)
+		l.SetSpanID(s.SpanID)
+		l.Attributes().PutBool(metadata.AttrSamplingUnsampledParent, true)
+	}
+	if smp.TraceState != "" {
+		defer func() {
+			for i := first; i < spans.Len(); i++ {
+				spans.At(i).TraceState().FromRaw(smp.TraceState)
+			}
+		}()
 	}
 	sp.SetName(metadata.SpanCUDASubmission)
 	sp.SetKind(ptrace.SpanKindInternal)

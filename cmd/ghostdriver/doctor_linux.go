@@ -13,6 +13,7 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/capability"
 	"github.com/ghostdriver/ghostdriver/internal/probe"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 // doctorJSON is `doctor --json`: the verdict and the hook table.
@@ -57,6 +58,7 @@ func cmdDoctor(args []string, stdout, stderr io.Writer) int {
 	for _, f := range v.Follows {
 		fmt.Fprintln(stdout, f)
 	}
+	fmt.Fprintln(stdout, "sampling (live default; every job in the metrics): "+sample.DefaultConfig().String())
 	fmt.Fprintln(stdout, v.Line)
 	return 0
 }

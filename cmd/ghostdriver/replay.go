@@ -113,8 +113,8 @@ func runPipeline(ctx context.Context, g *graph.Graph, pf *pipelineFlags, output,
 	if printSummary {
 		sum.Write(stdout, st.Source)
 		summary.WriteAssembly(stdout, st.Assembler)
-		if ss, ok := p.SamplerStats(); ok {
-			summary.WriteSampling(stdout, ss)
+		if st.Sampling != nil {
+			summary.WriteSampling(stdout, *st.Sampling)
 		}
 	}
 	for _, pic := range pictures {

@@ -436,6 +436,8 @@ type Stats struct {
 	RenamedSpanIDs uint64
 	// DRM: the DRM branch ran (Source, Assembler, DroppedJobs, RenamedSpanIDs are its).
 	DRM bool
+	// Sampling is the sampler's snapshot; nil when sampling is off.
+	Sampling *sample.Stats
 	// CUDA is the CUDA branch's snapshot; nil when the pipeline has none.
 	CUDA *CUDAStats
 }
@@ -467,6 +469,10 @@ func (p *Pipeline) Stats() Stats {
 	st.Assembler = p.asm.Stats()
 	for _, b := range p.branches {
 		b.stats(&st)
+	}
+	if p.sampler != nil {
+		ss := p.sampler.Stats()
+		st.Sampling = &ss
 	}
 	return st
 }

@@ -63,13 +63,3 @@ func (p *Pipeline) sampleJob(j *assemble.Job) (sample.Sampled, bool) {
 	}
 	return d.Sampled, d.Keep
 }
-
-// SamplerStats is the sampler's snapshot (ok false: sampling is off).
-func (p *Pipeline) SamplerStats() (sample.Stats, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.sampler == nil {
-		return sample.Stats{}, false
-	}
-	return p.sampler.Stats(), true
-}

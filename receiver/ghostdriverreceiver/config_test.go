@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 func loadConfig(t *testing.T, file, id string) (*Config, error) {
@@ -110,6 +111,23 @@ func TestLoadConfig(t *testing.T) {
 	if def.Context.MaxWait != time.Second {
 		t.Errorf("default context.max_wait %v, want 1s", def.Context.MaxWait)
 	}
+	// sampling: on for live by default, off for a replay unless enabled
+	if def.Sampling.pipeline(SourceLive) == nil || def.Sampling.pipeline(SourceReplay) != nil {
+		t.Errorf("default sampling: live %v, replay %v; want on, off", def.Sampling.pipeline(SourceLive), def.Sampling.pipeline(SourceReplay))
+	}
+	if got, want := def.Sampling.sampler(), sample.DefaultConfig(); got != want {
+		t.Errorf("default sampling %+v, want the sampler's defaults %+v", got, want)
+	}
+	cfg, err = loadConfig(t, "config.yaml", component.NewIDWithName(metadata.Type, "sampled").String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSampling := sample.Config{SpansPerSecond: 2000, Probability: 0.5, ParentBased: false, Tick: 250 * time.Millisecond,
+		Keep: sample.KeepConfig{Failed: true, Incomplete: false, LostEvents: true, SlowestWindow: 30 * time.Second,
+			LatencyAbove: 50 * time.Millisecond, DependencyWaitAbove: 5 * time.Millisecond}}
+	if sc := cfg.Sampling.pipeline(cfg.Source); sc == nil || *sc != wantSampling {
+		t.Errorf("sampling %+v, want %+v", sc, wantSampling)
+	}
 	if never := (ContextConfig{}); never.enrichMaxWait() >= 0 {
 		t.Errorf("context.max_wait 0 must mean never hold, enrich gets %v", never.enrichMaxWait())
 	}
@@ -124,23 +142,26 @@ func configEqual(a, b *Config) bool {
 
 func TestInvalidConfigs(t *testing.T) {
 	cases := map[string]string{
-		"bad_source":         `source must be "live" or "replay", got "gpu"`,
-		"replay_no_path":     "replay.path must name a capture file",
-		"bad_epoch":          "replay.epoch",
-		"negative_speed":     "replay.speed must be ≥ 0",
-		"zero_timeout":       "job_timeout must be positive",
-		"huge_pending":       "max_pending_jobs must be in 1..",
-		"bad_error_mode":     `error_mode must be "propagate" or "ignore", got "panic"`,
-		"bad_ringbuf":        "live.ring_buffer_size must be a power of two",
-		"bad_records":        `live.records must be jobs or events, got "stream"`,
-		"jobs_classic":       "classic_tracepoints needs records: events",
-		"jobs_fence_filter":  "fence_filter needs records: events",
-		"bad_major":          "live.drm_majors: 0 is not a valid device major",
-		"bad_function":       "is not a kernel symbol name",
-		"reorder_gt_timeout": "reorder_window must be in 0..job_timeout",
-		"bad_tier":           `context.tiers: unknown context tier "env"`,
-		"max_wait":           "context.max_wait must be between 0 (never hold a job) and 1m0s, got 2m0s",
-		"pid_dimension":      `"process.pid" is not an allowed dimension`,
+		"bad_source":           `source must be "live" or "replay", got "gpu"`,
+		"replay_no_path":       "replay.path must name a capture file",
+		"bad_epoch":            "replay.epoch",
+		"negative_speed":       "replay.speed must be ≥ 0",
+		"zero_timeout":         "job_timeout must be positive",
+		"huge_pending":         "max_pending_jobs must be in 1..",
+		"bad_error_mode":       `error_mode must be "propagate" or "ignore", got "panic"`,
+		"bad_ringbuf":          "live.ring_buffer_size must be a power of two",
+		"bad_records":          `live.records must be jobs or events, got "stream"`,
+		"jobs_classic":         "classic_tracepoints needs records: events",
+		"jobs_fence_filter":    "fence_filter needs records: events",
+		"bad_major":            "live.drm_majors: 0 is not a valid device major",
+		"bad_function":         "is not a kernel symbol name",
+		"reorder_gt_timeout":   "reorder_window must be in 0..job_timeout",
+		"bad_tier":             `context.tiers: unknown context tier "env"`,
+		"max_wait":             "context.max_wait must be between 0 (never hold a job) and 1m0s, got 2m0s",
+		"pid_dimension":        `"process.pid" is not an allowed dimension`,
+		"sampling_probability": "sampling.probability: 1.5 is out of range (0, 1]",
+		"sampling_nothing":     "sampling.spans_per_second: 0 with sampling.parent_based off and every keep rule off exports no span at all",
+		"sampling_latency":     "sampling.keep.latency_above: -1s is negative",
 	}
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -83,6 +83,11 @@ func (r *ghostReceiver) Start(_ context.Context, host component.Host) error {
 	r.started = true
 	log := r.set.Logger
 	log.Info("ghostdriver receiver starting", zap.String("version", version.String()), zap.String("source", r.cfg.Source))
+	if sc := r.cfg.Sampling.pipeline(r.cfg.Source); sc != nil {
+		log.Info("ghostdriver sampling on: every job in the metrics, spans for the jobs kept", zap.String("sampling", sc.String()))
+	} else {
+		log.Info("ghostdriver sampling off: every job's spans (sampling.enabled)")
+	}
 
 	spec, err := specOf(r.cfg)
 	var g *graph.Graph
@@ -220,6 +225,17 @@ func stopFields(st pipeline.Stats, g *graph.Graph) []zap.Field {
 		fields = append(fields, zap.Uint64("submissions", c.Submissions), zap.Uint64("xids", c.Xids),
 			zap.Uint64("submission_spans_dropped", c.DroppedSubmissions))
 		fields = append(fields, cudaSourceFields(g)...)
+	}
+	if s := st.Sampling; s != nil {
+		var kept, out uint64
+		for k := range s.SpansKept {
+			for r := range s.SpansKept[k] {
+				kept += s.SpansKept[k][r]
+				out += s.SpansDropped[k][r]
+			}
+		}
+		fields = append(fields, zap.Uint64("spans_kept", kept), zap.Uint64("spans_sampled_out", out),
+			zap.Float64("sampling_probability", s.Probability))
 	}
 	return append(fields, zap.Uint64("export_errors", st.ExportErrors))
 }

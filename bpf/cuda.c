@@ -73,7 +73,8 @@ struct cuda_record {
 	__u8 depth;  /* traced calls already in progress on this thread */
 	__u8 flags;  /* enum cuda_flag */
 	__u8 ctx_tier; /* enum ctx_tier: application context of a top-level call */
-	__u8 _pad[7];
+	__u8 trace_flags; /* W3C trace flags of that context (bit 0: sampled), when ctx_tier != 0 */
+	__u8 _pad[6];
 	__u8 trace_id[16]; /* W3C byte order, when ctx_tier != 0 */
 	__u8 span_id[8];
 	char comm[16];
@@ -165,7 +166,8 @@ struct frame {
 	__u64 irq;  /* cuda_last_irq at that wake-up */
 	__u8 flags;
 	__u8 ctx_tier;
-	__u8 _pad[6];
+	__u8 trace_flags;
+	__u8 _pad[5];
 	__u8 trace_id[16];
 	__u8 span_id[8];
 };
@@ -221,11 +223,14 @@ static __always_inline __u64 read_loc(struct pt_regs *ctx, __u16 loc, __u8 *flag
 static __always_inline struct cuda_record *reserve(__u16 kind);
 static __always_inline void submit(struct cuda_record *r);
 
-/* A top-level call's application context (appctx.h); a faulted read marks the call's flags. */
-static __always_inline __u8 read_call_ctx(__u8 trace_id[16], __u8 span_id[8], __u8 *flags)
+/*
+ * A top-level call's application context and its trace flags (appctx.h); a faulted read
+ * marks the call's flags (enum cuda_flag).
+ */
+static __always_inline __u8 read_call_ctx(__u8 trace_id[16], __u8 span_id[8], __u8 *trace_flags, __u8 *flags)
 {
 	__u8 err = CTX_ERR_NONE;
-	__u8 tier = read_app_ctx(trace_id, span_id, &err);
+	__u8 tier = read_app_ctx(trace_id, span_id, trace_flags, &err);
 	if (err != CTX_ERR_NONE)
 		*flags |= CUDA_F_CTX_UNREADABLE;
 	return tier;
@@ -259,7 +264,7 @@ static __always_inline int enter_only(struct pt_regs *ctx, __u64 cookie)
 	r->depth = d > 255 ? 255 : d;
 	r->ctx_tier = CTX_TIER_NONE;
 	if (d == 0)
-		r->ctx_tier = read_call_ctx(r->trace_id, r->span_id, &flags);
+		r->ctx_tier = read_call_ctx(r->trace_id, r->span_id, &r->trace_flags, &flags);
 	r->flags = flags;
 	r->start = r->end = bpf_ktime_get_ns();
 	submit(r);
@@ -328,7 +333,7 @@ static __always_inline int enter_body(struct pt_regs *ctx)
 	}
 	f->ctx_tier = CTX_TIER_NONE;
 	if (d == 0)
-		f->ctx_tier = read_call_ctx(f->trace_id, f->span_id, &f->flags);
+		f->ctx_tier = read_call_ctx(f->trace_id, f->span_id, &f->trace_flags, &f->flags);
 	f->wake = 0;
 	f->irq = 0;
 	/* Last, so that the argument reads are not part of the call's time. */
@@ -417,6 +422,7 @@ static __always_inline int return_body(struct pt_regs *ctx)
 	r->depth = d;
 	r->ctx_tier = f->ctx_tier;
 	if (f->ctx_tier != CTX_TIER_NONE) {
+		r->trace_flags = f->trace_flags;
 		__builtin_memcpy(r->trace_id, f->trace_id, sizeof(r->trace_id));
 		__builtin_memcpy(r->span_id, f->span_id, sizeof(r->span_id));
 	}

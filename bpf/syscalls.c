@@ -261,7 +261,7 @@ static __always_inline struct ioctl_enter_record *ioctl_enter_record(__u16 hook,
 	r->arg = arg;
 	if (filp)
 		read_drm_driver(r, filp);
-	r->ctx_tier = read_app_ctx_row(rc, r->trace_id, r->span_id, &r->ctx_error);
+	r->ctx_tier = read_app_ctx_row(rc, r->trace_id, r->span_id, &r->trace_flags, &r->ctx_error);
 	return r;
 }
 
@@ -294,7 +294,7 @@ static __always_inline void ioctl_enter_slot(__u16 hook, int fd, __u32 cmd, __u6
 			sl->ts = bpf_ktime_get_ns();
 			sl->cpu = bpf_get_smp_processor_id();
 			sl->ctx_error = CTX_ERR_NONE;
-			sl->ctx_tier = read_app_ctx_row(rc, sl->trace_id, sl->span_id, &sl->ctx_error);
+			sl->ctx_tier = read_app_ctx_row(rc, sl->trace_id, sl->span_id, &sl->trace_flags, &sl->ctx_error);
 			if (sl->ctx_error != CTX_ERR_NONE)
 				__builtin_memcpy(&sl->rc, rc, sizeof(sl->rc)); /* the flush reads again */
 			sl->state = SLOT_DEFERRED;

@@ -7,7 +7,8 @@
  *  - OTEP 4947: user space (internal/enrich via tenant's ThreadContextTLS) pushes the
  *    per-process recipe into `procs`; we follow it from the task's user thread pointer
  *    (arch.h: thread.fsbase on x86-64, thread.uw.tp_value on arm64) with
- *    bpf_probe_read_user and copy the 28-byte header when valid == 1;
+ *    bpf_probe_read_user and copy the ids and the trace flags of the 28-byte header when
+ *    valid == 1;
  *  - OBI: OBI's pinned traces_ctx_v1 map (the loader passes it in as a replacement of
  *    the placeholder below), looked up by pid_tgid.
  * TRACEPARENT (process environment) is applied in user space.
@@ -58,7 +59,13 @@ struct {
 	__type(value, struct obi_trace_ctx);
 } traces_ctx_v1 SEC(".maps");
 
-static __always_inline bool read_obi(__u8 trace_id[16], __u8 span_id[8])
+/*
+ * OBI's value carries no trace flags. What OBI publishes there is the context of a span it
+ * records, so a context found in the map is taken as sampled: flags 0x01.
+ */
+#define OBI_TRACE_FLAGS 0x01
+
+static __always_inline bool read_obi(__u8 trace_id[16], __u8 span_id[8], __u8 *flags)
 {
 	__u64 key = bpf_get_current_pid_tgid();
 	struct obi_trace_ctx *c = bpf_map_lookup_elem(&traces_ctx_v1, &key);
@@ -66,29 +73,31 @@ static __always_inline bool read_obi(__u8 trace_id[16], __u8 span_id[8])
 		return false;
 	__builtin_memcpy(trace_id, c->trace_id, 16);
 	__builtin_memcpy(span_id, c->span_id, 8);
+	*flags = OBI_TRACE_FLAGS;
 	return true;
 }
 
 /*
- * Fills trace_id/span_id from the first in-kernel tier that has a context and returns
- * that tier (CTX_TIER_NONE: none had one; the ids are left alone). rc is the process's
- * `procs` row (NULL: none), which the caller has looked up. *err is set to
- * CTX_ERR_UNREADABLE when no tier had a context and the OTEP 4947 read faulted (ctx_tier.h),
- * else left alone.
+ * Fills trace_id/span_id and *flags (the W3C trace flags of that context) from the first
+ * in-kernel tier that has a context and returns that tier (CTX_TIER_NONE: none had one;
+ * the ids and flags are left alone). rc is the process's `procs` row (NULL: none), which
+ * the caller has looked up. *err is set to CTX_ERR_UNREADABLE when no tier had a context
+ * and the OTEP 4947 read faulted (ctx_tier.h), else left alone.
  */
-static __always_inline __u8 read_app_ctx_row(struct tls_recipe *rc, __u8 trace_id[16], __u8 span_id[8], __u8 *err)
+static __always_inline __u8 read_app_ctx_row(struct tls_recipe *rc, __u8 trace_id[16], __u8 span_id[8], __u8 *flags,
+					     __u8 *err)
 {
 	bool fault = false;
 	for (int i = 0; i < MAX_CTX_TIERS; i++) {
 		__u8 tier = CTX_ORDER(i);
 		if (tier == CTX_TIER_OTEP4947) {
-			enum ctx_read got = read_otep4947(trace_id, span_id, rc);
+			enum ctx_read got = read_otep4947(trace_id, span_id, flags, rc);
 			if (got == CTX_READ_OK)
 				return tier;
 			if (got == CTX_READ_FAULT)
 				fault = true;
 		}
-		if (tier == CTX_TIER_OBI && read_obi(trace_id, span_id))
+		if (tier == CTX_TIER_OBI && read_obi(trace_id, span_id, flags))
 			return tier;
 	}
 	if (fault)
@@ -104,7 +113,7 @@ static __always_inline struct tls_recipe *procs_row(void)
 }
 
 /* read_app_ctx_row for the current process. */
-static __always_inline __u8 read_app_ctx(__u8 trace_id[16], __u8 span_id[8], __u8 *err)
+static __always_inline __u8 read_app_ctx(__u8 trace_id[16], __u8 span_id[8], __u8 *flags, __u8 *err)
 {
-	return read_app_ctx_row(procs_row(), trace_id, span_id, err);
+	return read_app_ctx_row(procs_row(), trace_id, span_id, flags, err);
 }

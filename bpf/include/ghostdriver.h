@@ -103,7 +103,8 @@ struct record {
 	__u16 func; /* index into the configured function list (fentry/fexit) */
 	__u8 flags;    /* enum record_flag */
 	__u8 ctx_tier; /* enum ctx_tier: set on submit-ioctl entries only */
-	__u8 _pad[2];
+	__u8 trace_flags; /* W3C trace flags of the context (bit 0: sampled), when ctx_tier != 0 */
+	__u8 _pad;
 	char comm[16];
 	char ring[16];	    /* scheduler / ring / engine name */
 	char dev[16];	    /* dev_name() of the scheduler's device */
@@ -288,7 +289,7 @@ struct ioctl_exit_record {
  * one, most of them ioctls that queue no job, and what a reservation costs grows with the
  * bytes the producer moves through the ring (BENCHMARKS.md), so the entry carries only
  * what an entry has: the ioctl's arguments, comm, the DRM driver's name (fentry) and the
- * application's trace context.
+ * application's trace context (ids and trace flags).
  */
 struct ioctl_enter_record {
 	__u64 ts;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -297,14 +298,21 @@ struct ioctl_enter_record {
 	__s32 fd;	/* -1 from fentry drm_ioctl (the file is given, not its number) */
 	__u32 cmd;
 	__u32 cpu;
-	__u16 hook;
-	__u8 ctx_tier;	/* enum ctx_tier */
-	__u8 ctx_error; /* enum ctx_error: why there is no context where one was looked for */
+	/*
+	 * enum hook: HOOK_SYS_ENTER_IOCTL or HOOK_DRM_IOCTL_ENTER. One byte, unlike the other
+	 * records' (the record had no padding left for trace_flags, and its size must stay).
+	 */
+	__u8 hook;
+	__u8 ctx_tier;	  /* enum ctx_tier */
+	__u8 trace_flags; /* W3C trace flags of the context (bit 0: sampled), when ctx_tier != 0 */
+	__u8 ctx_error;	  /* enum ctx_error: why there is no context where one was looked for */
 	char comm[16];
 	char driver[16];    /* DRM driver name of the ioctl's file (fentry drm_ioctl) */
 	__u8 trace_id[16]; /* application trace context (W3C byte order), when ctx_tier != 0 */
 	__u8 span_id[8];
 };
+
+_Static_assert(HOOK_SYS_ENTER_IOCTL < 256 && HOOK_DRM_IOCTL_ENTER < 256, "ioctl_enter_record.hook is one byte");
 
 /* A zeroed ioctl_enter_record with its header and comm written (NULL: ring full, counted). */
 static __always_inline struct ioctl_enter_record *ioctl_enter_reserve(__u16 hook)

@@ -56,7 +56,8 @@ struct ioctl_slot {
 	__u8 ctx_tier;
 	__u8 busy;   /* a program of this thread is changing the slot (slot_claim) */
 	__u8 ctx_error; /* enum ctx_error of the entry's read */
-	__u8 _pad[3];
+	__u8 trace_flags; /* W3C trace flags of the context, when ctx_tier != 0 */
+	__u8 _pad[2];
 	__u8 trace_id[16];
 	__u8 span_id[8];
 	/* The process's recipe, kept when the entry's OTEP 4947 read faulted: the flush reads again. */
@@ -148,7 +149,7 @@ static __always_inline void read_drm_driver(struct ioctl_enter_record *r, struct
  */
 static __noinline int ioctl_reread_ctx(struct ioctl_slot *sl)
 {
-	if (read_otep4947(sl->trace_id, sl->span_id, &sl->rc) != CTX_READ_OK)
+	if (read_otep4947(sl->trace_id, sl->span_id, &sl->trace_flags, &sl->rc) != CTX_READ_OK)
 		return 0;
 	sl->ctx_tier = CTX_TIER_OTEP4947;
 	sl->ctx_error = CTX_ERR_NONE;
@@ -199,6 +200,7 @@ static __always_inline void ioctl_flush(void)
 	r->ctx_tier = sl->ctx_tier;
 	r->ctx_error = sl->ctx_error;
 	if (sl->ctx_tier != CTX_TIER_NONE) {
+		r->trace_flags = sl->trace_flags;
 		__builtin_memcpy(r->trace_id, sl->trace_id, sizeof(r->trace_id));
 		__builtin_memcpy(r->span_id, sl->span_id, sizeof(r->span_id));
 	}

@@ -64,7 +64,9 @@ enum ctx_read {
 	CTX_READ_FAULT = 2,
 };
 
-static __always_inline enum ctx_read read_otep4947(__u8 trace_id[16], __u8 span_id[8], struct tls_recipe *rc)
+/* On CTX_READ_OK fills trace_id, span_id and *flags (the record's W3C trace flags). */
+static __always_inline enum ctx_read read_otep4947(__u8 trace_id[16], __u8 span_id[8], __u8 *flags,
+						   struct tls_recipe *rc)
 {
 	if (!rc || rc->kind == TLS_NONE)
 		return CTX_READ_NONE;
@@ -106,6 +108,7 @@ static __always_inline enum ctx_read read_otep4947(__u8 trace_id[16], __u8 span_
 		return CTX_READ_NONE;
 	__builtin_memcpy(trace_id, h.trace_id, 16);
 	__builtin_memcpy(span_id, h.span_id, 8);
+	*flags = h.flags;
 	return CTX_READ_OK;
 }
 

@@ -161,14 +161,14 @@ type Job struct {
 	Deps []Dependency
 
 	// Application trace context captured at the submitting ioctl, when any, or set by the
-	// enrich stage (TRACEPARENT). CtxTier numbers the tier (internal/ctxtier).
-	TraceID [16]byte
-	SpanID  [8]byte
-	CtxTier uint8
-	// TraceFlags are the W3C trace flags of that context (bit 0: sampled).
+	// enrich stage (TRACEPARENT). CtxTier numbers the tier (internal/ctxtier); TraceFlags
+	// are the context's W3C trace flags (bit 0: sampled), meaningful only when CtxTier != 0.
+	TraceID    [16]byte
+	SpanID     [8]byte
+	CtxTier    uint8
 	TraceFlags uint8
 
-	Outcome Outcome  // after CtxTier: the two bytes share one word
+	Outcome Outcome  // after CtxTier and TraceFlags: the three bytes share one word
 	Reason  string   // why a job is Incomplete or Evicted, human-readable
 	Loss    LossInfo // capture loss windows the job overlaps (loss.go)
 

@@ -220,7 +220,7 @@ func (a *Assembler) describe(j *job, e *event.Event, submitter bool) {
 		}
 	}
 	if e.CtxTier != 0 {
-		j.out.TraceID, j.out.SpanID, j.out.CtxTier = e.TraceID, e.SpanID, e.CtxTier
+		j.out.TraceID, j.out.SpanID, j.out.CtxTier, j.out.TraceFlags = e.TraceID, e.SpanID, e.CtxTier, e.TraceFlags
 	}
 }
 

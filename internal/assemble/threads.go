@@ -41,6 +41,9 @@ type thread struct {
 	traceID   [16]byte
 	spanID    [8]byte
 	ctxTier   uint8
+	// traceFlags: the context's W3C trace flags, when ctxTier != 0.
+	traceFlags uint8
+
 	bo        int64
 	boHook    string
 	hasBO     bool
@@ -99,7 +102,7 @@ func (a *Assembler) ioctlEnter(e *event.Event) {
 	th.enter = e.Time
 	th.enterHook = hookOf(e)
 	th.pid, th.comm, th.driver = e.PID, e.Comm, e.Driver
-	th.traceID, th.spanID, th.ctxTier = e.TraceID, e.SpanID, e.CtxTier
+	th.traceID, th.spanID, th.ctxTier, th.traceFlags = e.TraceID, e.SpanID, e.CtxTier, e.TraceFlags
 }
 
 func (a *Assembler) ioctlExit(e *event.Event) {
@@ -207,7 +210,7 @@ func (a *Assembler) bracket(j *job, e *event.Event) {
 			j.out.TID = e.TID
 		}
 		if th.ctxTier != 0 && j.out.CtxTier == 0 {
-			j.out.TraceID, j.out.SpanID, j.out.CtxTier = th.traceID, th.spanID, th.ctxTier
+			j.out.TraceID, j.out.SpanID, j.out.CtxTier, j.out.TraceFlags = th.traceID, th.spanID, th.ctxTier, th.traceFlags
 		}
 		if len(th.queued) < maxQueuedPerIO {
 			th.queued = append(th.queued, j)

@@ -54,12 +54,12 @@ type Submission struct {
 	Xids []Xid
 	// The application span the work was enqueued under: the in-kernel context of the
 	// first op that carried one, else the sync's (CtxTier 0: none). The live wiring
-	// may fill TRACEPARENT (tier 3) afterwards.
-	CtxTier uint8
-	TraceID [16]byte
-	SpanID  [8]byte
-	// TraceFlags are the W3C trace flags of that context (bit 0: sampled).
+	// may fill TRACEPARENT (tier 3) afterwards. TraceFlags are the span's W3C trace flags
+	// (bit 0: sampled), meaningful only when CtxTier != 0.
+	CtxTier    uint8
 	TraceFlags uint8
+	TraceID    [16]byte
+	SpanID     [8]byte
 	// GPU is what the GPU did for the submission, from the process's CUPTI timeline
 	// (gpu.go); nil when the timeline was not on for all of it.
 	GPU *GPUWork
@@ -255,12 +255,12 @@ func (a *Assembler) close(s *Submission, end int64) {
 func (s *Submission) setContext() {
 	for i := range s.Ops {
 		if c := &s.Ops[i].Call; c.CtxTier != 0 {
-			s.CtxTier, s.TraceID, s.SpanID = c.CtxTier, c.TraceID, c.SpanID
+			s.CtxTier, s.TraceFlags, s.TraceID, s.SpanID = c.CtxTier, c.TraceFlags, c.TraceID, c.SpanID
 			return
 		}
 	}
 	if s.Sync != nil && s.Sync.CtxTier != 0 {
-		s.CtxTier, s.TraceID, s.SpanID = s.Sync.CtxTier, s.Sync.TraceID, s.Sync.SpanID
+		s.CtxTier, s.TraceFlags, s.TraceID, s.SpanID = s.Sync.CtxTier, s.Sync.TraceFlags, s.Sync.TraceID, s.Sync.SpanID
 	}
 }
 

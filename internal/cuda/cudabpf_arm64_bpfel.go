@@ -41,28 +41,29 @@ const (
 )
 
 type cudaBPFCudaRecord struct {
-	_       structs.HostLayout
-	Start   uint64
-	End     uint64
-	PidTgid uint64
-	Cookie  uint64
-	Stream  uint64
-	Bytes   uint64
-	Handle  uint64
-	Ret     int64
-	Wake    uint64
-	Irq     uint64
-	Cpu     uint32
-	Kind    uint16
-	Depth   uint8
-	Flags   uint8
-	CtxTier uint8
-	Pad     [7]uint8
-	TraceId [16]uint8
-	SpanId  [8]uint8
-	Comm    [16]int8
-	Dev     [16]int8
-	Text    [64]int8
+	_          structs.HostLayout
+	Start      uint64
+	End        uint64
+	PidTgid    uint64
+	Cookie     uint64
+	Stream     uint64
+	Bytes      uint64
+	Handle     uint64
+	Ret        int64
+	Wake       uint64
+	Irq        uint64
+	Cpu        uint32
+	Kind       uint16
+	Depth      uint8
+	Flags      uint8
+	CtxTier    uint8
+	TraceFlags uint8
+	Pad        [6]uint8
+	TraceId    [16]uint8
+	SpanId     [8]uint8
+	Comm       [16]int8
+	Dev        [16]int8
+	Text       [64]int8
 }
 
 type cudaBPFObiTraceCtx struct {
@@ -77,21 +78,22 @@ type cudaBPFThreadStack struct {
 	Pad       uint32
 	LastRetSp uint64
 	F         [4]struct {
-		_       structs.HostLayout
-		Start   uint64
-		Sp      uint64
-		Cookie  uint64
-		Stream  uint64
-		Bytes   uint64
-		Handle  uint64
-		Aux     uint64
-		Wake    uint64
-		Irq     uint64
-		Flags   uint8
-		CtxTier uint8
-		Pad     [6]uint8
-		TraceId [16]uint8
-		SpanId  [8]uint8
+		_          structs.HostLayout
+		Start      uint64
+		Sp         uint64
+		Cookie     uint64
+		Stream     uint64
+		Bytes      uint64
+		Handle     uint64
+		Aux        uint64
+		Wake       uint64
+		Irq        uint64
+		Flags      uint8
+		CtxTier    uint8
+		TraceFlags uint8
+		Pad        [5]uint8
+		TraceId    [16]uint8
+		SpanId     [8]uint8
 	}
 }
 

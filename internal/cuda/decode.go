@@ -71,7 +71,7 @@ func (s *Source) decode(b []byte, batch *[]Call, sink Sink) {
 			Untimed:  r.Flags&uint8(cudaBPFCudaFlagCUDA_F_STACK_OVERFLOW) != 0,
 			ArgFault: r.Flags&uint8(cudaBPFCudaFlagCUDA_F_ARG_FAULT) != 0,
 			NoReturn: r.Flags&uint8(cudaBPFCudaFlagCUDA_F_NO_RETURN) != 0,
-			CtxTier:  r.CtxTier, TraceID: r.TraceId, SpanID: r.SpanId,
+			CtxTier:  r.CtxTier, TraceFlags: r.TraceFlags, TraceID: r.TraceId, SpanID: r.SpanId,
 			WakeTraced: s.wakeups, Wake: int64(r.Wake), IRQ: int64(r.Irq),
 		})
 		s.mu.Lock()

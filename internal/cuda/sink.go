@@ -29,10 +29,13 @@ type Call struct {
 	NoReturn bool
 	// CtxTier says where TraceID/SpanID (the calling thread's application span when the
 	// call began) came from: ctxtier.OTEP4947 or ctxtier.OBI, 0 when none
-	// (nested calls never read it).
-	CtxTier uint8
-	TraceID [16]byte
-	SpanID  [8]byte
+	// (nested calls never read it). TraceFlags are that span's W3C trace flags (bit 0:
+	// sampled; OBI's map has none: its contexts come as 0x01), meaningful only when
+	// CtxTier != 0.
+	CtxTier    uint8
+	TraceFlags uint8
+	TraceID    [16]byte
+	SpanID     [8]byte
 	// WakeTraced: the source followed the thread's wake-ups during the call
 	// (Config.SyncWakeups attached). Wake is the scheduler's last wake-up of the thread
 	// inside the call (0: it never slept, or was not traced); IRQ the latest GPU interrupt

@@ -113,8 +113,9 @@ func (g *goneSink) exited(pid uint32) bool {
 // libraries in /proc/<pid>/maps, learns the entry points from the cuGetProcAddress
 // returns, and then counts every launch and sync of two threads exactly. The workload's
 // threads publish OTEP 4947 thread context: once the process's recipe is pushed, every
-// submission carries the span its thread had when the work was enqueued, read in the
-// kernel at the call's entry; the process's exit is reported.
+// submission carries the span its thread had when the work was enqueued, with that span's
+// trace flags (every other iteration's span is not sampled), read in the kernel at the
+// call's entry; the process's exit is reported.
 func TestStubEntryPointTable(t *testing.T) {
 	needRootAndGCC(t)
 	const iters = 50
@@ -256,13 +257,14 @@ func TestStubEntryPointTable(t *testing.T) {
 			iteration[s.Stream]++
 			wantTrace := [16]byte{0x7e, 0x57, 15: th}
 			wantSpan := [8]byte{6: th, 7: byte(iteration[s.Stream])}
-			if s.CtxTier != ctxtier.OTEP4947 || s.TraceID != wantTrace || s.SpanID != wantSpan {
-				t.Errorf("stream %#x submission %d: context tier %d trace %x span %x, want 1 %x %x",
-					s.Stream, iteration[s.Stream], s.CtxTier, s.TraceID, s.SpanID, wantTrace, wantSpan)
+			wantFlags := uint8(iteration[s.Stream] & 1) // testdata/stub/app.c set_span
+			if s.CtxTier != ctxtier.OTEP4947 || s.TraceID != wantTrace || s.SpanID != wantSpan || s.TraceFlags != wantFlags {
+				t.Errorf("stream %#x submission %d: context tier %d trace %x span %x flags %02x, want 1 %x %x %02x",
+					s.Stream, iteration[s.Stream], s.CtxTier, s.TraceID, s.SpanID, s.TraceFlags, wantTrace, wantSpan, wantFlags)
 			}
 			for _, o := range s.Ops {
-				if o.CtxTier != ctxtier.OTEP4947 || o.SpanID != wantSpan {
-					t.Errorf("%s: context tier %d span %x, want %x", o.Name(), o.CtxTier, o.SpanID, wantSpan)
+				if o.CtxTier != ctxtier.OTEP4947 || o.SpanID != wantSpan || o.TraceFlags != wantFlags {
+					t.Errorf("%s: context tier %d span %x flags %02x, want %x %02x", o.Name(), o.CtxTier, o.SpanID, o.TraceFlags, wantSpan, wantFlags)
 				}
 				for _, in := range o.Inner {
 					if in.CtxTier != 0 {
@@ -274,8 +276,9 @@ func TestStubEntryPointTable(t *testing.T) {
 			if s.Launches != 1 || s.Stream < 0x5000 {
 				t.Errorf("event submission: %d launches on %#x", s.Launches, s.Stream)
 			}
-			if s.CtxTier != ctxtier.OTEP4947 || s.SpanID[7] != 0xff {
-				t.Errorf("event submission: context tier %d span %x, want the thread's after-loop span", s.CtxTier, s.SpanID)
+			if s.CtxTier != ctxtier.OTEP4947 || s.SpanID[7] != 0xff || s.TraceFlags != 0x01 {
+				t.Errorf("event submission: context tier %d span %x flags %02x, want the thread's after-loop span, sampled",
+					s.CtxTier, s.SpanID, s.TraceFlags)
 			}
 		case ScopeContext:
 			if d := s.Sync.End - s.Sync.Start; d < 3e6 {

@@ -19,7 +19,7 @@ type CUDA struct{ *Enricher }
 // context the kernel read at its calls, or the process's TRACEPARENT.
 func (c CUDA) Submission(s *cuda.Submission) {
 	tp, _ := c.Lookup(s.PID)
-	s.TraceID, s.SpanID, s.CtxTier = c.ChooseContext(s.CtxTier, s.TraceID, s.SpanID, tp)
+	s.TraceID, s.SpanID, s.TraceFlags, s.CtxTier = c.ChooseContext(s.CtxTier, s.TraceID, s.SpanID, s.TraceFlags, tp)
 }
 
 // Resource completes a CUDA process's resource like a DRM job's: the process's own

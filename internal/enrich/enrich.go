@@ -596,7 +596,7 @@ func (e *Enricher) Enrich(j *assemble.Job) {
 func (e *Enricher) apply(j *assemble.Job, tp *tenant.Process, resource []attr.Attribute) {
 	j.Resource = resource
 	j.Attrs = e.jobAttrs(j, tp)
-	j.TraceID, j.SpanID, j.CtxTier = e.ChooseContext(j.CtxTier, j.TraceID, j.SpanID, tp)
+	j.TraceID, j.SpanID, j.TraceFlags, j.CtxTier = e.ChooseContext(j.CtxTier, j.TraceID, j.SpanID, j.TraceFlags, tp)
 }
 
 // submitted is the source time of the job's submission (0 when unknown).
@@ -735,19 +735,22 @@ func (e *Enricher) jobAttrs(j *assemble.Job, tp *tenant.Process) []attr.Attribut
 
 // ChooseContext applies Config.Tiers to a job's or submission's context: the first tier
 // that has one wins. The kernel tiers arrive already chosen (in their relative order)
-// as kernelTier with its ids; TRACEPARENT comes from tp's environment.
-func (e *Enricher) ChooseContext(kernelTier uint8, trace [16]byte, span [8]byte, tp *tenant.Process) ([16]byte, [8]byte, uint8) {
+// as kernelTier with its ids and W3C trace flags; TRACEPARENT comes from tp's environment,
+// with its flags. It returns the chosen context's trace id, span id, trace flags and tier
+// (ctxtier.None: none, all zero).
+func (e *Enricher) ChooseContext(kernelTier uint8, trace [16]byte, span [8]byte, flags uint8,
+	tp *tenant.Process) ([16]byte, [8]byte, uint8, uint8) {
 	for _, t := range e.cfg.Tiers {
 		n, _ := ctxtier.Parse(t)
 		switch {
 		case n == kernelTier && kernelTier != ctxtier.None:
-			return trace, span, kernelTier
+			return trace, span, flags, kernelTier
 		case n == ctxtier.Traceparent && tp != nil && tp.TraceParent != nil:
-			return tp.TraceParent.TraceID, tp.TraceParent.SpanID, ctxtier.Traceparent
+			return tp.TraceParent.TraceID, tp.TraceParent.SpanID, tp.TraceParent.Flags, ctxtier.Traceparent
 		}
 	}
 	// No configured tier had a context (a kernel tier that is switched off never fills one).
-	return [16]byte{}, [8]byte{}, ctxtier.None
+	return [16]byte{}, [8]byte{}, 0, ctxtier.None
 }
 
 // commonDriver returns the drm-driver shared by every DRM file of a process, or "".

@@ -45,6 +45,9 @@ func (k *fakeKernel) row(pid uint32) (*appctx.TLSAccess, bool) {
 
 const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
+// unsampled is traceparent with its sampled flag clear.
+const unsampled = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+
 // sleeper starts `sleep` with env added to an empty environment.
 func sleeper(t *testing.T, env ...string) uint32 {
 	t.Helper()
@@ -117,17 +120,28 @@ func lookup(attrs []attr.Attribute, k string) string {
 	return v.AsString()
 }
 
+// A process with TRACEPARENT in its environment: its jobs are parented to that span and
+// carry its trace flags (sampled or not); the resource comes from its OTEL_* variables.
 func TestTraceparentProcess(t *testing.T) {
+	for _, c := range []struct {
+		name, traceparent string
+		flags             uint8
+	}{{"sampled", traceparent, 0x01}, {"unsampled", unsampled, 0x00}} {
+		t.Run(c.name, func(t *testing.T) { traceparentProcess(t, c.traceparent, c.flags) })
+	}
+}
+
+func traceparentProcess(t *testing.T, traceparent string, flags uint8) {
 	k := &fakeKernel{}
 	e := newEnricher(t, Config{}, k)
 	pid := sleeper(t, "TRACEPARENT="+traceparent, "OTEL_SERVICE_NAME=batch-train", "OTEL_RESOURCE_ATTRIBUTES=deployment.environment=ci")
 	firstSight(e, pid)
 	waitLoaded(t, e, pid)
-	j := &assemble.Job{PID: pid, TID: pid + 1}
+	j := &assemble.Job{PID: pid, TID: pid + 1, TraceFlags: ^flags} // no tier: the flags are not kept
 	e.Enrich(j)
 	tp, _ := appctx.ParseTraceParent(traceparent)
-	if j.CtxTier != ctxtier.Traceparent || j.TraceID != tp.TraceID || j.SpanID != tp.SpanID {
-		t.Errorf("tier %d trace %x span %x", j.CtxTier, j.TraceID, j.SpanID)
+	if j.CtxTier != ctxtier.Traceparent || j.TraceID != tp.TraceID || j.SpanID != tp.SpanID || j.TraceFlags != flags {
+		t.Errorf("tier %d trace %x span %x flags %02x, want flags %02x", j.CtxTier, j.TraceID, j.SpanID, j.TraceFlags, flags)
 	}
 	for k, want := range map[string]string{
 		"service.name": "batch-train", "deployment.environment": "ci", "process.executable.name": "sleep",
@@ -157,32 +171,34 @@ func TestProcessWithoutContext(t *testing.T) {
 	}
 }
 
-// The configured order decides between a kernel tier and TRACEPARENT; a tier that is not
-// listed never parents a span.
+// The configured order decides between a kernel tier and TRACEPARENT, and the trace flags
+// are the chosen tier's (the kernel's context here is not sampled, TRACEPARENT's is); a
+// tier that is not listed never parents a span.
 func TestTierOrder(t *testing.T) {
 	pid := sleeper(t, "TRACEPARENT="+traceparent)
 	kernelCtx := func() *assemble.Job {
-		return &assemble.Job{PID: pid, TraceID: [16]byte{9}, SpanID: [8]byte{9}, CtxTier: ctxtier.OTEP4947}
+		return &assemble.Job{PID: pid, TraceID: [16]byte{9}, SpanID: [8]byte{9}, CtxTier: ctxtier.OTEP4947, TraceFlags: 0x00}
 	}
 	for _, c := range []struct {
 		name  string
 		tiers []string
 		job   *assemble.Job
 		want  uint8
+		flags uint8
 	}{
-		{"kernel tier first", DefaultTiers, kernelCtx(), ctxtier.OTEP4947},
-		{"traceparent first", []string{ctxtier.NameTraceparent, ctxtier.NameOTEP4947}, kernelCtx(), ctxtier.Traceparent},
-		{"no kernel context", DefaultTiers, &assemble.Job{PID: pid}, ctxtier.Traceparent},
-		{"traceparent off", []string{ctxtier.NameOTEP4947, ctxtier.NameOBI}, &assemble.Job{PID: pid}, ctxtier.None},
-		{"all off", []string{}, kernelCtx(), ctxtier.None},
+		{"kernel tier first", DefaultTiers, kernelCtx(), ctxtier.OTEP4947, 0x00},
+		{"traceparent first", []string{ctxtier.NameTraceparent, ctxtier.NameOTEP4947}, kernelCtx(), ctxtier.Traceparent, 0x01},
+		{"no kernel context", DefaultTiers, &assemble.Job{PID: pid}, ctxtier.Traceparent, 0x01},
+		{"traceparent off", []string{ctxtier.NameOTEP4947, ctxtier.NameOBI}, &assemble.Job{PID: pid}, ctxtier.None, 0},
+		{"all off", []string{}, kernelCtx(), ctxtier.None, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnricher(t, Config{Tiers: c.tiers}, nil)
 			firstSight(e, pid)
 			waitLoaded(t, e, pid)
 			e.Enrich(c.job)
-			if c.job.CtxTier != c.want {
-				t.Errorf("tier %d, want %d", c.job.CtxTier, c.want)
+			if c.job.CtxTier != c.want || c.job.TraceFlags != c.flags {
+				t.Errorf("tier %d flags %02x, want %d %02x", c.job.CtxTier, c.job.TraceFlags, c.want, c.flags)
 			}
 			if c.want == ctxtier.None && c.job.TraceID != [16]byte{} {
 				t.Error("context kept without a tier")

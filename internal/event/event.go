@@ -265,7 +265,8 @@ type Event struct {
 	GPUEnd   uint64
 
 	// Trace context read at the submitting ioctl (live source only; zero otherwise).
-	// CtxTier (below) numbers the tier that supplied it (internal/ctxtier; 0: none).
+	// CtxTier (below) numbers the tier that supplied it (internal/ctxtier; 0: none) and
+	// TraceFlags (below) are its W3C trace flags.
 	TraceID [16]byte
 	SpanID  [8]byte
 
@@ -286,6 +287,9 @@ type Event struct {
 	FenceWide bool
 	DepWide   bool
 	CtxTier   uint8
+	// TraceFlags: the W3C trace flags of the context (bit 0: sampled); meaningful only when
+	// CtxTier != 0. OBI's map carries none: its contexts come as 0x01 (bpf/include/appctx.h).
+	TraceFlags uint8
 
 	// InThreadOrder: the source hands over every event of this event's thread after the
 	// thread's earlier events, whatever CPU they ran on (the live source's one ring buffer,

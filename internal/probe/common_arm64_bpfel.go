@@ -109,20 +109,21 @@ const (
 )
 
 type commonIoctlEnterRecord struct {
-	_        structs.HostLayout
-	Ts       uint64
-	PidTgid  uint64
-	Arg      uint64
-	Fd       int32
-	Cmd      uint32
-	Cpu      uint32
-	Hook     uint16
-	CtxTier  uint8
-	CtxError uint8
-	Comm     [16]int8
-	Driver   [16]int8
-	TraceId  [16]uint8
-	SpanId   [8]uint8
+	_          structs.HostLayout
+	Ts         uint64
+	PidTgid    uint64
+	Arg        uint64
+	Fd         int32
+	Cmd        uint32
+	Cpu        uint32
+	Hook       uint8
+	CtxTier    uint8
+	TraceFlags uint8
+	CtxError   uint8
+	Comm       [16]int8
+	Driver     [16]int8
+	TraceId    [16]uint8
+	SpanId     [8]uint8
 }
 
 type commonIoctlExitRecord struct {
@@ -145,18 +146,19 @@ type commonIoctlSlot struct {
 		Cmd uint32
 		Arg uint64
 	}
-	State    uint32
-	Cpu      uint32
-	Ts       uint64
-	Filp     uint64
-	Hook     uint16
-	CtxTier  uint8
-	Busy     uint8
-	CtxError uint8
-	Pad      [3]uint8
-	TraceId  [16]uint8
-	SpanId   [8]uint8
-	Rc       struct {
+	State      uint32
+	Cpu        uint32
+	Ts         uint64
+	Filp       uint64
+	Hook       uint16
+	CtxTier    uint8
+	Busy       uint8
+	CtxError   uint8
+	TraceFlags uint8
+	Pad        [2]uint8
+	TraceId    [16]uint8
+	SpanId     [8]uint8
+	Rc         struct {
 		_            structs.HostLayout
 		Kind         uint8
 		Pad          [7]uint8
@@ -204,7 +206,8 @@ type commonRecord struct {
 	Func       uint16
 	Flags      uint8
 	CtxTier    uint8
-	Pad        [2]uint8
+	TraceFlags uint8
+	Pad        uint8
 	Comm       [16]int8
 	Ring       [16]int8
 	Dev        [16]int8

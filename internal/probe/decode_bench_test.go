@@ -13,7 +13,7 @@ import (
 // ioctl and a job's fences produce (a submit ioctl's enter, its exit, a dma_fence signal),
 // from 8-byte-aligned buffers as the ring hands them over.
 func BenchmarkDecodeRecords(b *testing.B) {
-	enter := commonIoctlEnterRecord{Ts: 1, PidTgid: 7<<32 | 7, Fd: 5, Cmd: 0xc0186444, Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL),
+	enter := commonIoctlEnterRecord{Ts: 1, PidTgid: 7<<32 | 7, Fd: 5, Cmd: 0xc0186444, Hook: uint8(commonHookHOOK_SYS_ENTER_IOCTL),
 		Comm: cstr("app"), Driver: cstr("amdgpu")}
 	exit := commonIoctlExitRecord{Ts: 2, PidTgid: 7<<32 | 7, Fd: 5, Cmd: 0xc0186444, Hook: uint16(commonHookHOOK_SYS_EXIT_IOCTL)}
 	fence := commonFenceRecord{Ts: 3, FenceCtx: 9, FenceSeqno: 1, Hook: uint16(commonHookHOOK_DMA_FENCE_SIGNALED),

@@ -21,18 +21,19 @@ type fenceIoctlSlot struct {
 		Cmd uint32
 		Arg uint64
 	}
-	State    uint32
-	Cpu      uint32
-	Ts       uint64
-	Filp     uint64
-	Hook     uint16
-	CtxTier  uint8
-	Busy     uint8
-	CtxError uint8
-	Pad      [3]uint8
-	TraceId  [16]uint8
-	SpanId   [8]uint8
-	Rc       struct {
+	State      uint32
+	Cpu        uint32
+	Ts         uint64
+	Filp       uint64
+	Hook       uint16
+	CtxTier    uint8
+	Busy       uint8
+	CtxError   uint8
+	TraceFlags uint8
+	Pad        [2]uint8
+	TraceId    [16]uint8
+	SpanId     [8]uint8
+	Rc         struct {
 		_            structs.HostLayout
 		Kind         uint8
 		Pad          [7]uint8

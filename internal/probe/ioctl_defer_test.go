@@ -179,8 +179,10 @@ func TestDeferredIoctlEntryGoesOutBeforeTheThreadsFirstRecord(t *testing.T) {
 	if enter.Cmd != uint32(unix.TCGETS) || enter.Comm == "" {
 		t.Errorf("entry cmd %#x comm %q, want TCGETS and the thread's comm", enter.Cmd, enter.Comm)
 	}
-	if enter.CtxTier != 2 || string(enter.TraceID[:]) != string(ids[:16]) || string(enter.SpanID[:]) != string(ids[16:]) {
-		t.Errorf("entry context tier %d trace %x span %x, want OBI's %x", enter.CtxTier, enter.TraceID, enter.SpanID, ids)
+	if enter.CtxTier != 2 || string(enter.TraceID[:]) != string(ids[:16]) || string(enter.SpanID[:]) != string(ids[16:]) ||
+		enter.TraceFlags != 0x01 {
+		t.Errorf("entry context tier %d trace %x span %x flags %02x, want OBI's %x, sampled (01)",
+			enter.CtxTier, enter.TraceID, enter.SpanID, enter.TraceFlags, ids)
 	}
 	if c := deferredNow(t, l.objs); c != 0 {
 		t.Errorf("%d entries still marked deferred after the flush", c)
@@ -497,6 +499,7 @@ func TestDeferredIoctlEntryRereadsAFaultedContext(t *testing.T) {
 			rec[16+i] = byte(0x90 + i) // span id
 		}
 		rec[24] = 1 // valid
+		rec[25] = 1 // trace flags: sampled
 		r.beforeFlush = l.Stats().KernelDrops[event.KernelDropThreadContextUnreadable]
 		if _, err := fence.Run(&ebpf.RunOptions{Context: []uint64{fenceArg}}); err != nil {
 			t.Error(err)
@@ -530,9 +533,9 @@ func TestDeferredIoctlEntryRereadsAFaultedContext(t *testing.T) {
 	}
 	wantTrace := [16]byte{0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4a, 0x4b, 0x4c, 0x4d, 0x4e, 0x4f}
 	wantSpan := [8]byte{0x90, 0x91, 0x92, 0x93, 0x94, 0x95, 0x96, 0x97}
-	if enter.CtxTier != 1 || enter.TraceID != wantTrace || enter.SpanID != wantSpan {
-		t.Errorf("entry context tier %d trace %x span %x, want the record read again at the flush: tier 1 %x %x",
-			enter.CtxTier, enter.TraceID, enter.SpanID, wantTrace, wantSpan)
+	if enter.CtxTier != 1 || enter.TraceID != wantTrace || enter.SpanID != wantSpan || enter.TraceFlags != 0x01 {
+		t.Errorf("entry context tier %d trace %x span %x flags %02x, want the record read again at the flush: tier 1 %x %x 01",
+			enter.CtxTier, enter.TraceID, enter.SpanID, enter.TraceFlags, wantTrace, wantSpan)
 	}
 	if c := l.Stats().KernelDrops[event.KernelDropThreadContextUnreadable]; c != 0 || r.beforeFlush != 0 {
 		t.Errorf("thread_context_unreadable = %d before the flush, %d after, want 0 and 0 (the second read found it)", r.beforeFlush, c)

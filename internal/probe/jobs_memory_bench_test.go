@@ -180,7 +180,7 @@ func pendingJobSamples(i uint64) [][]byte {
 	pid := uint64(4242)<<32 | 4243
 	comm := cstr16("vgpu_app")
 	enter := commonIoctlEnterRecord{Ts: ts, PidTgid: pid, Arg: 0x7ffc12340000, Fd: -1, Cmd: 0xc0186440,
-		Cpu: 1, Hook: uint16(commonHookHOOK_DRM_IOCTL_ENTER), Comm: comm, Driver: cstr16("vgpu")}
+		Cpu: 1, Hook: uint8(commonHookHOOK_DRM_IOCTL_ENTER), Comm: comm, Driver: cstr16("vgpu")}
 	boEnter := commonRecord{Ts: ts + 10, PidTgid: pid, Cpu: 1, Hook: uint16(commonHookHOOK_BO_VALIDATE_ENTER), Comm: comm}
 	boExit := commonRecord{Ts: ts + 20, PidTgid: pid, Cpu: 1, Hook: uint16(commonHookHOOK_BO_VALIDATE_EXIT), Comm: comm}
 	exit := commonIoctlExitRecord{Ts: ts + 30, PidTgid: pid, Fd: -1, Cmd: 0xc0186440, Cpu: 1, Hook: uint16(commonHookHOOK_DRM_IOCTL_EXIT)}

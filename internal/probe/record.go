@@ -126,19 +126,21 @@ func (d *decoder) decodeIoctlExit(b []byte, ev *event.Event) error {
 
 // decodeIoctlEnter decodes an ioctl_enter_record sample (len(b) == ioctlEnterRecordSize):
 // a syscall-tracepoint or raw_tp entry (fd, no driver) or fentry drm_ioctl's (fd -1, the
-// DRM driver's name), with comm and the application's trace context when one was read.
+// DRM driver's name), with comm and the application's trace context (ids and trace flags)
+// when one was read.
 func (d *decoder) decodeIoctlEnter(b []byte, ev *event.Event) error {
 	r := viewSample[commonIoctlEnterRecord](b)
-	info, ok := lookupHook(r.Hook)
-	if h := commonHook(r.Hook); !ok || h != commonHookHOOK_SYS_ENTER_IOCTL && h != commonHookHOOK_DRM_IOCTL_ENTER {
-		return unknownHook(ev, r.Hook)
+	hook := uint16(r.Hook) // one byte in this record (ghostdriver.h)
+	info, ok := lookupHook(hook)
+	if h := commonHook(hook); !ok || h != commonHookHOOK_SYS_ENTER_IOCTL && h != commonHookHOOK_DRM_IOCTL_ENTER {
+		return unknownHook(ev, hook)
 	}
 	*ev = eventHeader(info, r.Ts, r.Cpu, r.PidTgid)
 	ev.Comm = d.names.FromC(r.Comm[:])
 	ev.Fd, ev.Cmd, ev.Arg = r.Fd, r.Cmd, r.Arg
 	ev.Driver = d.names.FromC(r.Driver[:])
 	if r.CtxTier != uint8(commonCtxTierCTX_TIER_NONE) {
-		ev.TraceID, ev.SpanID, ev.CtxTier = r.TraceId, r.SpanId, r.CtxTier
+		ev.TraceID, ev.SpanID, ev.CtxTier, ev.TraceFlags = r.TraceId, r.SpanId, r.CtxTier, r.TraceFlags
 	} else if r.CtxError == uint8(commonCtxErrorCTX_ERR_UNREADABLE) {
 		d.ctxUnreadable.Add(1)
 	}

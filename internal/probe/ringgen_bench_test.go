@@ -287,7 +287,7 @@ func (g *jobGen) job(n uint64, t uint64) {
 		putRec(g, at, &g.rec)
 	}
 	us := uint64(time.Microsecond)
-	g.enter = commonIoctlEnterRecord{Ts: t, PidTgid: sub, Fd: 5, Cmd: 0xc0186444, Arg: 0x7ffd00001000, Cpu: cpuSub, Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL),
+	g.enter = commonIoctlEnterRecord{Ts: t, PidTgid: sub, Fd: 5, Cmd: 0xc0186444, Arg: 0x7ffd00001000, Cpu: cpuSub, Hook: uint8(commonHookHOOK_SYS_ENTER_IOCTL),
 		Comm: g.comm, Driver: g.driver}
 	putRec(g, t, &g.enter)
 	fence(commonHookHOOK_DMA_FENCE_INIT, t+1*us, sub, cpuSub, schedCtx, seqno)

@@ -27,20 +27,21 @@ const (
 )
 
 type syscallsIoctlSlot struct {
-	_        structs.HostLayout
-	A        syscallsIoctlArgs
-	State    uint32
-	Cpu      uint32
-	Ts       uint64
-	Filp     uint64
-	Hook     uint16
-	CtxTier  uint8
-	Busy     uint8
-	CtxError uint8
-	Pad      [3]uint8
-	TraceId  [16]uint8
-	SpanId   [8]uint8
-	Rc       syscallsTlsRecipe
+	_          structs.HostLayout
+	A          syscallsIoctlArgs
+	State      uint32
+	Cpu        uint32
+	Ts         uint64
+	Filp       uint64
+	Hook       uint16
+	CtxTier    uint8
+	Busy       uint8
+	CtxError   uint8
+	TraceFlags uint8
+	Pad        [2]uint8
+	TraceId    [16]uint8
+	SpanId     [8]uint8
+	Rc         syscallsTlsRecipe
 }
 
 type syscallsObiTraceCtx struct {

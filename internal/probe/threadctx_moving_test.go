@@ -91,8 +91,9 @@ func TestThreadContextUnreadableWhileMemoryMovesIsCounted(t *testing.T) {
 			switch {
 			case e.CtxTier == 0:
 				without++
-			case e.CtxTier != 1 || e.TraceID != w.trace || e.SpanID != w.span:
-				t.Errorf("ioctl with tier %d trace %x span %x, want the worker's tier 1 trace %x span %x", e.CtxTier, e.TraceID, e.SpanID, w.trace, w.span)
+			case e.CtxTier != 1 || e.TraceID != w.trace || e.SpanID != w.span || e.TraceFlags != w.flags:
+				t.Errorf("ioctl with tier %d trace %x span %x flags %02x, want the worker's tier 1 trace %x span %x flags %02x",
+					e.CtxTier, e.TraceID, e.SpanID, e.TraceFlags, w.trace, w.span, w.flags)
 			default:
 				withCtx++
 			}

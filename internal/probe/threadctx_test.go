@@ -85,6 +85,7 @@ type ctxThread struct {
 	trace [16]byte
 	span  [8]byte
 	valid bool
+	flags uint8 // the record's W3C trace flags
 }
 
 // runCtxApp starts app, waits for its threads to publish, lets ready (the user-space
@@ -123,10 +124,11 @@ func runCtxApp(t *testing.T, app ctxApp, ready func(pid uint32)) (pid uint32, th
 		var tid uint32
 		var th, sp string
 		var valid int
-		if _, err := fmt.Sscanf(sc.Text(), "thread %d %s %s %d", &tid, &th, &sp, &valid); err != nil {
+		var flags uint8
+		if _, err := fmt.Sscanf(sc.Text(), "thread %d %s %s %d %d", &tid, &th, &sp, &valid, &flags); err != nil {
 			t.Fatalf("%s: %q: %v", app.name, sc.Text(), err)
 		}
-		c := ctxThread{tid: tid, valid: valid == 1}
+		c := ctxThread{tid: tid, valid: valid == 1, flags: flags}
 		hex.Decode(c.trace[:], []byte(th))
 		hex.Decode(c.span[:], []byte(sp))
 		threads = append(threads, c)
@@ -190,9 +192,19 @@ func TestThreadContextOTEP4947InKernel(t *testing.T) {
 				}
 			})
 			// 3 workers and the main thread (the last line), which publishes after the
-			// workers are done and sleeps before its ioctls (testdata/threadctx.c).
+			// workers are done and sleeps before its ioctls (testdata/threadctx.c). Of the
+			// valid records, one is of a span not sampled (trace flags 0x00).
 			if len(threads) != 4 || threads[3].tid != pid {
 				t.Fatalf("thread lines %+v, want 3 workers' and then the main thread's (tid %d)", threads, pid)
+			}
+			published := map[uint8]int{}
+			for _, th := range threads {
+				if th.valid {
+					published[th.flags]++
+				}
+			}
+			if published[0x00] != 1 || published[0x01] != 2 {
+				t.Fatalf("the app published trace flags %v (flags: valid records), want one 00 and two 01", published)
 			}
 			evs := waitEvents(t, sink, func(evs []event.Event) bool {
 				for _, e := range evs {
@@ -236,9 +248,9 @@ func TestThreadContextOTEP4947InKernel(t *testing.T) {
 					switch {
 					case !th.valid && e.CtxTier != 0:
 						t.Errorf("thread %d: record not valid, event has tier %d", th.tid, e.CtxTier)
-					case th.valid && (e.CtxTier != 1 || e.TraceID != th.trace || e.SpanID != th.span):
-						t.Errorf("thread %d: event tier %d trace %x span %x, want tier 1 trace %x span %x",
-							th.tid, e.CtxTier, e.TraceID, e.SpanID, th.trace, th.span)
+					case th.valid && (e.CtxTier != 1 || e.TraceID != th.trace || e.SpanID != th.span || e.TraceFlags != th.flags):
+						t.Errorf("thread %d: event tier %d trace %x span %x flags %02x, want tier 1 trace %x span %x flags %02x",
+							th.tid, e.CtxTier, e.TraceID, e.SpanID, e.TraceFlags, th.trace, th.span, th.flags)
 					}
 				}
 			}
@@ -377,6 +389,10 @@ func TestThreadContextOBIPinnedMap(t *testing.T) {
 		tiers = append(tiers, strconv.Itoa(int(e.CtxTier)))
 		if e.CtxTier == 2 && (string(e.TraceID[:]) != string(val[:16]) || string(e.SpanID[:]) != string(val[16:])) {
 			t.Errorf("obi tier with trace %x span %x, want %x", e.TraceID, e.SpanID, val)
+		}
+		// OBI's value has no trace flags; what it publishes is a span it records: sampled.
+		if e.CtxTier == 2 && e.TraceFlags != 0x01 {
+			t.Errorf("obi tier with trace flags %02x, want 01 (sampled)", e.TraceFlags)
 		}
 	}
 	if got := strings.Join(tiers, ","); got != "0,2,2,2" {

@@ -161,7 +161,7 @@ func TestHookTableCoversEveryProgram(t *testing.T) {
 }
 
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(ioctlEnterSample(commonIoctlEnterRecord{Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL), Fd: 3}))
+	f.Add(ioctlEnterSample(commonIoctlEnterRecord{Hook: uint8(commonHookHOOK_SYS_ENTER_IOCTL), Fd: 3}))
 	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_RUN_JOB_EXIT), Func: 9999}))
 	f.Add(rawRecord(commonRecord{Hook: uint16(commonHookHOOK_MSM_GPU_SUBMIT), Arg: 2}))
 	f.Add([]byte{1, 2, 3})
@@ -223,36 +223,39 @@ func ioctlEnterSample(r commonIoctlEnterRecord) []byte {
 }
 
 // The ioctl entry's record gives the entry event: the syscall rungs' with the fd, fentry
-// drm_ioctl's with the DRM driver's name, each with comm and the trace context only when a
-// tier was read; an entry-sized sample of another hook is unknown, not misread.
+// drm_ioctl's with the DRM driver's name, each with comm and the trace context (ids and
+// trace flags, sampled or not) only when a tier was read; an entry-sized sample of another
+// hook is unknown, not misread.
 func TestDecodeIoctlEnterRecord(t *testing.T) {
 	var d decoder
 	var ev event.Event
-	r := commonIoctlEnterRecord{Ts: 50, PidTgid: 5<<32 | 6, Cpu: 2, Hook: uint16(commonHookHOOK_SYS_ENTER_IOCTL),
-		Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd0000, CtxTier: uint8(commonCtxTierCTX_TIER_OTEP4947),
-		TraceId: [16]uint8{1, 2, 3}, SpanId: [8]uint8{4, 5}}
-	setCString(r.Comm[:], "app")
-	if err := d.decode(ioctlEnterSample(r), &ev); err != nil {
-		t.Fatal(err)
+	for _, flags := range []uint8{0x01, 0x00} {
+		r := commonIoctlEnterRecord{Ts: 50, PidTgid: 5<<32 | 6, Cpu: 2, Hook: uint8(commonHookHOOK_SYS_ENTER_IOCTL),
+			Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd0000, CtxTier: uint8(commonCtxTierCTX_TIER_OTEP4947), TraceFlags: flags,
+			TraceId: [16]uint8{1, 2, 3}, SpanId: [8]uint8{4, 5}}
+		setCString(r.Comm[:], "app")
+		if err := d.decode(ioctlEnterSample(r), &ev); err != nil {
+			t.Fatal(err)
+		}
+		want := event.Event{Kind: event.IoctlEnter, Name: "sys_enter_ioctl", Time: 50, CPU: 2, PID: 5, TID: 6, Comm: "app",
+			Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd0000, CtxTier: uint8(commonCtxTierCTX_TIER_OTEP4947), TraceFlags: flags,
+			TraceID: [16]byte{1, 2, 3}, SpanID: [8]byte{4, 5}}
+		if ev != want {
+			t.Fatalf("syscall entry, trace flags %#02x:\ngot  %+v\nwant %+v", flags, ev, want)
+		}
 	}
-	want := event.Event{Kind: event.IoctlEnter, Name: "sys_enter_ioctl", Time: 50, CPU: 2, PID: 5, TID: 6, Comm: "app",
-		Fd: 3, Cmd: 0xc0186444, Arg: 0x7ffd0000, CtxTier: uint8(commonCtxTierCTX_TIER_OTEP4947),
-		TraceID: [16]byte{1, 2, 3}, SpanID: [8]byte{4, 5}}
-	if ev != want {
-		t.Fatalf("syscall entry:\ngot  %+v\nwant %+v", ev, want)
-	}
-	r = commonIoctlEnterRecord{Ts: 51, PidTgid: 5<<32 | 6, Hook: uint16(commonHookHOOK_DRM_IOCTL_ENTER), Fd: -1, Cmd: 0xc0186444,
-		TraceId: [16]uint8{9}, SpanId: [8]uint8{9}} // no tier: the ids are not read
+	r := commonIoctlEnterRecord{Ts: 51, PidTgid: 5<<32 | 6, Hook: uint8(commonHookHOOK_DRM_IOCTL_ENTER), Fd: -1, Cmd: 0xc0186444,
+		TraceId: [16]uint8{9}, SpanId: [8]uint8{9}, TraceFlags: 1} // no tier: the context is not read
 	setCString(r.Driver[:], "amdgpu")
 	if err := d.decode(ioctlEnterSample(r), &ev); err != nil {
 		t.Fatal(err)
 	}
-	want = event.Event{Kind: event.IoctlEnter, Name: "drm_ioctl", Time: 51, PID: 5, TID: 6, Fd: -1, Cmd: 0xc0186444, Driver: "amdgpu"}
+	want := event.Event{Kind: event.IoctlEnter, Name: "drm_ioctl", Time: 51, PID: 5, TID: 6, Fd: -1, Cmd: 0xc0186444, Driver: "amdgpu"}
 	if ev != want {
 		t.Fatalf("fentry entry:\ngot  %+v\nwant %+v", ev, want)
 	}
-	for _, h := range []commonHook{commonHookHOOK_SYS_EXIT_IOCTL, commonHookHOOK_DRM_IOCTL_EXIT, commonHookHOOK_DRM_SCHED_JOB_QUEUE, 999} {
-		if err := d.decode(ioctlEnterSample(commonIoctlEnterRecord{Hook: uint16(h)}), &ev); !errors.Is(err, errUnknownHook) {
+	for _, h := range []commonHook{commonHookHOOK_SYS_EXIT_IOCTL, commonHookHOOK_DRM_IOCTL_EXIT, commonHookHOOK_DRM_SCHED_JOB_QUEUE, 255} {
+		if err := d.decode(ioctlEnterSample(commonIoctlEnterRecord{Hook: uint8(h)}), &ev); !errors.Is(err, errUnknownHook) {
 			t.Errorf("hook %d in an entry-sized sample: %v, want errUnknownHook", h, err)
 		}
 	}

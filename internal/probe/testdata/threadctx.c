@@ -16,7 +16,8 @@
  * Protocol (stdin/stdout): after every thread has published its record the program
  * prints "ready <pid>" and waits for a line on stdin, so the test can resolve the TLS
  * recipe and push it into the kernel; then each thread makes NIOCTL ioctl(TCGETS) calls
- * on /dev/null and prints "thread <tid> <trace-id hex> <span-id hex> <valid>". The main
+ * on /dev/null and prints "thread <tid> <trace-id hex> <span-id hex> <valid> <flags>"
+ * (flags: the record's W3C trace flags; the second worker's span is not sampled). The main
  * thread then publishes a record of its own, sleeps 2 ms and makes NIOCTL calls too (its
  * line has tid = pid): on arm64 the kernel's copy of a thread's TPIDR_EL0
  * (thread.uw.tp_value) is written when the thread is switched out, and glibc sets the
@@ -83,7 +84,7 @@ static void *worker(void *arg)
 		rec->trace_id[k] = (uint8_t)(0x10 * (i + 1) + k);
 	for (int k = 0; k < 8; k++)
 		rec->span_id[k] = (uint8_t)(0xa0 + 0x10 * i + k);
-	rec->flags = 1;
+	rec->flags = i == 1 ? 0 : 1; /* sampled, but for the second worker's */
 	rec->attrs_size = 4;
 	memcpy(rec->attrs, "\x00\x02gp", 4);
 	/* The last thread has a record that is not valid (no active span). */
@@ -98,7 +99,7 @@ static void *worker(void *arg)
 	hex(th, rec->trace_id, 16);
 	hex(sp, rec->span_id, 8);
 	flockfile(stdout);
-	printf("thread %ld %s %s %d\n", (long)syscall(SYS_gettid), th, sp, rec->valid);
+	printf("thread %ld %s %s %d %d\n", (long)syscall(SYS_gettid), th, sp, rec->valid, rec->flags);
 	fflush(stdout);
 	funlockfile(stdout);
 	return 0;
@@ -183,6 +184,7 @@ int main(void)
 	for (int k = 0; k < 8; k++)
 		rec->span_id[k] = (uint8_t)(0xf0 + k);
 	rec->valid = 1;
+	rec->flags = 1;
 	publish(rec);
 	usleep(2000);
 	for (int n = 0; n < NIOCTL; n++)
@@ -190,7 +192,7 @@ int main(void)
 	char trace[33] = {0}, span[17] = {0};
 	hex(trace, rec->trace_id, 16);
 	hex(span, rec->span_id, 8);
-	printf("thread %d %s %s %d\n", getpid(), trace, span, rec->valid);
+	printf("thread %d %s %s %d %d\n", getpid(), trace, span, rec->valid, rec->flags);
 	fflush(stdout);
 	return 0;
 }

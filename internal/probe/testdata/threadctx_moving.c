@@ -68,7 +68,7 @@ static void *worker(void *arg)
 	char th[33] = {0}, sp[17] = {0};
 	hex(th, rec->trace_id, 16);
 	hex(sp, rec->span_id, 8);
-	printf("thread %ld %s %s 1\n", (long)syscall(SYS_gettid), th, sp);
+	printf("thread %ld %s %s 1 %d\n", (long)syscall(SYS_gettid), th, sp, rec->flags);
 	fflush(stdout);
 	return 0;
 }

@@ -37,12 +37,14 @@ struct otel_thread_ctx {
 
 __attribute__((visibility("default"), used)) __thread struct otel_thread_ctx *otel_thread_ctx_v1;
 
+/* Span i of thread t; odd i are sampled (trace flags 0x01), even ones not (0x00). */
 static void set_span(struct otel_thread_ctx *c, uintptr_t t, int i)
 {
 	c->valid = 0; /* a writer marks the record invalid while it changes it */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	c->span_id[6] = (uint8_t)(t + 1);
 	c->span_id[7] = (uint8_t)i;
+	c->flags = (uint8_t)(i & 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	c->valid = 1;
 }

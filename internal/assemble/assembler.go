@@ -137,7 +137,10 @@ type Assembler struct {
 	exitWait jobList
 
 	threads map[uint32]*thread
-	rings   map[ringKey]*ring
+	// recentThreads is a direct-mapped cache in front of threads (threadOf): a job's
+	// events come from a few threads, each looked up several times a job.
+	recentThreads [threadCacheSlots]threadCacheEntry
+	rings         map[ringKey]*ring
 
 	i915Legacy map[i915RingKey][]legacyRequest // i915legacy.go: open requests per ring
 
@@ -412,6 +415,7 @@ func (a *Assembler) reset() {
 	a.byHW.reset()
 	clear(a.waiters)
 	clear(a.threads)
+	a.recentThreads = [threadCacheSlots]threadCacheEntry{}
 	clear(a.rings)
 	clear(a.i915Legacy)
 	clear(a.cpuFirst)

@@ -89,6 +89,7 @@ func (a *Assembler) sweep() {
 	for tid, th := range a.threads {
 		if th.last+a.timeout < a.now {
 			delete(a.threads, tid)
+			a.forgetThread(tid)
 		}
 	}
 	for k, r := range a.rings {

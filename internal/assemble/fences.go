@@ -64,7 +64,7 @@ func (a *Assembler) fenceCreated(e *event.Event, prio uint8) {
 			// A fence emitted by a submitting thread inside its ioctl: a driver without a
 			// scheduler numbering its job's fence (virtio_gpu: the command that follows
 			// names it by seqno; virtio.go).
-			if th := a.threads[e.TID]; th != nil && th.inIoctl {
+			if th := a.threadOf(e.TID); th != nil && th.inIoctl {
 				th.virtio = virtioEmit{fence: e.Fence, time: e.Time, hook: hookOf(e), wide: e.FenceWide, ok: true}
 			}
 		}
@@ -109,7 +109,7 @@ func (a *Assembler) fenceSignaled(e *event.Event) {
 	if sched {
 		if j := a.byKey.get(finishedOfScheduled(k)); j != nil && j.open() && j.fam == famSched {
 			j.set(PointEmitted, e.Time, prioTeScheduled, Measured, a.qualify(hook, "scheduled"))
-			if th := a.threads[e.TID]; th != nil && th.run == j {
+			if th := a.threadOf(e.TID); th != nil && th.run == j {
 				th.runOpen = false
 			}
 			a.touch(j, e.Time)
@@ -129,8 +129,11 @@ func (a *Assembler) fenceSignaled(e *event.Event) {
 // owner (Scheduled). It reports whether any job was waiting. A proxy report (the owning
 // job's done event) sets Signaled but keeps the jobs waiting for the fence's own signal.
 func (a *Assembler) signal(k uint64, t int64, hook string, proxy bool) bool {
-	if r, ok := a.signals.get(k); !ok || r.proxy && !proxy {
-		a.signals.put(k, signalRec{t, hook, proxy}) // a fence signals once: the first real report stays
+	// A fence signals once: the first real report stays (one probe of the table).
+	if i := a.signals.find(k); i < 0 {
+		a.signals.add(k, signalRec{t, hook, proxy})
+	} else if r := a.signals.at(i); r.proxy && !proxy {
+		*r = signalRec{t, hook, proxy}
 	}
 	ws, ok := a.waiters[k]
 	if !ok {

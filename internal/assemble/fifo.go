@@ -62,6 +62,9 @@ func (f *fifoMap[V]) find(k uint64) int {
 	}
 }
 
+// at is the value of the entry in index slot i (from find), to read or replace in place.
+func (f *fifoMap[V]) at(i int) *V { return &f.ring[f.index[i].pos-1].v }
+
 // put inserts or replaces k. A replaced key keeps its place in the eviction order.
 func (f *fifoMap[V]) put(k uint64, v V) {
 	if i := f.find(k); i >= 0 {
@@ -91,7 +94,9 @@ func (f *fifoMap[V]) add(k uint64, v V) {
 			f.unindex(i)
 		}
 		f.ring[at] = fifoEntry[V]{key: k, v: v}
-		f.next = (f.next + 1) % f.cap
+		if f.next++; f.next == f.cap {
+			f.next = 0
+		}
 	}
 	f.insert(fingerprint(k), uint32(at+1))
 }

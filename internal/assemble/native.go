@@ -259,7 +259,7 @@ func (a *Assembler) xeJobEvent(e *event.Event, r *role) {
 	case event.XeSchedJobCreate:
 		if j == nil {
 			// drm_sched_job_queue before xe_sched_job_create on the same thread.
-			if th := a.threads[e.TID]; th != nil && th.inIoctl {
+			if th := a.threadOf(e.TID); th != nil && th.inIoctl {
 				for _, q := range th.queued {
 					if q.open() && q.fam == famSched && !hasNS(q, nsXe) {
 						j = q

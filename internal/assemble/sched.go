@@ -90,7 +90,7 @@ func (a *Assembler) jobQueue(e *event.Event) {
 	j.set(PointQueued, e.Time, schedPrio(e), Measured, hookOf(e))
 	a.describe(j, e, true)
 	a.bracket(j, e)
-	if th := a.threads[e.TID]; th != nil {
+	if th := a.threadOf(e.TID); th != nil {
 		if th.hasInit && !j.hasKey {
 			a.setKey(j, th.schedInit, false)
 		}
@@ -163,7 +163,7 @@ func (a *Assembler) runJobEnd(e *event.Event) {
 		j.set(PointRun, t, 0, Inferred, "run_job_exit(run event lost)")
 		j.seen |= seenRun
 	}
-	if th := a.threads[e.TID]; th != nil && th.run == j {
+	if th := a.threadOf(e.TID); th != nil && th.run == j {
 		th.runOpen = false
 	}
 	a.touch(j, e.Time)

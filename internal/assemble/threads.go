@@ -64,12 +64,44 @@ type pendingDep struct {
 	signaled int64 // wait end, 0 when only declared
 }
 
+// threadCacheSlots is the size of Assembler.recentThreads (a power of two).
+const threadCacheSlots = 64
+
+// threadCacheEntry is a slot of Assembler.recentThreads: tid's state (th nil: empty).
+type threadCacheEntry struct {
+	tid uint32
+	th  *thread
+}
+
+func threadSlot(tid uint32) uint32 { return (tid * 0x9e3779b1) >> (32 - 6) }
+
+// threadOf returns the state of tid, or nil: a.threads[tid] through the cache. Every
+// lookup of a.threads goes through it, and every deletion through forgetThread.
+func (a *Assembler) threadOf(tid uint32) *thread {
+	c := &a.recentThreads[threadSlot(tid)]
+	if c.th != nil && c.tid == tid {
+		return c.th
+	}
+	th := a.threads[tid]
+	if th != nil {
+		*c = threadCacheEntry{tid, th}
+	}
+	return th
+}
+
+// forgetThread drops tid from the cache (it was deleted from a.threads).
+func (a *Assembler) forgetThread(tid uint32) {
+	if c := &a.recentThreads[threadSlot(tid)]; c.tid == tid {
+		*c = threadCacheEntry{}
+	}
+}
+
 // thread returns the state of tid, creating it. TID 0 (idle, interrupts) has none.
 func (a *Assembler) thread(tid uint32, t int64) *thread {
 	if tid == 0 {
 		return nil
 	}
-	th := a.threads[tid]
+	th := a.threadOf(tid)
 	if th == nil {
 		th = &thread{}
 		a.threads[tid] = th
@@ -82,7 +114,7 @@ func (a *Assembler) thread(tid uint32, t int64) *thread {
 
 // running returns the job whose run window is open on tid.
 func (a *Assembler) running(tid uint32) *job {
-	th := a.threads[tid]
+	th := a.threadOf(tid)
 	if th == nil || !th.runOpen || th.run == nil || !th.run.open() {
 		return nil
 	}
@@ -106,7 +138,7 @@ func (a *Assembler) ioctlEnter(e *event.Event) {
 }
 
 func (a *Assembler) ioctlExit(e *event.Event) {
-	th := a.threads[e.TID]
+	th := a.threadOf(e.TID)
 	if th == nil || !th.inIoctl {
 		return
 	}
@@ -147,7 +179,7 @@ func (a *Assembler) submitIoctlOpen(j *job) bool {
 	if j.state != stateHeld || !j.out.Points[PointIoctlEnter].Known() || j.out.Points[PointIoctlExit].Known() {
 		return false
 	}
-	th := a.threads[j.out.TID]
+	th := a.threadOf(j.out.TID)
 	return th != nil && th.inIoctl && th.enter == j.out.Points[PointIoctlEnter].Time && slices.Contains(th.queued, j)
 }
 
@@ -162,7 +194,7 @@ func (a *Assembler) endIoctl(th *thread) {
 }
 
 func (a *Assembler) boValidEnd(e *event.Event) {
-	th := a.threads[e.TID]
+	th := a.threadOf(e.TID)
 	if th == nil || !th.inIoctl {
 		return
 	}
@@ -172,7 +204,7 @@ func (a *Assembler) boValidEnd(e *event.Event) {
 // submitterDep records a fence the submitting thread waited on (signaled = wait end) or
 // declared as a dependency (signaled = 0) inside an ioctl.
 func (a *Assembler) submitterDep(e *event.Event, signaled int64) {
-	th := a.threads[e.TID]
+	th := a.threadOf(e.TID)
 	if th == nil || !th.inIoctl || e.Fence.IsZero() {
 		if e.Kind == event.FenceUsedAsDep {
 			a.orphan(e) // declared for a submission we cannot bracket

@@ -63,7 +63,7 @@ func (a *Assembler) virtioQueue(e *event.Event, r *role) {
 	}
 	fid := e.Fence.Seqno
 	j := a.newJob(famVirtio, e.Time)
-	th := a.threads[e.TID]
+	th := a.threadOf(e.TID)
 	hook := hookOf(e)
 	queued, qhook := e.Time, hook
 	if fid != 0 {

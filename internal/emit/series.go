@@ -6,6 +6,8 @@
 package emit
 
 import (
+	"unsafe"
+
 	"github.com/ghostdriver/ghostdriver/internal/assemble"
 	"github.com/ghostdriver/ghostdriver/internal/emit/histogram"
 )
@@ -57,6 +59,11 @@ type (
 // series is the recorder's state.
 type series struct {
 	groups map[groupKey]*group
+	// recent is a direct-mapped cache in front of groups, by the ring name's bytes'
+	// address: the records' strings are interned, so a ring's jobs carry the same string,
+	// and a hit costs string compares that stop at equal pointers instead of hashing four
+	// strings a job.
+	recent [groupCacheSlots]*group
 	rings  map[ringKey]*ring
 
 	ringOrder   []*ring
@@ -65,8 +72,21 @@ type series struct {
 	jobsOrder   []outcomeRef
 }
 
+// groupCacheSlots is the size of series.recent (a power of two).
+const groupCacheSlots = 16
+
+func groupSlot(k *groupKey) int {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(k.ring)))
+	return int((p>>3 ^ p>>9 ^ uintptr(len(k.ring))) & (groupCacheSlots - 1))
+}
+
 func (s *series) group(k groupKey) *group {
+	slot := &s.recent[groupSlot(&k)]
+	if g := *slot; g != nil && g.key == k {
+		return g
+	}
 	if g, ok := s.groups[k]; ok {
+		*slot = g
 		return g
 	}
 	if s.groups == nil {
@@ -80,6 +100,7 @@ func (s *series) group(k groupKey) *group {
 	}
 	g := &group{key: k, ring: r}
 	s.groups[k] = g
+	*slot = g
 	return g
 }
 

@@ -1,6 +1,9 @@
 package kstr
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 func TestFromC(t *testing.T) {
 	cases := []struct {
@@ -40,5 +43,27 @@ func TestInternerMatchesFromC(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(100, func() { in.FromC([]int8{'g', 'f', 'x', 0}) }); a != 0 {
 		t.Errorf("a cached name allocates %.0f times", a)
+	}
+}
+
+// TestInternerWordsAgreeWithBytes: the 16-byte fast path returns what FromC returns, for
+// a NUL at every position, bytes after it, invalid UTF-8, and repeats (cache hits).
+func TestInternerWordsAgreeWithBytes(t *testing.T) {
+	var in Interner
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 200000; i++ {
+		var a [16]int8
+		for k := range a {
+			a[k] = int8('a' + rng.IntN(4))
+			if rng.IntN(40) == 0 {
+				a[k] = int8(-1 - rng.IntN(100)) // bytes ≥ 0x80: invalid UTF-8 alone
+			}
+		}
+		if nul := rng.IntN(18); nul < 16 {
+			a[nul] = 0
+		}
+		if got, want := in.FromC(a[:]), FromC(a[:]); got != want {
+			t.Fatalf("%v: Interner.FromC = %q, FromC = %q", a, got, want)
+		}
 	}
 }

@@ -258,7 +258,8 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		batch = batch[:0]
 	}
 	record := func(b []byte) bool {
-		batch = append(batch, event.Event{})
+		// decode writes the whole event (or fails): the slot is not cleared first.
+		batch = batch[:len(batch)+1]
 		if derr := l.dec.decode(b, &batch[len(batch)-1]); derr != nil {
 			l.bad(batch[len(batch)-1].Name, derr)
 			batch = batch[:len(batch)-1]

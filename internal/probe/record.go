@@ -178,8 +178,10 @@ type decoder struct {
 	ctxUnreadable atomic.Uint64
 }
 
-// decode decodes one raw sample into ev. An unknown hook returns errUnknownHook with
-// ev.Name set to "hook(N)" so that the caller can count it by name.
+// decode decodes one raw sample into ev, all of it: whatever ev held before is
+// overwritten (Live.Run decodes into the batch's slots without clearing them). An unknown
+// hook returns errUnknownHook with ev.Name set to "hook(N)" so that the caller can count
+// it by name; on any other error ev is not to be read.
 func (d *decoder) decode(b []byte, ev *event.Event) error {
 	switch len(b) {
 	case fenceRecordSize:
@@ -189,6 +191,7 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 	case ioctlEnterRecordSize:
 		return d.decodeIoctlEnter(b, ev)
 	case rawRecordSize:
+		*ev = event.Event{} // the classic decoders fill in what their format has
 		return d.decodeRaw(b, ev)
 	}
 	if len(b) < recordSize {

@@ -507,4 +507,51 @@ service:
 	if float64(kept) < lo || float64(kept) > hi {
 		t.Errorf("policy baseline (probabilistic %g%%): %d of %d ordinary traces kept, outside the binomial bound %g..%g", percentage, kept, len(rest), lo, hi)
 	}
+
+	// The Deployment's usetracestate gate: kept spans say in their tracestate at what
+	// probability they were kept (OpenTelemetry consistent probability sampling,
+	// `ot=th:T`, T the rejection threshold in 56-bit hex, probability 1 − T/2^56), so
+	// adjusted counts stay right: 1 for a trace kept for an error or its latency (the
+	// capture's spans carry no head threshold), 1/p for one kept only by the share.
+	expectProb := map[pcommon.TraceID]float64{}
+	for _, id := range mustKeep {
+		expectProb[id] = 1
+	}
+	for _, id := range rest {
+		expectProb[id] = p
+	}
+	bad := 0
+	for id, want := range expectProb {
+		for _, sp := range got[id] {
+			prob, ok := otProbability(sp.TraceState().AsRaw())
+			if !ok || math.Abs(1/prob-1/want) > 1e-6*(1/want) {
+				if bad++; bad <= 5 {
+					t.Errorf("trace %s span %s: tracestate %q, want ot=th: of probability %g (is the gateway started with the Deployment's --feature-gates?)", id, sp.Name(), sp.TraceState().AsRaw(), want)
+				}
+			}
+		}
+	}
+}
+
+// otProbability reads the sampling probability of an `ot=th:` tracestate entry.
+func otProbability(ts string) (float64, bool) {
+	for _, member := range strings.Split(ts, ",") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(member), "ot=")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(v, ";") {
+			th, ok := strings.CutPrefix(kv, "th:")
+			if !ok || th == "" || len(th) > 14 {
+				continue
+			}
+			th += strings.Repeat("0", 14-len(th)) // trailing zeros are dropped
+			var n uint64
+			if _, err := fmt.Sscanf(th, "%x", &n); err != nil {
+				return 0, false
+			}
+			return 1 - float64(n)/(1<<56), true
+		}
+	}
+	return 0, false
 }

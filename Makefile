@@ -12,7 +12,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 VERSION_LDFLAGS := -X github.com/ghostdriver/ghostdriver/internal/version.Version=$(VERSION)
 
 
-.PHONY: all build cli cupti-lib dist run test test-unit test-dist test-docs test-fuzz test-jaeger test-vgpu test-virgl generate generate-metadata check-generate build-arm64 test-arm64 bench vet clean
+.PHONY: all build cli cupti-lib dist gateway run test test-unit test-dist test-docs test-fuzz test-jaeger test-gateway test-vgpu test-virgl generate generate-metadata check-generate build-arm64 test-arm64 bench vet clean
 
 all: build
 
@@ -38,6 +38,29 @@ $(OCB):
 dist: $(OCB)
 	env "dist.version=$(VERSION)" VERSION_LDFLAGS="$(VERSION_LDFLAGS)" OCB=$(OCB) DIST=$(DIST) GO=$(GO) scripts/build-dist.sh
 
+# The gateway distribution (ocb, gateway-builder-config.yaml): the fleet's gateway with
+# contrib's tail_sampling (deploy/gateway-config.yaml). Its modules are the v0.161.0 line
+# (the config says why), so it has its own ocb of that release, installed through the Go
+# module proxy like the agent's. Same steps and flags as scripts/build-dist.sh: ocb generates
+# the sources and fetches the modules (silent for minutes on a first build), then go build
+# -trimpath -ldflags="-s -w", CGO_ENABLED=0. A file target: built once, and only again when
+# the builder config changes (or after make clean), so test-gateway and any later target
+# reuse the binary (the build cache makes a rebuild seconds, the first one minutes).
+GATEWAY_OCB_VERSION := v0.161.0
+GATEWAY_OCB := $(shell $(GO) env GOPATH)/bin/ocb-$(GATEWAY_OCB_VERSION)/builder
+GATEWAY := bin/otelcol-ghostdriver-gateway
+GATEWAY_SRC := build/otelcol-ghostdriver-gateway
+gateway: $(GATEWAY)
+$(GATEWAY_OCB):
+	GOFLAGS=-mod=mod GOBIN=$(dir $@) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(GATEWAY_OCB_VERSION)
+$(GATEWAY): gateway-builder-config.yaml | $(GATEWAY_OCB)
+	@echo "gateway: ocb $(GATEWAY_OCB_VERSION) generating $(GATEWAY_SRC) and fetching its modules (log: $(GATEWAY_SRC)/ocb.log; a first build takes minutes)"
+	mkdir -p $(GATEWAY_SRC) $(dir $@)
+	env "dist.version=$(VERSION)" $(GATEWAY_OCB) --config gateway-builder-config.yaml --skip-compilation >$(GATEWAY_SRC)/ocb.log 2>&1 || \
+	  { cat $(GATEWAY_SRC)/ocb.log >&2; echo "ocb failed (output above)" >&2; exit 1; }
+	cd $(GATEWAY_SRC) && CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(abspath $@) .
+	@echo "gateway: built $@"
+
 # Build the CLI and the distribution (with progress; the CLI's replay summary of the capture
 # is shown while the collector builds) and run it on the bundled real capture: where the
 # time went per ring, job trees, metrics on http://127.0.0.1:8889/metrics. RUN_FOR=30s
@@ -47,7 +70,7 @@ run:
 	RUN_FOR=$(RUN_FOR) CAPTURE=$(CAPTURE) DIST=$(DIST) OCB=$(OCB) GO=$(GO) MAKE="$(MAKE)" scripts/run.sh
 
 # Everything CI checks: vet, unit + capture tests, the distribution end to end.
-test: vet test-unit test-fuzz test-dist test-docs test-jaeger
+test: vet test-unit test-fuzz test-dist test-docs test-jaeger test-gateway
 
 # replay runs wherever Go runs: the live halves are Linux-only by build tags, the rest must
 # build elsewhere too (README, Platforms), so vet checks macOS and builds the CLI for Windows.
@@ -77,6 +100,18 @@ test-dist: dist
 # distribution's own `validate` as written (e2e/docs_config_test.go).
 test-docs: dist
 	GHOSTDRIVER_REQUIRE="$${GHOSTDRIVER_REQUIRE:+$$GHOSTDRIVER_REQUIRE,}dist" GHOSTDRIVER_DIST=$$(realpath $(DIST)) $(GO) test -count=1 -v -run TestDocsConfigBlocksValidate ./e2e/
+
+# Two collectors on loopback: the agent distribution replaying the bundled capture sends
+# OTLP to the gateway distribution running deploy/gateway-config.yaml (as its ConfigMap
+# carries it; endpoints, exporters, decision_wait and the latency threshold changed):
+# every failed and every slow job trace must arrive whole, and the probabilistic share of
+# the rest within a binomial bound (e2e/gateway_test.go). It also validates the gateway's
+# deploy config with the gateway's own `validate`.
+test-gateway: dist gateway
+	GHOSTDRIVER_REQUIRE="$${GHOSTDRIVER_REQUIRE:+$$GHOSTDRIVER_REQUIRE,}dist" GHOSTDRIVER_DIST=$$(realpath $(DIST)) GHOSTDRIVER_GATEWAY=$$(realpath $(GATEWAY)) \
+	  $(GO) test -count=1 -v -run '^TestGateway' ./e2e/ | tee build/test-gateway.log; test $${PIPESTATUS[0]} -eq 0
+	@for n in TestGatewayValidatesDeployConfig TestGatewayTailSampling; do \
+	  grep -q "^--- PASS: $$n " build/test-gateway.log || { echo "$$n did not run and pass" >&2; exit 1; }; done
 
 # Application spans and GPU job spans as one trace in a real Jaeger (v1.75.0, built from
 # the module proxy in tools/jaeger), and a Prometheus scrape with tenant dimensions.

@@ -1,8 +1,8 @@
 // End-to-end test of the ocb-built distribution: the collector binary replays the bundled
 // real capture; its file exporter must hold exactly the capture's jobs as a second reading
 // of it counts them (internal/rawcapture), every complete one with its six stage children, and a Prometheus scrape of its prometheus exporter must parse and carry
-// the stage histograms. Its `validate` subcommand accepts the configs in deploy/ (the
-// DaemonSet's embedded agent config, the gateway's). `make test-dist` builds the binary
+// the stage histograms. Its `validate` subcommand accepts the DaemonSet's embedded agent
+// config in deploy/ (the gateway's: e2e/gateway_test.go). `make test-dist` builds the binary
 // and sets GHOSTDRIVER_DIST.
 package e2e
 
@@ -437,13 +437,15 @@ func workloadConfig(t *testing.T, objs []k8sObject, kind string) (cfg string, en
 	return "", nil
 }
 
-// The configs shipped in deploy/ are valid for the distribution: every component they name
-// is in builder-config.yaml and every setting passes the components' own Validate.
+// The agents' config shipped in deploy/ is valid for the distribution: every component it
+// names is in builder-config.yaml and every setting passes the components' own Validate.
+// The gateway's config needs the gateway distribution (tail_sampling):
+// TestGatewayValidatesDeployConfig (e2e/gateway_test.go) validates it with that.
 func TestDistributionValidatesDeployConfigs(t *testing.T) {
 	bin := distBinary(t)
 	objs := kustomizedObjects(t)
 	dir := t.TempDir()
-	for name, kind := range map[string]string{"daemonset": "DaemonSet", "gateway": "Deployment"} {
+	for name, kind := range map[string]string{"daemonset": "DaemonSet"} {
 		t.Run(name, func(t *testing.T) {
 			cfg, env := workloadConfig(t, objs, kind)
 			path := filepath.Join(dir, name+".yaml")

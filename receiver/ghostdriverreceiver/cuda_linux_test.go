@@ -4,6 +4,7 @@ package ghostdriverreceiver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -93,6 +94,11 @@ func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
 	cfg.Live.CUDA.Libraries = stubs.Libraries()
 	cfg.Live.CUDA.RescanInterval = 0
 	cfg.FlushInterval = 10 * time.Millisecond
+	// Every submission's span, whatever its parent's sampled flag (half the stub's spans
+	// are unsampled): this test is about the links; TestLiveCUDASamplingFollowsTheParent
+	// is about the sampler.
+	off := false
+	cfg.Sampling.Enabled = &off
 	sink := new(consumertest.TracesSink)
 	r, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	if err != nil {
@@ -167,6 +173,72 @@ func TestLiveCUDASpansJoinApplicationTraces(t *testing.T) {
 				t.Errorf("stream submissions %v, want %d per stream", streams, iters)
 			}
 		})
+	}
+}
+
+// The receiver's sampler on live CUDA work, parent-based alone (no budget, no keep rule):
+// the stub's threads publish OTEP 4947 spans whose W3C sampled flag is set on odd
+// iterations only (testdata/stub/app.c), so exactly the stream submissions enqueued under
+// an odd span are exported, in that span's trace, and the others are counted as sampled out.
+func TestLiveCUDASamplingFollowsTheParent(t *testing.T) {
+	cudatest.Need(t)
+	stubs := cudatest.Build(t)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Live.CUDA.Enabled = true
+	cfg.Live.CUDA.Libraries = stubs.Libraries()
+	cfg.Live.CUDA.RescanInterval = 0
+	cfg.FlushInterval = 10 * time.Millisecond
+	cfg.Sampling.SpansPerSecond = 0
+	cfg.Sampling.Keep = SamplingKeepConfig{}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	sink := new(consumertest.TracesSink)
+	r, err := NewFactory().CreateTraces(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := r.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	const iters = 20
+	var workAt time.Time
+	pid := cudatest.Run(t, stubs.App, iters, append(os.Environ(), "OTEL_SERVICE_NAME=stub-trainer"), nil, func(pid uint32) {
+		waitProcsRow(t, pid)
+		workAt = time.Now()
+	})
+	streamSubs := func() (n int, bad []string) {
+		for _, s := range pidSpans(sink, pid, metadata.SpanCUDASubmission) {
+			if s.span.EndTimestamp().AsTime().Before(workAt) {
+				continue
+			}
+			if scope, _ := s.span.Attributes().Get(metadata.AttrCUDASyncScope); scope.Str() != metadata.CUDASyncScopeStream {
+				continue
+			}
+			n++
+			stream, _ := s.span.Attributes().Get(metadata.AttrCUDAStream)
+			th := byte(stream.Int()-0x5000) + 1
+			parent := s.span.ParentSpanID()
+			if s.span.TraceID() != (pcommon.TraceID{0x7e, 0x57, 15: th}) || parent[6] != th || parent[7]&1 != 1 {
+				bad = append(bad, fmt.Sprintf("stream %#x: trace %v parent %v", stream.Int(), s.span.TraceID(), parent))
+			}
+		}
+		return n, bad
+	}
+	// 2 threads × iters/2 sampled spans; wait for them, then a little more for any other
+	deadline := time.Now().Add(15 * time.Second)
+	for n, _ := streamSubs(); n < iters && time.Now().Before(deadline); n, _ = streamSubs() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	n, bad := streamSubs()
+	if n != iters || len(bad) > 0 {
+		t.Fatalf("%d stream submissions exported, want %d (those under a sampled span); off their parent: %v", n, iters, bad)
 	}
 }
 

@@ -111,6 +111,10 @@ func (s *Sampler) decide(it *Item) Decision {
 // keepRule is the first keep rule that keeps it.
 func (s *Sampler) keepRule(it *Item) (Reason, bool) {
 	k := &s.cfg.Keep
+	// the running maximum sees every finished item, kept by another rule or not, so that
+	// a window's maximum is the window's whatever decided the others; an incomplete one's
+	// span (cut by the capture, or ended by job_timeout) is no latency of the ring
+	slow := k.SlowestWindow > 0 && !it.Incomplete && s.slowest.record(it.Group, it.End, it.Latency)
 	switch {
 	case k.Failed && it.Failed:
 		return ReasonFailed, true
@@ -118,11 +122,6 @@ func (s *Sampler) keepRule(it *Item) (Reason, bool) {
 		return ReasonIncomplete, true
 	case k.LostEvents && it.Lost:
 		return ReasonLostEvents, true
-	}
-	// the running maximum sees every item, kept by an earlier rule or not, so that a
-	// window's maximum is the window's whatever decided the others
-	slow := k.SlowestWindow > 0 && s.slowest.record(it.Group, it.End, it.Latency)
-	switch {
 	case slow:
 		return ReasonSlowest, true
 	case k.LatencyAbove > 0 && it.Latency > int64(k.LatencyAbove):

@@ -32,6 +32,7 @@ type TelemetryBuilder struct {
 	GhostdriverDecoderMalformed           metric.Int64ObservableCounter
 	GhostdriverJobEvictions               metric.Int64ObservableCounter
 	GhostdriverJobSpansDropped            metric.Int64ObservableCounter
+	GhostdriverSamplingSpansSampledOut    metric.Int64ObservableCounter
 	GhostdriverSourceKernelDrops          metric.Int64ObservableCounter
 	GhostdriverSourceLostEvents           metric.Int64ObservableCounter
 }
@@ -98,6 +99,21 @@ func (builder *TelemetryBuilder) RegisterGhostdriverJobSpansDroppedCallback(cb m
 		cb(ctx, &observerInt64{inst: builder.GhostdriverJobSpansDropped, obs: o})
 		return nil
 	}, builder.GhostdriverJobSpansDropped)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterGhostdriverSamplingSpansSampledOutCallback sets callback for observable GhostdriverSamplingSpansSampledOut metric.
+func (builder *TelemetryBuilder) RegisterGhostdriverSamplingSpansSampledOutCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.GhostdriverSamplingSpansSampledOut, obs: o})
+		return nil
+	}, builder.GhostdriverSamplingSpansSampledOut)
 	if err != nil {
 		return err
 	}
@@ -187,6 +203,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_ghostdriver_job_spans_dropped",
 		metric.WithDescription("Jobs whose spans were not exported because the span buffer was full (ghostdriver.job.spans_dropped). [Development]"),
 		metric.WithUnit("{job}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.GhostdriverSamplingSpansSampledOut, err = builder.meter.Int64ObservableCounter(
+		"otelcol_ghostdriver_sampling_spans_sampled_out",
+		metric.WithDescription("Spans the sampler left out (never built), by reason (ghostdriver.sampling.spans with decision sampled_out); every such job is still in the job metrics. [Development]"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.GhostdriverSourceKernelDrops, err = builder.meter.Int64ObservableCounter(

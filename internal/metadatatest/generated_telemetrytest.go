@@ -85,6 +85,22 @@ func AssertEqualGhostdriverJobSpansDropped(t *testing.T, tt *componenttest.Telem
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualGhostdriverSamplingSpansSampledOut(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_ghostdriver_sampling_spans_sampled_out",
+		Description: "Spans the sampler left out (never built), by reason (ghostdriver.sampling.spans with decision sampled_out); every such job is still in the job metrics. [Development]",
+		Unit:        "{span}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_ghostdriver_sampling_spans_sampled_out")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualGhostdriverSourceKernelDrops(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_ghostdriver_source_kernel_drops",

@@ -19,6 +19,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 // Attribute sets of the points, made once.
@@ -76,8 +77,33 @@ func registerHealth(tb *metadata.TelemetryBuilder, stats func() pipeline.Stats) 
 			}
 			return nil
 		}),
+		tb.RegisterGhostdriverSamplingSpansSampledOutCallback(func(_ context.Context, o metric.Int64Observer) error {
+			st := stats()
+			if st.Sampling == nil {
+				return nil // sampling off
+			}
+			for r := range sample.NumReasons {
+				var n uint64
+				for k := range sample.NumKinds {
+					n += st.Sampling.SpansDropped[k][r]
+				}
+				if n > 0 {
+					o.Observe(count(n), samplingReasons[r])
+				}
+			}
+			return nil
+		}),
 	)
 }
+
+// samplingReasons are the attribute sets of the sampler's reasons.
+var samplingReasons = func() []metric.ObserveOption {
+	opts := make([]metric.ObserveOption, sample.NumReasons)
+	for r := range opts {
+		opts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String(metadata.AttrSamplingReason, sample.ReasonNames[r])))
+	}
+	return opts
+}()
 
 // count is a counter's value as an int64 observation.
 func count(v uint64) int64 { return int64(min(v, math.MaxInt64)) }

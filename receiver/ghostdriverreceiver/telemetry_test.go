@@ -88,8 +88,9 @@ func TestHealthInInternalTelemetry(t *testing.T) {
 	}, opts...)
 	metadatatest.AssertEqualGhostdriverSourceLostEvents(t, tt, []metricdata.DataPoint[int64]{point(0)}, opts...)
 	metadatatest.AssertEqualGhostdriverJobSpansDropped(t, tt, []metricdata.DataPoint[int64]{point(0)}, opts...)
-	// A replay has no kernel side and no CUDA branch: nothing observed.
-	for _, name := range []string{"otelcol_ghostdriver_source_kernel_drops", "otelcol_ghostdriver_cuda_submission_spans_dropped"} {
+	// A replay has no kernel side, no CUDA branch and no sampler: nothing observed.
+	for _, name := range []string{"otelcol_ghostdriver_source_kernel_drops", "otelcol_ghostdriver_cuda_submission_spans_dropped",
+		"otelcol_ghostdriver_sampling_spans_sampled_out"} {
 		if m, err := tt.GetMetric(name); err == nil {
 			t.Errorf("%s observed for a replay: %+v", name, m)
 		}
@@ -184,6 +185,80 @@ func TestEmbedderOptions(t *testing.T) {
 		// its stages: scheduler_queue and execution 100µs each, job 200µs (the summary's p50)
 		if j.Driver != "amdgpu" || j.Ring != "gfx" || j.Duration != 200*time.Microsecond || len(j.Stages) != 6 {
 			t.Errorf("completed job %+v", j)
+		}
+	}
+}
+
+// The sampler's counts in the internal telemetry are the data stream's: spans sampled out
+// by reason, summed over kinds; nothing while sampling is off (the replay above).
+func TestSamplingInInternalTelemetry(t *testing.T) {
+	tt := componenttest.NewTelemetry()
+	defer func() {
+		if err := tt.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	md, stop := replayToEnd(t, func() (*ghostReceiver, *consumertest.MetricsSink, *observer.ObservedLogs) {
+		cfg := replayConfig(t)
+		cfg.Replay.Path = snippetsCapture
+		on := true
+		cfg.Sampling.Enabled = &on
+		cfg.Sampling.SpansPerSecond = 0 // only the keep rules, and of them only incomplete
+		cfg.Sampling.Keep = SamplingKeepConfig{Incomplete: true}
+		set := metadatatest.NewSettings(tt)
+		core, logs := observer.New(zapcore.InfoLevel)
+		set.Logger = zap.New(core)
+		sink := new(consumertest.MetricsSink)
+		m, err := NewFactory().CreateMetrics(context.Background(), set, cfg, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the same receiver with a traces consumer: the sampler decides only spans
+		if _, err := NewFactory().CreateTraces(context.Background(), set, cfg, new(consumertest.TracesSink)); err != nil {
+			t.Fatal(err)
+		}
+		return m.(*ghostReceiver), sink, logs
+	})
+	defer stop()
+	want := map[string]int64{}
+	for _, rm := range md.ResourceMetrics().All() {
+		for _, sm := range rm.ScopeMetrics().All() {
+			for _, m := range sm.Metrics().All() {
+				if m.Name() != metadata.MetricSamplingSpans {
+					continue
+				}
+				for _, dp := range m.Sum().DataPoints().All() {
+					if d, _ := dp.Attributes().Get(metadata.AttrSamplingDecision); d.Str() == metadata.SamplingSampledOut {
+						r, _ := dp.Attributes().Get(metadata.AttrSamplingReason)
+						want[r.Str()] += dp.IntValue()
+					}
+				}
+			}
+		}
+	}
+	if len(want) == 0 {
+		var names []string
+		for _, rm := range md.ResourceMetrics().All() {
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					names = append(names, m.Name())
+				}
+			}
+		}
+		t.Fatalf("the data stream counts no span sampled out (metrics %v): the test would prove nothing", names)
+	}
+	got, err := tt.GetMetric("otelcol_ghostdriver_sampling_spans_sampled_out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dps := got.Data.(metricdata.Sum[int64]).DataPoints
+	if len(dps) != len(want) {
+		t.Errorf("%d points, the data stream has %d reasons: %v", len(dps), len(want), want)
+	}
+	for _, dp := range dps {
+		r, _ := dp.Attributes.Value(attribute.Key(metadata.AttrSamplingReason))
+		if want[r.AsString()] != dp.Value {
+			t.Errorf("sampled out for %s: %d, the data stream says %d", r.AsString(), dp.Value, want[r.AsString()])
 		}
 	}
 }

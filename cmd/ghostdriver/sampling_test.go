@@ -27,9 +27,6 @@ import (
 const samplingJobs = 1_000_000
 
 func TestSampledReplayKeepsEveryJobInTheMetrics(t *testing.T) {
-	if testing.Short() {
-		t.Skip("replays a million-job capture twice (≈ 1 min): not in -short")
-	}
 	dir := t.TempDir()
 	capture := filepath.Join(dir, "million.txt")
 	f, err := os.Create(capture)

@@ -11,6 +11,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 var clock = event.OffsetClock{Offset: 1_700_000_000_000_000_000}
@@ -248,5 +249,35 @@ func TestRecorderLostCalls(t *testing.T) {
 	if got := lostCalls(r); len(got) != 3 || got[metadata.CUDALossRingBuffer] != 7 || got[metadata.CUDALossMissedReturn] != 0 ||
 		got[metadata.CUDALossNoFrame] != 5 {
 		t.Errorf("lost calls %v, want %v", got, want)
+	}
+}
+
+// A kept submission carries the sampler's tracestate on every one of its spans; detached
+// (its application span unsampled), it is the root of its own trace, its children with it,
+// linked to the application span.
+func TestSampledSubmission(t *testing.T) {
+	app := [16]byte{0x4b, 0xf9, 15: 0x36}
+	parent := [8]byte{0x00, 0xf0, 7: 0xb7}
+	s := submission(t)
+	s.CtxTier, s.TraceID, s.SpanID = 1, app, parent
+	b := NewBuilder(clock, WithIDSalt(1))
+	b.AppendSampled(s, sample.Sampled{TraceState: "ot=th:0", Detach: true})
+	got := spans(b.Take())
+	if len(got) < 2 {
+		t.Fatalf("%d spans", len(got))
+	}
+	root := got[0]
+	if root.TraceID() != pcommon.TraceID(RootTraceID(1, s)) || !root.ParentSpanID().IsEmpty() {
+		t.Errorf("detached submission: trace %v parent %v, want its own trace as root", root.TraceID(), root.ParentSpanID())
+	}
+	if root.Links().Len() != 1 || root.Links().At(0).TraceID() != pcommon.TraceID(app) || root.Links().At(0).SpanID() != pcommon.SpanID(parent) {
+		t.Errorf("links %d, want one to the application span", root.Links().Len())
+	} else if v, ok := root.Links().At(0).Attributes().Get(metadata.AttrSamplingUnsampledParent); !ok || !v.Bool() {
+		t.Errorf("the link does not say its parent was unsampled")
+	}
+	for _, sp := range got {
+		if sp.TraceState().AsRaw() != "ot=th:0" || sp.TraceID() != root.TraceID() {
+			t.Errorf("%s: tracestate %q trace %v", sp.Name(), sp.TraceState().AsRaw(), sp.TraceID())
+		}
 	}
 }

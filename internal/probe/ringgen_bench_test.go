@@ -532,6 +532,8 @@ func genRun(t *testing.T, rate, seconds float64, spanOutput, sampling, metricsOu
 	if ring.lost.Load() == 0 && whole.Load() != sent {
 		t.Errorf("%d of %d generated jobs whole (%d completed) with nothing lost: the generated records are not a whole job", whole.Load(), sent, as.Completed)
 	}
+	// Every job the assembler emitted: completed, incomplete and evicted.
+	emitted := as.Completed + as.Incomplete + as.EvictedTimeout + as.EvictedCap
 	// The sampler's counts (DRM jobs: the only kind here).
 	var jobsKept, jobsOut, spansKept, spansOut uint64
 	reasons, prob := "-", "-"
@@ -551,15 +553,15 @@ func genRun(t *testing.T, rate, seconds float64, spanOutput, sampling, metricsOu
 			reasons = strings.Join(rs, ",")
 		}
 		prob = strconv.FormatFloat(ss.Probability, 'g', 4, 64)
-		if spanOutput != "none" && jobsKept+jobsOut != as.Completed+as.Incomplete {
-			t.Errorf("the sampler decided %d jobs of %d assembled", jobsKept+jobsOut, as.Completed+as.Incomplete)
+		if spanOutput != "none" && jobsKept+jobsOut != emitted {
+			t.Errorf("the sampler decided %d jobs of %d emitted", jobsKept+jobsOut, emitted)
 		}
 	}
 	metricsJobsCol := "-"
 	if metricsOutput == "proto" {
 		metricsJobsCol = strconv.FormatInt(metricsJobs.Load(), 10)
-		if got, want := uint64(metricsJobs.Load()), as.Completed+as.Incomplete; got != want {
-			t.Errorf("the metrics counted %d jobs of %d assembled", got, want)
+		if got, want := uint64(metricsJobs.Load()), emitted; got != want {
+			t.Errorf("the metrics counted %d jobs of %d emitted", got, want)
 		}
 	}
 	// The records' clock: the first job stamped at mono0, the last (sent−1) periods later.

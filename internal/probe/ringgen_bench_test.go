@@ -402,8 +402,8 @@ func TestRingGeneratorLoss(t *testing.T) {
 // genTick is how long the generator sleeps when no job is due (GHOSTDRIVER_RINGGEN_TICK,
 // column gen_tick): the jobs due since are then written at once. Every sleep of the locked
 // thread costs the other threads a timer and a wakeup, counted as the reader's CPU: at
-// 200 µs (the default) ≈ 4 % of a core whatever the rate (BENCHMARKS.md, "Sampling at the
-// source: what it saves"). The reader reads at its 10 ms poll deadline, or once a quarter
+// 200 µs (the default) ≈ 2–3 % of a core more than at 10 ms, whatever the rate (BENCHMARKS.md,
+// "Sampling at the source: what it saves"). The reader reads at its 10 ms poll deadline, or once a quarter
 // of the ring is pending, so a tick well under 10 ms does not change what it sees.
 var genTick = 200 * time.Microsecond
 

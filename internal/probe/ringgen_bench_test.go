@@ -28,10 +28,25 @@ package probe
 // reader's CPU is the process's CPU minus the generator thread's.
 //
 // It only runs when GHOSTDRIVER_RINGGEN_OUT names a TSV file; GHOSTDRIVER_RINGGEN_RATES
-// (jobs/s, comma-separated; default 100000) and GHOSTDRIVER_RINGGEN_SECONDS (default 60).
+// (jobs/s, comma-separated; default 100000; 0: no job and no generator, the reader and
+// the pipeline idle for the seconds: their own polls and timers) and GHOSTDRIVER_RINGGEN_SECONDS (default 60).
 // GHOSTDRIVER_RINGGEN_SPANS says what the pipeline exports (column span_output): stages
 // (the default: each job's span and its stage spans), job (stage spans off) or none (no
-// span output, the metrics only: what the reader and the assembler alone sustain).
+// span output, the metrics only: what the reader and the assembler alone sustain). The spans
+// take the collector's path: the pipeline's SpanBuilder builds pdata (ptrace.Traces, what
+// the receiver hands its next consumer) and ptrace.ProtoMarshaler encodes each batch (what
+// the OTLP exporter sends).
+//
+// GHOSTDRIVER_RINGGEN_SAMPLING (column sampling): off (the default: every job's spans) or
+// default (pipeline.Config.Sampling = sample.DefaultConfig(): budget 10 000 spans a second of
+// source time, keep rules on); the sampler's counts are in jobs_kept, jobs_sampled_out,
+// spans_kept, spans_sampled_out and kept_reasons. The sampler's clock is the records' own:
+// job n is stamped n periods after the start, and the generator writes the jobs due by the
+// wall clock, so source time runs at wall time (source_seconds beside seconds).
+// GHOSTDRIVER_RINGGEN_METRICS (column metrics_output): none (the default: the metrics are
+// recorded, never collected) or proto (collected every 10 s and at the end, as the receiver
+// does, and encoded with pmetric.ProtoMarshaler; metrics_jobs: the ghostdriver.jobs sum of the
+// last collection, every job the metrics counted).
 
 import (
 	"cmp"
@@ -51,6 +66,7 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf/ringbuf"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -61,6 +77,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
 // genRing is a single-producer, single-consumer ring with the BPF ring buffer's loss
@@ -338,26 +355,59 @@ func TestRingGeneratorLoss(t *testing.T) {
 	if spanOutput != "stages" && spanOutput != "job" && spanOutput != "none" {
 		t.Fatalf("GHOSTDRIVER_RINGGEN_SPANS=%q: want stages, job or none", spanOutput)
 	}
+	sampling := "off"
+	if v := os.Getenv("GHOSTDRIVER_RINGGEN_SAMPLING"); v != "" {
+		sampling = v
+	}
+	if sampling != "off" && sampling != "default" {
+		t.Fatalf("GHOSTDRIVER_RINGGEN_SAMPLING=%q: want off or default", sampling)
+	}
+	if v := os.Getenv("GHOSTDRIVER_RINGGEN_TICK"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > 10*time.Millisecond {
+			t.Fatalf("GHOSTDRIVER_RINGGEN_TICK=%q: want a duration in (0, 10ms]", v)
+		}
+		genTick = d
+	}
+	metricsOutput := "none"
+	if v := os.Getenv("GHOSTDRIVER_RINGGEN_METRICS"); v != "" {
+		metricsOutput = v
+	}
+	if metricsOutput != "none" && metricsOutput != "proto" {
+		t.Fatalf("GHOSTDRIVER_RINGGEN_METRICS=%q: want none or proto", metricsOutput)
+	}
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	if st, _ := f.Stat(); st.Size() == 0 {
-		fmt.Fprintln(f, "jobs_per_s_target\tseconds\tjobs_sent\trecords_sent\trecords_lost\tevents_decoded\tjobs_whole\tjobs_completed\tjobs_incomplete\tspans_exported\tdropped_jobs\tmax_ring_fill_pct\treader_cpu_pct\treader_cpu_ns_per_job\tgenerator_cpu_pct\tloadavg1\tspan_output")
+		fmt.Fprintln(f, "jobs_per_s_target\tseconds\tjobs_sent\trecords_sent\trecords_lost\tevents_decoded\tjobs_whole\tjobs_completed\tjobs_incomplete\tspans_exported\tdropped_jobs\tmax_ring_fill_pct\treader_cpu_pct\treader_cpu_ns_per_job\tgenerator_cpu_pct\tloadavg1\tspan_output"+
+			"\tsampling\tmetrics_output\tmetrics_jobs\tjobs_kept\tjobs_sampled_out\tspans_kept\tspans_sampled_out\tkept_reasons\tsampling_probability\tsource_seconds\tspans_per_s\tgen_tick")
 	}
 	for _, rs := range strings.Split(rates, ",") {
 		rate, err := strconv.ParseFloat(strings.TrimSpace(rs), 64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		row := genRun(t, rate, seconds, spanOutput)
+		if rate < 0 || math.IsNaN(rate) || math.IsInf(rate, 0) {
+			t.Fatalf("GHOSTDRIVER_RINGGEN_RATES: %q is not a rate (jobs/s ≥ 0; 0: idle, no generator)", rs)
+		}
+		row := genRun(t, rate, seconds, spanOutput, sampling, metricsOutput)
 		fmt.Fprintln(f, row)
 		t.Log(row)
 	}
 }
 
-func genRun(t *testing.T, rate, seconds float64, spanOutput string) string {
+// genTick is how long the generator sleeps when no job is due (GHOSTDRIVER_RINGGEN_TICK,
+// column gen_tick): the jobs due since are then written at once. Every sleep of the locked
+// thread costs the other threads a timer and a wakeup, counted as the reader's CPU: at
+// 200 µs (the default) ≈ 2–3 % of a core more than at 10 ms, whatever the rate (BENCHMARKS.md,
+// "Sampling at the source: what it saves"). The reader reads at its 10 ms poll deadline, or once a quarter
+// of the ring is pending, so a tick well under 10 ms does not change what it sees.
+var genTick = 200 * time.Microsecond
+
+func genRun(t *testing.T, rate, seconds float64, spanOutput, sampling, metricsOutput string) string {
 	cfg, err := DefaultConfig().withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -392,8 +442,26 @@ func genRun(t *testing.T, rate, seconds float64, spanOutput string) string {
 			return err
 		}
 	}
-	p := pipeline.New(pipeline.Config{Assemble: assemble.DefaultConfig(), Metrics: metadata.DefaultMetricsConfig(),
-		SpanOptions: []emit.SpanOption{emit.WithStageSpans(spanOutput == "stages")}}, src, outs, nil)
+	var metricsJobs atomic.Int64
+	if metricsOutput == "proto" {
+		var mm pmetric.ProtoMarshaler
+		outs.Metrics = func(_ context.Context, md pmetric.Metrics) error {
+			if _, err := mm.MarshalMetrics(md); err != nil {
+				return err
+			}
+			if n, ok := jobsSum(md); ok {
+				metricsJobs.Store(n)
+			}
+			return nil
+		}
+	}
+	pcfg := pipeline.Config{Assemble: assemble.DefaultConfig(), Metrics: metadata.DefaultMetricsConfig(),
+		SpanOptions: []emit.SpanOption{emit.WithStageSpans(spanOutput == "stages")}}
+	if sampling == "default" {
+		sc := sample.DefaultConfig()
+		pcfg.Sampling = &sc
+	}
+	p := pipeline.New(pcfg, src, outs, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -402,6 +470,7 @@ func genRun(t *testing.T, rate, seconds float64, spanOutput string) string {
 	// stamped n periods after the start, their records written in time order.
 	var genCPU time.Duration
 	var sent uint64
+	var step time.Duration
 	cpu0 := processCPU()
 	t0 := time.Now()
 	var wg sync.WaitGroup
@@ -411,17 +480,23 @@ func genRun(t *testing.T, rate, seconds float64, spanOutput string) string {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		c0 := threadCPU()
+		if rate == 0 {
+			// Idle: no job, the reader and the pipeline alone (their polls and timers).
+			time.Sleep(time.Duration(seconds * float64(time.Second)))
+			genCPU = threadCPU() - c0
+			return
+		}
 		g := newJobGen()
 		total := uint64(rate * seconds)
 		mono0 := uint64(kclock.MonoNow()) // job n starts at mono0 + n·step
-		step := time.Duration(float64(time.Second) / rate)
+		step = time.Duration(float64(time.Second) / rate)
 		for sent < total {
 			due := uint64(time.Since(t0) / step)
 			if due > total {
 				due = total
 			}
 			if due == sent {
-				time.Sleep(200 * time.Microsecond)
+				time.Sleep(genTick)
 				continue
 			}
 			for ; sent < due; sent++ {
@@ -451,14 +526,77 @@ func genRun(t *testing.T, rate, seconds float64, spanOutput string) string {
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	as := st.Assembler
-	if as.Completed+as.Incomplete == 0 {
+	if as.Completed+as.Incomplete == 0 && rate > 0 {
 		t.Errorf("no job assembled from %d generated jobs", sent)
 	}
 	if ring.lost.Load() == 0 && whole.Load() != sent {
 		t.Errorf("%d of %d generated jobs whole (%d completed) with nothing lost: the generated records are not a whole job", whole.Load(), sent, as.Completed)
 	}
-	return fmt.Sprintf("%.0f\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%s\t%s", rate, wall.Seconds(), sent, sent*genRecordsPerJob,
+	// Every job the assembler emitted: completed, incomplete and evicted.
+	emitted := as.Completed + as.Incomplete + as.EvictedTimeout + as.EvictedCap
+	// The sampler's counts (DRM jobs: the only kind here).
+	var jobsKept, jobsOut, spansKept, spansOut uint64
+	reasons, prob := "-", "-"
+	if ss := st.Sampling; ss != nil {
+		k := sample.KindJob
+		var rs []string
+		for r := sample.Reason(0); r < sample.NumReasons; r++ {
+			jobsKept += ss.Kept[k][r]
+			jobsOut += ss.Dropped[k][r]
+			spansKept += ss.SpansKept[k][r]
+			spansOut += ss.SpansDropped[k][r]
+			if ss.Kept[k][r] > 0 {
+				rs = append(rs, fmt.Sprintf("%s=%d", r, ss.Kept[k][r]))
+			}
+		}
+		if len(rs) > 0 {
+			reasons = strings.Join(rs, ",")
+		}
+		prob = strconv.FormatFloat(ss.Probability, 'g', 4, 64)
+		if spanOutput != "none" && jobsKept+jobsOut != emitted {
+			t.Errorf("the sampler decided %d jobs of %d emitted", jobsKept+jobsOut, emitted)
+		}
+	}
+	metricsJobsCol := "-"
+	if metricsOutput == "proto" {
+		metricsJobsCol = strconv.FormatInt(metricsJobs.Load(), 10)
+		if got, want := uint64(metricsJobs.Load()), emitted; got != want {
+			t.Errorf("the metrics counted %d jobs of %d emitted", got, want)
+		}
+	}
+	// The records' clock: the first job stamped at mono0, the last (sent−1) periods later.
+	sourceSeconds := (time.Duration(max(sent, 1)-1) * step).Seconds()
+	return fmt.Sprintf("%.0f\t%.1f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.0f\t%.1f\t%s\t%s"+
+		"\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%.2f\t%.0f\t%s", rate, wall.Seconds(), sent, sent*genRecordsPerJob,
 		ring.lost.Load(), decoded, whole.Load(), as.Completed, as.Incomplete, spans.Load(), st.DroppedJobs,
 		100*float64(ring.maxUsed.Load())/float64(ring.capacity), 100*cpu.Seconds()/wall.Seconds(), float64(cpu.Nanoseconds())/float64(max(sent, 1)),
-		100*genCPU.Seconds()/wall.Seconds(), strings.Fields(string(load))[0], spanOutput)
+		100*genCPU.Seconds()/wall.Seconds(), strings.Fields(string(load))[0], spanOutput,
+		sampling, metricsOutput, metricsJobsCol, jobsKept, jobsOut, spansKept, spansOut, reasons, prob, sourceSeconds,
+		float64(spans.Load())/wall.Seconds(), genTick)
+}
+
+// jobsSum is the sum of the ghostdriver.jobs data points of md (cumulative: every job the
+// metrics counted since the start).
+func jobsSum(md pmetric.Metrics) (int64, bool) {
+	var n int64
+	found := false
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				m := ms.At(k)
+				if m.Name() != "ghostdriver.jobs" || m.Type() != pmetric.MetricTypeSum {
+					continue
+				}
+				found = true
+				dps := m.Sum().DataPoints()
+				for d := 0; d < dps.Len(); d++ {
+					n += dps.At(d).IntValue()
+				}
+			}
+		}
+	}
+	return n, found
 }

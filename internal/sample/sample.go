@@ -101,8 +101,8 @@ type KeepConfig struct {
 	Failed     bool // error status: a failed job, an Xid, a sync that returned an error
 	Incomplete bool // incomplete or evicted jobs, unfinished submissions
 	LostEvents bool // jobs that overlap a window where the source lost events
-	// SlowestWindow: keep the slowest job of each ring (a submission: of each device and
-	// process) per window of this length. A running maximum: every job slower than all
+	// SlowestWindow: keep the slowest job of each ring (a submission: of its process) per
+	// window of this length. A running maximum: every job slower than all
 	// before it in its window is kept, ≈ ln n of n jobs, the window's slowest among them.
 	// 0: off.
 	SlowestWindow time.Duration

@@ -83,8 +83,17 @@ func (e *EntryFormat) args(raw []byte, args *[maxCaptures]Arg, text []byte) ([]A
 		}
 		a.N = v
 		if e.values.TextArg(i) {
+			// the digits as the text reading of the printed line takes them: a width's
+			// space padding is whitespace there, skipped (as a %s's width is here); zero
+			// padding is digits, kept
+			cc := c
+			if c.width > 0 && (c.flags&flagZero == 0 || c.flags&flagLeft != 0) {
+				w := *c
+				w.width = 0
+				cc = &w
+			}
 			at := len(text)
-			if text, err = c.append(text, raw); err != nil {
+			if text, err = cc.append(text, raw); err != nil {
 				return nil, text, err
 			}
 			a.Text = text[at:]

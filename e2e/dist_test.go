@@ -41,16 +41,23 @@ const epoch = int64(1500458400000000000) // 2017-07-19T10:00:00Z, the day the ca
 var capture, _ = filepath.Abs(filepath.Join("..", "testdata", "captures", "gpuvis_amdgpu_4.11_full.trace-cmd-report.txt.gz"))
 
 func distBinary(t *testing.T) string {
-	bin := os.Getenv("GHOSTDRIVER_DIST")
+	return builtBinary(t, "GHOSTDRIVER_DIST", "the ocb-built collector; `make test-dist`")
+}
+
+// builtBinary is the absolute path of the distribution binary the environment variable
+// env names (what names it and which make target builds it: what), or a named skip.
+func builtBinary(t *testing.T, env, what string) string {
+	t.Helper()
+	bin := os.Getenv(env)
 	if bin == "" {
-		testreq.Skip(t, testreq.Dist, "GHOSTDRIVER_DIST is not set: this test runs the ocb-built collector; `make test-dist` builds it and sets the variable")
+		testreq.Skip(t, testreq.Dist, env+" is not set: this test runs "+what+" builds it and sets the variable")
 	}
 	abs, err := filepath.Abs(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(abs); err != nil {
-		t.Fatalf("GHOSTDRIVER_DIST=%s: %v", bin, err)
+		t.Fatalf("%s=%s: %v", env, bin, err)
 	}
 	return abs
 }

@@ -33,7 +33,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ghostdriver/ghostdriver/internal/rawcapture"
-	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
 // gatewayLatencyMs replaces the latency policy's threshold_ms for the capture: its jobs
@@ -47,18 +46,7 @@ const gatewayLatencyMs = 4
 const gatewayDecisionWait = 2 * time.Second
 
 func gatewayBinary(t *testing.T) string {
-	bin := os.Getenv("GHOSTDRIVER_GATEWAY")
-	if bin == "" {
-		testreq.Skip(t, testreq.Dist, "GHOSTDRIVER_GATEWAY is not set: this test runs the ocb-built gateway distribution; `make test-gateway` builds it and sets the variable")
-	}
-	abs, err := filepath.Abs(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(abs); err != nil {
-		t.Fatalf("GHOSTDRIVER_GATEWAY=%s: %v", bin, err)
-	}
-	return abs
+	return builtBinary(t, "GHOSTDRIVER_GATEWAY", "the ocb-built gateway distribution; `make test-gateway`")
 }
 
 // gatewayDeployment returns what the kustomization's gateway Deployment runs: its

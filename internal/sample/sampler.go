@@ -32,6 +32,25 @@ type Stats struct {
 	GroupsReset uint64
 }
 
+// Spans are the spans kept and sampled out, of every kind and reason.
+func (st *Stats) Spans() (kept, sampledOut uint64) {
+	for k := range NumKinds {
+		for r := range NumReasons {
+			kept += st.SpansKept[k][r]
+			sampledOut += st.SpansDropped[k][r]
+		}
+	}
+	return kept, sampledOut
+}
+
+// SpansSampledOut are the spans of every kind sampled out for reason r.
+func (st *Stats) SpansSampledOut(r Reason) (n uint64) {
+	for k := range NumKinds {
+		n += st.SpansDropped[k][r]
+	}
+	return n
+}
+
 // New returns a sampler for a valid cfg (Config.Validate).
 func New(cfg Config) *Sampler {
 	s := &Sampler{cfg: cfg}

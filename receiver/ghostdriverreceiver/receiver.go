@@ -227,13 +227,7 @@ func stopFields(st pipeline.Stats, g *graph.Graph) []zap.Field {
 		fields = append(fields, cudaSourceFields(g)...)
 	}
 	if s := st.Sampling; s != nil {
-		var kept, out uint64
-		for k := range s.SpansKept {
-			for r := range s.SpansKept[k] {
-				kept += s.SpansKept[k][r]
-				out += s.SpansDropped[k][r]
-			}
-		}
+		kept, out := s.Spans()
 		fields = append(fields, zap.Uint64("spans_kept", kept), zap.Uint64("spans_sampled_out", out),
 			zap.Float64("sampling_probability", s.Probability))
 	}

@@ -83,11 +83,7 @@ func registerHealth(tb *metadata.TelemetryBuilder, stats func() pipeline.Stats) 
 				return nil // sampling off
 			}
 			for r := range sample.NumReasons {
-				var n uint64
-				for k := range sample.NumKinds {
-					n += st.Sampling.SpansDropped[k][r]
-				}
-				if n > 0 {
+				if n := st.Sampling.SpansSampledOut(r); n > 0 {
 					o.Observe(count(n), samplingReasons[r])
 				}
 			}

@@ -110,7 +110,7 @@ test-docs: dist
 test-gateway: dist gateway
 	GHOSTDRIVER_REQUIRE="$${GHOSTDRIVER_REQUIRE:+$$GHOSTDRIVER_REQUIRE,}dist" GHOSTDRIVER_DIST=$$(realpath $(DIST)) GHOSTDRIVER_GATEWAY=$$(realpath $(GATEWAY)) \
 	  $(GO) test -count=1 -v -run '^TestGateway' ./e2e/ | tee build/test-gateway.log; test $${PIPESTATUS[0]} -eq 0
-	@for n in TestGatewayValidatesDeployConfig TestGatewayTailSampling; do \
+	@for n in TestGatewayValidatesDeployConfig TestGatewayTailSampling TestGatewayTailSamplingAfterHeadSampling; do \
 	  grep -q "^--- PASS: $$n " build/test-gateway.log || { echo "$$n did not run and pass" >&2; exit 1; }; done
 
 # Application spans and GPU job spans as one trace in a real Jaeger (v1.75.0, built from

@@ -332,7 +332,21 @@ func waitListening(t *testing.T, c *collector, port int) {
 	t.Fatalf("%s never listened on 127.0.0.1:%d", c.name, port)
 }
 
-func TestGatewayTailSampling(t *testing.T) {
+// gatewayRun is one agent → gateway run: what the agent sent (its own file) and what the
+// gateway kept, split by what the gateway's policies must do with each trace.
+type gatewayRun struct {
+	sent, got  map[pcommon.TraceID]traceSpans
+	percentage float64 // the probabilistic policy's share
+	// failed: traces with a span in error; slow: longer than the latency threshold by a
+	// millisecond or more; rest: the others (neither kept by a rule nor on its edge).
+	failed, slow, rest []pcommon.TraceID
+}
+
+// runGateway starts the deployed gateway and an agent replaying the bundled capture with
+// the receiver's sampling keys agentSampling (YAML flow map, "" for the replay default:
+// unsampled), waits until the agent has sent every job it keeps and the gateway's file holds
+// every trace its rules must keep (or a deadline), and returns both files read.
+func runGateway(t *testing.T, agentSampling string) gatewayRun {
 	agentBin, gatewayBin := distBinary(t), gatewayBinary(t)
 	raw, err := rawcapture.Read(capture)
 	if err != nil {
@@ -349,13 +363,17 @@ func TestGatewayTailSampling(t *testing.T) {
 	gw := startCollector(t, "gateway", gatewayBin, gwCfg, flags, env)
 	waitListening(t, gw, grpcPort)
 
+	sampling := ""
+	if agentSampling != "" {
+		sampling = "\n    sampling: " + agentSampling
+	}
 	agentCfg := fmt.Sprintf(`
 receivers:
   ghostdriver:
     source: replay
     replay: {path: %q, epoch: "%d"}
     flush_interval: 50ms
-    collection_interval: 200ms
+    collection_interval: 200ms%s
 processors:
   memory_limiter: {check_interval: 1s, limit_percentage: 80, spike_limit_percentage: 20}
   batch: {}
@@ -367,17 +385,30 @@ service:
   pipelines:
     traces: {receivers: [ghostdriver], processors: [memory_limiter, batch], exporters: [otlp_grpc, file]}
     metrics: {receivers: [ghostdriver], processors: [memory_limiter, batch], exporters: [otlp_grpc]}
-`, capture, epoch, grpcPort, agentSpans)
+`, capture, epoch, sampling, grpcPort, agentSpans)
 	agent := startCollector(t, "agent", agentBin, agentCfg, nil, nil)
 
-	// The oracle: the agent's own output, once it holds every job of the capture.
+	// The oracle: the agent's own output, once it holds every job of the capture (every
+	// job it keeps, when it samples: then its file stops growing).
 	deadline := time.Now().Add(90 * time.Second)
 	var sent map[pcommon.TraceID]traceSpans
-	for {
+	for last, stable := -1, 0; ; {
 		sent = readTraceFile(t, agentSpans)
-		if n := countJobSpans(sent); n >= wantJobs {
+		n := countJobSpans(sent)
+		if n >= wantJobs {
 			break
-		} else if time.Now().After(deadline) {
+		}
+		if agentSampling != "" && n > 0 {
+			if n == last {
+				stable++
+			} else {
+				last, stable = n, 0
+			}
+			if stable >= 12 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
 			t.Fatalf("the agent's file holds %d gpu.job spans after 90s, the capture has %d jobs", n, wantJobs)
 		}
 		agent.alive(t)
@@ -387,31 +418,31 @@ service:
 	time.Sleep(time.Second)
 	sent = readTraceFile(t, agentSpans)
 
+	r := gatewayRun{sent: sent, percentage: percentage}
 	threshold := gatewayLatencyMs * time.Millisecond
-	var failed, slow, rest []pcommon.TraceID
 	for id, tr := range sent {
 		switch d := tr.duration(); {
 		case tr.hasError():
-			failed = append(failed, id)
+			r.failed = append(r.failed, id)
 		case d >= threshold+time.Millisecond:
-			slow = append(slow, id)
+			r.slow = append(r.slow, id)
 		case d <= threshold:
-			rest = append(rest, id)
+			r.rest = append(r.rest, id)
 		default:
 			// Over the threshold by less than a millisecond: the latency policy compares
 			// whole milliseconds, so such a trace is neither kept by it nor ordinary.
 		}
 	}
-	t.Logf("agent: %d traces (%d jobs): %d with an error, %d of %v or longer, %d others",
-		len(sent), countJobSpans(sent), len(failed), len(slow), threshold+time.Millisecond, len(rest))
-	if len(failed) == 0 || len(slow) == 0 || len(rest) < 100 {
+	t.Logf("agent: %d traces (%d jobs of the capture's %d): %d with an error, %d of %v or longer, %d others",
+		len(sent), countJobSpans(sent), wantJobs, len(r.failed), len(r.slow), threshold+time.Millisecond, len(r.rest))
+	if len(r.failed) == 0 || len(r.slow) == 0 || len(r.rest) < 100 {
 		t.Fatalf("the capture no longer gives the classes this test needs (traces with an error, slow ones, 100 others)")
 	}
 
 	// The gateway decides decision_wait after a trace's first span; wait until every trace
 	// that must be kept is there whole, then until the file stops growing (the other
 	// decisions of the same ticks, the batch processor's last batch).
-	mustKeep := append(append([]pcommon.TraceID{}, failed...), slow...)
+	mustKeep := r.mustKeep()
 	deadline = time.Now().Add(gatewayDecisionWait + 60*time.Second)
 	var got map[pcommon.TraceID]traceSpans
 	for {
@@ -440,20 +471,30 @@ service:
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	got = readTraceFile(t, gatewaySpans)
-	t.Logf("gateway: %d traces after %v", len(got), time.Since(start).Round(100*time.Millisecond))
+	r.got = readTraceFile(t, gatewaySpans)
+	t.Logf("gateway: %d traces after %v", len(r.got), time.Since(start).Round(100*time.Millisecond))
+	return r
+}
 
+func (r gatewayRun) mustKeep() []pcommon.TraceID {
+	return append(append([]pcommon.TraceID{}, r.failed...), r.slow...)
+}
+
+// checkRules fails the test unless every trace with an error and every slow trace is in
+// the gateway's file whole, and the gateway invents nothing and keeps nothing partly.
+func (r gatewayRun) checkRules(t *testing.T) {
+	t.Helper()
 	check := func(policy string, ids []pcommon.TraceID) {
 		absent, partial := 0, 0
 		var examples []string
 		for _, id := range ids {
-			tr, ok := got[id]
+			tr, ok := r.got[id]
 			if !ok {
 				absent++
 				if len(examples) < 5 {
-					examples = append(examples, fmt.Sprintf("trace %s (%d spans, %v) absent", id, len(sent[id]), sent[id].duration()))
+					examples = append(examples, fmt.Sprintf("trace %s (%d spans, %v) absent", id, len(r.sent[id]), r.sent[id].duration()))
 				}
-			} else if m := tr.missing(sent[id]); len(m) > 0 {
+			} else if m := tr.missing(r.sent[id]); len(m) > 0 {
 				partial++
 				if len(examples) < 5 {
 					examples = append(examples, fmt.Sprintf("trace %s lacks %v", id, m))
@@ -465,35 +506,58 @@ service:
 				policy, len(ids), absent, partial, strings.Join(examples, "\n  "))
 		}
 	}
-	check("errors (status_code ERROR)", failed)
-	check(fmt.Sprintf("slow (latency over %dms)", gatewayLatencyMs), slow)
+	check("errors (status_code ERROR)", r.failed)
+	check(fmt.Sprintf("slow (latency over %dms)", gatewayLatencyMs), r.slow)
 
-	// The gateway invents nothing, and keeps each trace it keeps whole.
-	for id, tr := range got {
-		if _, ok := sent[id]; !ok {
+	for id, tr := range r.got {
+		if _, ok := r.sent[id]; !ok {
 			t.Errorf("the gateway's file has trace %s (%d spans), which the agent never sent", id, len(tr))
-		} else if m := tr.missing(sent[id]); len(m) > 0 {
+		} else if m := tr.missing(r.sent[id]); len(m) > 0 {
 			t.Errorf("the gateway kept trace %s without %v", id, m)
 		}
 	}
+}
+
+// checkProbabilities fails the test unless every span of a kept trace says in its
+// tracestate (`ot=th:`) the probability want gives for its trace.
+func (r gatewayRun) checkProbabilities(t *testing.T, want map[pcommon.TraceID]float64) {
+	t.Helper()
+	bad := 0
+	for id, p := range want {
+		for _, sp := range r.got[id] {
+			prob, ok := otProbability(sp.TraceState().AsRaw())
+			if !ok || math.Abs(1/prob-1/p) > 1e-6*(1/p) {
+				if bad++; bad <= 5 {
+					t.Errorf("trace %s span %s: tracestate %q, want ot=th: of probability %g (is the gateway started with the Deployment's --feature-gates?)", id, sp.Name(), sp.TraceState().AsRaw(), p)
+				}
+			}
+		}
+	}
+}
+
+// The agent unsampled (the replay default): the gateway's rules keep the failed and the
+// slow traces, its probabilistic policy a binomial share of the rest.
+func TestGatewayTailSampling(t *testing.T) {
+	r := runGateway(t, "")
+	r.checkRules(t)
 
 	// The others: each is kept with probability p, independently of the rest (a hash of
 	// its trace id): the count kept is binomial(n, p). 4.5 standard deviations leave a
 	// correct gateway failing about once in 150000 runs; with p = 10% of ~420 traces the
 	// band is ~14..70, so a gateway keeping none or all of them fails.
-	p := percentage / 100
+	p := r.percentage / 100
 	kept := 0
-	for _, id := range rest {
-		if _, ok := got[id]; ok {
+	for _, id := range r.rest {
+		if _, ok := r.got[id]; ok {
 			kept++
 		}
 	}
-	n := float64(len(rest))
+	n := float64(len(r.rest))
 	mean, sd := n*p, math.Sqrt(n*p*(1-p))
 	lo, hi := math.Floor(mean-4.5*sd), math.Ceil(mean+4.5*sd)
-	t.Logf("others: %d of %d kept (probabilistic %g%%: expected %.1f ± %.1f, bound %g..%g)", kept, len(rest), percentage, mean, sd, lo, hi)
+	t.Logf("others: %d of %d kept (probabilistic %g%%: expected %.1f ± %.1f, bound %g..%g)", kept, len(r.rest), r.percentage, mean, sd, lo, hi)
 	if float64(kept) < lo || float64(kept) > hi {
-		t.Errorf("policy baseline (probabilistic %g%%): %d of %d ordinary traces kept, outside the binomial bound %g..%g", percentage, kept, len(rest), lo, hi)
+		t.Errorf("policy baseline (probabilistic %g%%): %d of %d ordinary traces kept, outside the binomial bound %g..%g", r.percentage, kept, len(r.rest), lo, hi)
 	}
 
 	// The Deployment's usetracestate gate: kept spans say in their tracestate at what
@@ -501,24 +565,134 @@ service:
 	// `ot=th:T`, T the rejection threshold in 56-bit hex, probability 1 − T/2^56), so
 	// adjusted counts stay right: 1 for a trace kept for an error or its latency (the
 	// capture's spans carry no head threshold), 1/p for one kept only by the share.
-	expectProb := map[pcommon.TraceID]float64{}
-	for _, id := range mustKeep {
-		expectProb[id] = 1
+	want := map[pcommon.TraceID]float64{}
+	for _, id := range r.mustKeep() {
+		want[id] = 1
 	}
-	for _, id := range rest {
-		expectProb[id] = p
+	for _, id := range r.rest {
+		want[id] = p
 	}
-	bad := 0
-	for id, want := range expectProb {
-		for _, sp := range got[id] {
-			prob, ok := otProbability(sp.TraceState().AsRaw())
-			if !ok || math.Abs(1/prob-1/want) > 1e-6*(1/want) {
-				if bad++; bad <= 5 {
-					t.Errorf("trace %s span %s: tracestate %q, want ot=th: of probability %g (is the gateway started with the Deployment's --feature-gates?)", id, sp.Name(), sp.TraceState().AsRaw(), want)
+	r.checkProbabilities(t, want)
+}
+
+// gatewayHeadProbability is the agent's sampling.probability in the head-sampled run: above
+// the gateway's share, so that the gateway thins what the agent kept.
+const gatewayHeadProbability = 0.5
+
+// The agent samples at the source (consistent probability 0.5, its keep rules on, as a
+// busy node would): the fleet's two samplers must compose. Each span the agent sends
+// carries its head threshold (`ot=th:`, 0 for a job a keep rule kept); the gateway's
+// probabilistic policy, with the Deployment's usetracestate gate, draws on the same
+// randomness (the tracestate's rv, else the trace id's low 56 bits), so it keeps an
+// ordinary trace exactly when that randomness is at or above its own threshold
+// (1 − q)·2^56 — decided here per trace from the trace id, not as a count — and writes
+// that stricter threshold into the kept spans; the failed and slow traces keep their head
+// threshold. Adjusted counts (1/p) then stay right across both samplers.
+func TestGatewayTailSamplingAfterHeadSampling(t *testing.T) {
+	r := runGateway(t, fmt.Sprintf("{enabled: true, probability: %g}", gatewayHeadProbability))
+	r.checkRules(t)
+
+	// What the agent sent: only head-kept jobs, each with its threshold, and the
+	// probability share's ones with randomness at or above the head's threshold.
+	headTh := uint64((1 - gatewayHeadProbability) * (1 << 56))
+	head := map[pcommon.TraceID]float64{}
+	byShare := 0
+	for id, tr := range r.sent {
+		prob := -1.0
+		for _, sp := range tr {
+			ts := sp.TraceState().AsRaw()
+			p, ok := otProbability(ts)
+			if !ok {
+				t.Fatalf("the sampling agent sent span %s of trace %s without ot=th: (tracestate %q)", sp.Name(), id, ts)
+			}
+			if prob >= 0 && p != prob {
+				t.Fatalf("trace %s: its spans carry different thresholds (%g, %g)", id, prob, p)
+			}
+			prob = p
+			if p < 1 {
+				if rv := traceRandomness(id, ts); rv < headTh {
+					t.Errorf("trace %s was kept at probability %g with randomness %#x below the threshold %#x", id, p, rv, headTh)
+				}
+			}
+		}
+		if prob < 1 {
+			byShare++
+		}
+		head[id] = prob
+	}
+	t.Logf("agent: %d traces kept by the probability share (p=%g), %d by keep rules (p=1)", byShare, gatewayHeadProbability, len(r.sent)-byShare)
+	if byShare == 0 || byShare == len(r.sent) {
+		t.Fatalf("the agent's head sampling kept %d of %d traces by its probability share: this test needs both kinds", byShare, len(r.sent))
+	}
+
+	// The gateway's share, trace by trace. A trace whose randomness lies within 2^-12 of
+	// the threshold is left out: the policy's threshold is the percentage rounded to its
+	// encoding's precision, which the test does not restate.
+	q := r.percentage / 100
+	gwTh := (1 - q) * (1 << 56)
+	edge := float64(uint64(1) << 44)
+	wrong, judged, kept := 0, 0, 0
+	want := map[pcommon.TraceID]float64{}
+	for _, id := range r.mustKeep() {
+		want[id] = head[id]
+	}
+	for _, id := range r.rest {
+		rv := float64(traceRandomness(id, anyTraceState(r.sent[id])))
+		if math.Abs(rv-gwTh) < edge {
+			continue
+		}
+		judged++
+		shouldKeep := rv >= gwTh
+		_, ok := r.got[id]
+		if ok {
+			kept++
+			want[id] = math.Min(q, head[id])
+		}
+		if ok != shouldKeep {
+			if wrong++; wrong <= 5 {
+				t.Errorf("trace %s (head p=%g, randomness %.4f of 2^56): kept by the gateway %v, want %v (threshold %.4f)", id, head[id], rv/(1<<56), ok, shouldKeep, 1-q)
+			}
+		}
+	}
+	t.Logf("gateway share: %d of %d ordinary traces judged kept, %d decisions wrong", kept, judged, wrong)
+	if kept == 0 || kept == judged {
+		t.Errorf("the gateway kept %d of %d ordinary traces: the test needs both decisions to mean anything", kept, judged)
+	}
+	r.checkProbabilities(t, want)
+}
+
+// traceRandomness is a span's randomness value in OpenTelemetry consistent probability
+// sampling: the tracestate's `ot=rv:` (14 hex digits) when present, else the trace id's
+// low 56 bits.
+func traceRandomness(id pcommon.TraceID, ts string) uint64 {
+	for _, member := range strings.Split(ts, ",") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(member), "ot=")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(v, ";") {
+			if rv, ok := strings.CutPrefix(kv, "rv:"); ok && len(rv) == 14 {
+				var n uint64
+				if _, err := fmt.Sscanf(rv, "%x", &n); err == nil {
+					return n
 				}
 			}
 		}
 	}
+	var n uint64
+	for _, b := range id[9:] {
+		n = n<<8 | uint64(b)
+	}
+	return n
+}
+
+// anyTraceState is the tracestate of one span of tr (the agent gives every span of a job
+// the same).
+func anyTraceState(tr traceSpans) string {
+	for _, sp := range tr {
+		return sp.TraceState().AsRaw()
+	}
+	return ""
 }
 
 // otProbability reads the sampling probability of an `ot=th:` tracestate entry.

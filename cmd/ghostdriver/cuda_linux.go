@@ -22,10 +22,12 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/cuda"
 	"github.com/ghostdriver/ghostdriver/internal/cupti"
+	"github.com/ghostdriver/ghostdriver/internal/emit"
 	"github.com/ghostdriver/ghostdriver/internal/emit/cudaspans"
 	"github.com/ghostdriver/ghostdriver/internal/graph"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/summary"
 )
 
 func cmdCUDA(args []string, stdout, stderr io.Writer) int {
@@ -56,10 +58,17 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 	inject := fs.String("inject", "", "with COMMAND: load this injection library (libghostdriver_cupti.so) into it through CUDA_INJECTION64_PATH")
 	var libs stringList
 	fs.Var(&libs, "library", "a CUDA library file to hook at start (repeatable; globs allowed)")
+	var sf samplerFlags // live: on unless --no-sample, as the receiver's live.cuda
+	sf.add(fs, false)
 	if code, done := parseArgs(fs, args, stdout, stderr); done {
 		return code
 	}
 	command := fs.Args()
+	smp, err := sf.samplingConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
+		return 2
+	}
 	policy := cupti.Policy{Mode: cupti.Mode(*timeline), OnFor: *onFor, Every: *every}
 	if err := policy.Validate(); err != nil {
 		fmt.Fprintf(stderr, "ghostdriver cuda: --timeline: %v\n", err)
@@ -87,6 +96,7 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		Enrich:  !*noTenant,
 		Context: graph.ContextSpec{OBIMapPath: *obiMap},
 		Pipeline: pipeline.Config{
+			Sampling:           smp,
 			Metrics:            metadata.DefaultMetricsConfig(),
 			FlushInterval:      *flushEvery,
 			CollectionInterval: *collectEvery,
@@ -112,12 +122,19 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ghostdriver cuda: %v\n", err)
 		return 1
 	}
+	// Spans counted at the output, whichever form it takes (encoded batches, or pdata):
+	// one exporter goroutine, no race.
 	var spansWritten int
-	if outs.Traces != nil {
-		write := outs.Traces
+	if write := outs.Traces; write != nil {
 		outs.Traces = func(ctx context.Context, td ptrace.Traces) error {
-			spansWritten += td.SpanCount() // one exporter goroutine: no race
+			spansWritten += td.SpanCount()
 			return write(ctx, td)
+		}
+	}
+	if write := outs.Encoded; write != nil {
+		outs.Encoded = func(ctx context.Context, b *emit.TraceBatch) error {
+			spansWritten += b.SpanCount()
+			return write(ctx, b)
 		}
 	}
 	var sum cudaSummary
@@ -178,6 +195,9 @@ func cmdCUDA(args []string, stdout, stderr io.Writer) int {
 		}
 		if tl := g.Timeline(); tl != nil {
 			printTimeline(stdout, tl.Stats(), runner.Stats())
+		}
+		if st := runner.Stats(); st.Sampling != nil {
+			summary.WriteSampling(stdout, *st.Sampling)
 		}
 		if *output != "" {
 			fmt.Fprintf(stdout, "spans written: %d to %s\n", spansWritten, *output)

@@ -45,7 +45,8 @@ var synopses = []struct{ cmd, text string }{
                    [--verbose] [--flush-interval D] [--collection-interval D] [--ring-buffer-size N]
                    [--layers both|driver|runtime] [--launches-at-entry] [--uprobe-multi] [--sync-wakeups]
                    [--timeline off|on|duty] [--timeline-on-for D] [--timeline-every D] [--inject PATH]
-                   [-- COMMAND [ARGS...]]`},
+                   [--sample] [--no-sample] [--sample-budget N] [--sample-probability P] [--sample-no-parent]
+                   [--keep-slowest-window D] [--keep-latency-above D] [-- COMMAND [ARGS...]]`},
 	{"doctor", `ghostdriver doctor [--json] [--classic-tracepoints] [--no-tracefs-mount]`},
 	{"spans", `ghostdriver spans  [--limit N] [--completed] FILE`},
 	{"export", `ghostdriver export [--format trace-json] [--output FILE] SPANS|CAPTURE`},

@@ -33,14 +33,17 @@ type pipelineFlags struct {
 	outputFormat string // formatJSON (default) or formatProto
 	cmd          string // the command's name, for its one-prefix error lines
 
-	// the sampler (internal/sample): on for live unless --no-sample, off for a replay
-	// unless --sample or one of its settings is given
-	replay             bool
-	sample, noSample   bool
-	sampling           sample.Config
-	sampleNoParent     bool
-	samplingFlagsGiven bool
-	fs                 *flag.FlagSet
+	samplerFlags
+}
+
+// samplerFlags set the sampler (internal/sample): on for live unless --no-sample, off for
+// a replay unless --sample or one of its settings is given.
+type samplerFlags struct {
+	replay           bool
+	sample, noSample bool
+	sampling         sample.Config
+	sampleNoParent   bool
+	fs               *flag.FlagSet
 }
 
 // samplingFlags are the flags that set the sampler (giving one turns it on for a replay).
@@ -56,46 +59,54 @@ func addPipelineFlags(fs *flag.FlagSet) *pipelineFlags {
 	fs.DurationVar(&pf.flushInterval, "flush-interval", d.Pipeline.FlushInterval, "how often spans are written")
 	fs.DurationVar(&pf.collectEvery, "collection-interval", d.Pipeline.CollectionInterval, "how often metrics are written")
 	fs.BoolVar(&pf.noStageSpans, "no-stage-spans", !graph.DefaultStageSpans, "one span per job, without its stage child spans (stages stay in the metrics)")
-	sd := sample.DefaultConfig()
-	pf.sampling, pf.fs = sd, fs
-	fs.BoolVar(&pf.sample, "sample", false, "sample the spans of a replay too (default: a replay writes every job's spans, live samples them)")
-	fs.BoolVar(&pf.noSample, "no-sample", false, "every job's spans, without the sampler (live)")
-	fs.Float64Var(&pf.sampling.SpansPerSecond, "sample-budget", sd.SpansPerSecond, "sampler: spans a second (capture clock) kept beside what keep rules and sampled parents force")
-	fs.Float64Var(&pf.sampling.Probability, "sample-probability", sd.Probability, "sampler: the probability share's ceiling, in (0, 1]")
-	fs.BoolVar(&pf.sampleNoParent, "sample-no-parent", !sd.ParentBased, "sampler: do not follow the application span's sampled flag")
-	fs.DurationVar(&pf.sampling.Keep.SlowestWindow, "keep-slowest-window", sd.Keep.SlowestWindow, "sampler: keep the slowest job of each ring per window this long (0: off)")
-	fs.DurationVar(&pf.sampling.Keep.LatencyAbove, "keep-latency-above", sd.Keep.LatencyAbove, "sampler: keep every job longer than this (0: off)")
-	fs.DurationVar(&pf.sampling.Keep.DependencyWaitAbove, "keep-dependency-wait-above", sd.Keep.DependencyWaitAbove, "sampler: keep every job whose dependency wait is longer (0: off)")
+	pf.samplerFlags.add(fs, true)
 	return pf
+}
+
+// add registers the sampler's flags on fs; jobs: the DRM keep rule of dependency waits
+// applies (a CUDA submission has no dependency stage).
+func (sf *samplerFlags) add(fs *flag.FlagSet, jobs bool) {
+	sd := sample.DefaultConfig()
+	sf.sampling, sf.fs = sd, fs
+	fs.BoolVar(&sf.sample, "sample", false, "sample the spans of a replay too (default: a replay writes every job's spans, live samples them)")
+	fs.BoolVar(&sf.noSample, "no-sample", false, "every job's spans, without the sampler (live)")
+	fs.Float64Var(&sf.sampling.SpansPerSecond, "sample-budget", sd.SpansPerSecond, "sampler: spans a second (capture clock) kept beside what keep rules and sampled parents force")
+	fs.Float64Var(&sf.sampling.Probability, "sample-probability", sd.Probability, "sampler: the probability share's ceiling, in (0, 1]")
+	fs.BoolVar(&sf.sampleNoParent, "sample-no-parent", !sd.ParentBased, "sampler: do not follow the application span's sampled flag")
+	fs.DurationVar(&sf.sampling.Keep.SlowestWindow, "keep-slowest-window", sd.Keep.SlowestWindow, "sampler: keep the slowest job of each ring (CUDA: of each process) per window this long (0: off)")
+	fs.DurationVar(&sf.sampling.Keep.LatencyAbove, "keep-latency-above", sd.Keep.LatencyAbove, "sampler: keep every job longer than this (0: off)")
+	if jobs {
+		fs.DurationVar(&sf.sampling.Keep.DependencyWaitAbove, "keep-dependency-wait-above", sd.Keep.DependencyWaitAbove, "sampler: keep every job whose dependency wait is longer (0: off)")
+	}
 }
 
 // samplingConfig is the sampler's configuration of the flags (nil: off), or the error
 // that names the flag at fault.
-func (pf *pipelineFlags) samplingConfig() (*sample.Config, error) {
+func (sf *samplerFlags) samplingConfig() (*sample.Config, error) {
 	given := false
-	pf.fs.Visit(func(f *flag.Flag) {
+	sf.fs.Visit(func(f *flag.Flag) {
 		if slices.Contains(samplingFlags, f.Name) {
 			given = true
 		}
 	})
 	var on *bool
 	switch {
-	case pf.sample && pf.noSample:
+	case sf.sample && sf.noSample:
 		return nil, errors.New("--sample and --no-sample: give one")
-	case pf.noSample && given:
+	case sf.noSample && given:
 		return nil, errors.New("--no-sample with sampler settings: drop one")
-	case pf.sample || given:
-		on = &pf.sample
-		pf.sample = true
-	case pf.noSample:
+	case sf.sample || given:
+		on = &sf.sample
+		sf.sample = true
+	case sf.noSample:
 		off := false
 		on = &off
 	}
-	if !graph.SamplingOn(on, pf.replay) {
+	if !graph.SamplingOn(on, sf.replay) {
 		return nil, nil
 	}
-	c := pf.sampling
-	c.ParentBased = !pf.sampleNoParent
+	c := sf.sampling
+	c.ParentBased = !sf.sampleNoParent
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("%v (flags: --sample-budget, --sample-probability, --keep-…)", err)
 	}

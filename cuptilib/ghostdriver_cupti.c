@@ -79,6 +79,10 @@ static struct {
 	struct peer_hooks peer;
 	int log;
 	uint32_t state;
+	/* devices_pending: the device frames of this session are not written yet (the driver
+	 * answers device queries only once cuInit has returned; the timeline may come on
+	 * inside it, from the control thread). */
+	int devices_pending;
 } g = { .fd = -1, .write_mu = PTHREAD_MUTEX_INITIALIZER, .buf_mu = PTHREAD_MUTEX_INITIALIZER,
 	.cupti_mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -490,14 +494,18 @@ enum { CU_ATTR_MULTIPROCESSOR_COUNT = 16, CU_ATTR_CC_MAJOR = 75, CU_ATTR_CC_MINO
 
 /* put_devices writes one device frame per device the driver lists (SM count and compute
  * capability), so the collector can weigh a kernel's blocks against its device. Called
- * from the control thread after cuInit, never from a CUPTI callback. */
-static void put_devices(void)
+ * from the control thread, never from a CUPTI callback. It returns the frames written: 0
+ * while the driver does not answer yet — cuDeviceGetCount fails with
+ * CUDA_ERROR_NOT_INITIALIZED until cuInit has returned, and the timeline can come on
+ * inside cuInit (the control thread starts in InitializeInjection) — and the control loop
+ * then asks again at each poll (devices_pending). */
+static int put_devices(void)
 {
 	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	void *from = cuda ? cuda : RTLD_DEFAULT;
 	cu_device_get_count_fn get_count = (cu_device_get_count_fn)dlsym(from, "cuDeviceGetCount");
 	cu_device_get_attribute_fn get_attr = (cu_device_get_attribute_fn)dlsym(from, "cuDeviceGetAttribute");
-	int n = 0;
+	int n = 0, put = 0;
 	if (get_count && get_attr && get_count(&n) == 0) {
 		for (int d = 0; d < n && d < 64; d++) {
 			int sms = 0, major = 0, minor = 0;
@@ -509,10 +517,12 @@ static void put_devices(void)
 						 .cc_major = (uint32_t)(major > 0 ? major : 0),
 						 .cc_minor = (uint32_t)(minor > 0 ? minor : 0) };
 			put_one(GD_FRAME_DEVICE, 0, &dev, sizeof dev);
+			put++;
 		}
 	}
 	if (cuda)
 		dlclose(cuda);
+	return put;
 }
 
 static void turn_on(void)
@@ -552,7 +562,7 @@ static void turn_on(void)
 	}
 	counter_add(&g.h->enables, 1);
 	put_state_frame(GD_STATE_ON, 0);
-	put_devices();
+	g.devices_pending = put_devices() == 0;
 	set_state(GD_STATE_ON, 0, "on: kernel records and %s launch API records from %s",
 		  g.fine_grained ? "per-callback" : "all runtime and driver", g.h->cupti_path);
 }
@@ -652,6 +662,8 @@ static void *control_loop(void *arg)
 		pthread_mutex_lock(&g.cupti_mu);
 		if (g.peer_active || (g.peer_left_at && now - g.peer_left_at < (uint64_t)g.retry_ms * 1000000ull))
 			want = 0; /* keep out; come back only retry_ms after the peer's session ended */
+		if (g.state == GD_STATE_ON && want && g.devices_pending)
+			g.devices_pending = put_devices() == 0;
 		if (g.state == GD_STATE_ON) {
 			if (!want)
 				turn_off(GD_STATE_OFF, fresh ? "off: the collector asked" : "off: the collector stopped visiting");

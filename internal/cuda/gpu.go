@@ -276,7 +276,6 @@ func (f *Fuser) Device(d GPUDevice) {
 // Kernel adds a kernel record.
 func (f *Fuser) Kernel(k GPUKernel) {
 	p := f.proc(k.PID)
-	k.SMs = p.sms[k.Device]
 	if p.nk >= f.cfg.MaxRecords {
 		f.evict(k.PID, p)
 	}
@@ -455,6 +454,9 @@ func (f *Fuser) fuse(s *Submission, complete bool) {
 		w.Matched++
 		p.used[a.Correlation] = true
 		for _, k := range p.kernels[a.Correlation] {
+			// The device's SM count as known now: its frame may come after the kernel's
+			// record (the library writes it once the driver answers).
+			k.SMs = p.sms[k.Device]
 			w.KernelCount++
 			if len(w.Kernels) < f.cfg.MaxKernels {
 				w.Kernels = append(w.Kernels, k)

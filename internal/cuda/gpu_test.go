@@ -179,3 +179,21 @@ func TestFuserWeighsKernelsBySMs(t *testing.T) {
 		t.Errorf("device without an SM count: kernels %d, SM-weighted %d known %v; want 1, 0, false", w.KernelCount, w.SMWeightedBusy, w.SMKnown)
 	}
 }
+
+// A device frame that comes after a kernel's record (the library writes it once the
+// driver answers device queries, which it does only after cuInit returned) still weighs
+// that kernel: the SM count is the one known when the submission is fused.
+func TestFuserWeighsKernelsByALateDeviceFrame(t *testing.T) {
+	f, out := fuserWith(t)
+	f.State(GPUState{PID: 7, Mono: 0, On: true})
+	f.API(GPUAPI{PID: 7, Start: 11 * us, End: 12 * us, Correlation: 5})
+	// [20,40] 66 blocks on 132 SMs: 20 µs × 0.5 = 10 µs.
+	f.Kernel(GPUKernel{PID: 7, Correlation: 5, Start: 20 * us, End: 40 * us, Grid: [3]uint32{66, 1, 1}, Name: "half"})
+	f.Device(GPUDevice{PID: 7, Device: 0, SMs: 132})
+	f.Submission(&Submission{PID: 7, Outcome: Synced, Start: 10 * us, End: 100 * us, Ops: []Op{launchOp(10*us, 13*us)}})
+	f.Mark(7, 200*us)
+	w := (*out)[0].GPU
+	if !w.SMKnown || w.SMWeightedBusy != 10*us || w.Kernels[0].SMs != 132 {
+		t.Errorf("SM-weighted %d (known %v), kernel SMs %d; want 10000, true, 132", w.SMWeightedBusy, w.SMKnown, w.Kernels[0].SMs)
+	}
+}

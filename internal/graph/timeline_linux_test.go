@@ -163,6 +163,36 @@ func TestTimelineJoinsStubKernelsToSubmissions(t *testing.T) {
 	}
 }
 
+// The real driver's cuInit takes hundreds of milliseconds (an H100's), and the library's
+// control thread starts inside it (InitializeInjection): a collector that finds the channel
+// at once turns the timeline on while the driver still refuses device queries
+// (CUDA_ERROR_NOT_INITIALIZED, as the stub driver does until its cuInit returns). The SM
+// counts must still reach the collector, and every kernel be weighted by its device's
+// 132 SMs. (The launch-bound loop on the device had no SM-weighted coverage this way.)
+func TestTimelineWeighsKernelsWhenItCameOnInsideCuInit(t *testing.T) {
+	// 2.5 s: longer than the poller's 1 s channel rescan and its visit.
+	run := runTimeline(t, 10, []string{"STUB_CUINIT_HOLD_MS=2500"}, nil)
+	fused := 0
+	for _, s := range run.subs {
+		if s.PID != run.pid || s.GPU == nil || s.GPU.KernelCount == 0 {
+			continue
+		}
+		fused++
+		if !s.GPU.SMKnown {
+			t.Errorf("submission at %d: %d kernels, SM-weighted time unknown", s.Start, s.GPU.KernelCount)
+		}
+		for _, k := range s.GPU.Kernels {
+			if k.SMs != 132 {
+				t.Errorf("kernel %s: SMs %d, the stub driver reports 132", k.Name, k.SMs)
+				break
+			}
+		}
+	}
+	if fused == 0 {
+		t.Fatal("no submission with kernels")
+	}
+}
+
 func TestTimelineRefusesUnknownCUPTIVersion(t *testing.T) {
 	cudatest.Need(t)
 	if os.Getenv(cudatest.PrebuiltEnv) != "" {

@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -292,14 +293,24 @@ static int env_int(const char *name, int def)
 	return v && *v ? atoi(v) : def;
 }
 
+/* initialised: cuInit has returned. The real driver answers device queries only then
+ * (CUDA_ERROR_NOT_INITIALIZED before), and its cuInit takes long enough (hundreds of ms on
+ * an H100) for the injection library's control thread to run inside it: STUB_CUINIT_HOLD_MS
+ * keeps the stub's cuInit that long after InitializeInjection. */
+static int initialised;
+
 API CUresult cuDeviceGetCount(int *count)
 {
+	if (!__atomic_load_n(&initialised, __ATOMIC_ACQUIRE))
+		return 3; /* CUDA_ERROR_NOT_INITIALIZED */
 	*count = env_int("STUB_DEVICES", 1);
 	return 0;
 }
 
 API CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
 {
+	if (!__atomic_load_n(&initialised, __ATOMIC_ACQUIRE))
+		return 3; /* CUDA_ERROR_NOT_INITIALIZED */
 	if (device < 0 || device >= env_int("STUB_DEVICES", 1))
 		return 101; /* CUDA_ERROR_INVALID_DEVICE */
 	switch (attribute) {
@@ -310,30 +321,49 @@ API CUresult cuDeviceGetAttribute(int *value, int attribute, int device)
 	return 1; /* CUDA_ERROR_INVALID_VALUE */
 }
 
+static void init_done(void)
+{
+	int hold = env_int("STUB_CUINIT_HOLD_MS", 0);
+	if (hold > 0) {
+		struct timespec d = { .tv_sec = hold / 1000, .tv_nsec = (hold % 1000) * 1000000L };
+		nanosleep(&d, 0);
+	}
+	__atomic_store_n(&initialised, 1, __ATOMIC_RELEASE);
+}
+
 /* cuInit: the injection library (CUDA_INJECTION64_PATH) is loaded and initialised once, as
  * the real driver does; a library that does not load is reported and the driver goes on. */
 API CUresult cuInit(unsigned flags)
 {
 	static int done;
 	__atomic_add_fetch(&stub_counts[8], 1, __ATOMIC_RELAXED);
-	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL)) {
+		/* A second caller waits for the first, as the driver's cuInit does. */
+		while (!__atomic_load_n(&initialised, __ATOMIC_ACQUIRE))
+			sched_yield();
 		return 0;
+	}
 	const char *path = getenv("CUDA_INJECTION64_PATH");
-	if (!path || !*path)
+	if (!path || !*path) {
+		init_done();
 		return 0;
+	}
 	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
 		fprintf(stderr, "stub libcuda: injection %s: %s\n", path, dlerror());
+		init_done();
 		return 0;
 	}
 	int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
 	if (!init) {
 		fprintf(stderr, "stub libcuda: injection %s: no InitializeInjection: %s\n", path, dlerror());
+		init_done();
 		return 0;
 	}
 	__atomic_add_fetch(&stub_counts[9], 1, __ATOMIC_RELAXED);
 	if (!init())
 		fprintf(stderr, "stub libcuda: injection %s: InitializeInjection returned 0\n", path);
+	init_done();
 	return 0;
 }
 

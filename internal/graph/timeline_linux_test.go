@@ -94,7 +94,7 @@ func runTimeline(t *testing.T, iters int, env []string, preload func(cudatest.St
 
 func TestTimelineJoinsStubKernelsToSubmissions(t *testing.T) {
 	run := runTimeline(t, 40, nil, nil)
-	fused, kernels, launches, unmatched := 0, 0, 0, 0
+	fused, kernels, launches, unmatched, overlapping := 0, 0, 0, 0, 0
 	for _, s := range run.subs {
 		if s.PID != run.pid || s.GPU == nil {
 			continue
@@ -113,7 +113,19 @@ func TestTimelineJoinsStubKernelsToSubmissions(t *testing.T) {
 		}
 		// SM weights from app.c's launch shapes (the runtime's launches 4 blocks, the
 		// driver's 1) and the stub driver's 132 SMs, each kernel running alone on its stream.
+		// Where a submission's kernels overlap (a kernel of the other thread's stream swapped
+		// in before the fuser learnt the threads, see below) the weighted time is not a sum:
+		// such a submission is left out of this check, counted.
 		var wantSM float64
+		overlap := false
+		for i := 1; i < len(w.Kernels); i++ {
+			if w.Kernels[i].Start < w.Kernels[i-1].End {
+				overlap = true
+			}
+		}
+		if overlap {
+			overlapping++
+		}
 		for _, k := range w.Kernels {
 			blocks := 4.0
 			if k.Name == "stub_kernel_exported" {
@@ -124,7 +136,7 @@ func TestTimelineJoinsStubKernelsToSubmissions(t *testing.T) {
 				t.Errorf("kernel %s: SMs %d, the stub driver reports 132", k.Name, k.SMs)
 			}
 		}
-		if !w.SMKnown || math.Abs(float64(w.SMWeightedBusy)-wantSM) > 1 {
+		if !w.SMKnown || (!overlap && math.Abs(float64(w.SMWeightedBusy)-wantSM) > 1) {
 			t.Errorf("submission at %d: SM-weighted busy %d ns (known %v), want %.0f", s.Start, w.SMWeightedBusy, w.SMKnown, wantSM)
 		}
 		for _, k := range w.Kernels {
@@ -141,6 +153,9 @@ func TestTimelineJoinsStubKernelsToSubmissions(t *testing.T) {
 	// app.c: per thread, iters × (3 runtime + 1 driver launch) once running.
 	if fused == 0 || launches < 2*40*4 {
 		t.Fatalf("%d submissions with GPU work holding %d launches; want the workload's %d launches", fused, launches, 2*40*4)
+	}
+	if overlapping > 2 {
+		t.Errorf("%d submissions hold overlapping kernels; a swap happens at most once a thread", overlapping)
 	}
 	// The two threads launch at the same instants; until the fuser has learnt which CUPTI
 	// thread id is which thread (gpu.go), the first overlapping launch of a thread may

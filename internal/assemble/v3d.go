@@ -126,6 +126,9 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 			}
 			j = run
 			a.addID(j, id)
+			if j.out.Driver == "" {
+				j.out.Driver = familyDriver[r.family]
+			}
 		} else if j == nil || j.fam == r.family && j.seen&seenRun != 0 {
 			if j != nil {
 				a.close(j, causeTimeout, Incomplete, reasonV3DReplaced)

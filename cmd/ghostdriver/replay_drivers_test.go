@@ -21,6 +21,7 @@ func TestReplayDriverCaptures(t *testing.T) {
 	}{
 		{"pvr_alone.txt", "jobs: 2 completed, 1 incomplete, 0 evicted", []string{"powervr    fragment", "powervr    geometry"}},
 		{"pvr_sched_6.17.txt", "jobs: 2 completed, 0 incomplete, 0 evicted", []string{"powervr    fd00000.gpu/pvr-queue"}},
+		{"pvr_sched_queue_done_no_run.txt", "jobs: 2 completed, 0 incomplete, 0 evicted", []string{"powervr    fd00000.gpu/pvr-queue"}},
 		{"ivpu.txt", "jobs: 4 completed, 0 incomplete, 0 evicted", []string{"intel_vpu  compute        execution                4"}},
 		{"amdxdna_alone_and_sched_6.17.txt", "jobs: 2 completed, 0 incomplete, 0 evicted", []string{"amdxdna    hwctx.1", "amdxdna    0000:c5:00.1/amdxdna_js"}},
 		// The v3d IRQ-to-submit execution is measured on both jobs (MEASURED 1 of 1).

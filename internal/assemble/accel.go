@@ -30,8 +30,9 @@ import (
 )
 
 const (
-	rulePVRRelease   = "pvr_release_as_finished"
-	ruleXDNAFinished = "xdna_signal_as_finished"
+	rulePVRRelease     = "pvr_release_as_finished"
+	rulePVRRunUntraced = "pvr_submit_in_run_job(run event not traced)"
+	ruleXDNAFinished   = "xdna_signal_as_finished"
 
 	reasonPVRReused     = "the job's pointer was created again before its release (the release event was lost)"
 	reasonPVRNotSubmit  = "released without being handed to the firmware (a failed submit)"
@@ -83,19 +84,29 @@ func (a *Assembler) pvrEvent(e *event.Event, r *role) {
 			j.entity = e.Entity
 		}
 		a.apply(j, e, r)
+		a.pvrCreatedOn(j, e.TID)
 	case event.PVRJobSubmitFW:
-		if run := a.running(e.TID); run != nil && run.fam == famSched {
+		run := a.running(e.TID)
+		if run != nil && run.fam != famSched {
+			run = nil
+		}
+		switch {
+		case run != nil && j != nil && j != run && j.fam == famSched:
+			// Another scheduler job: the fragment job paired with the geometry job being
+			// run, handed to the firmware with it before its own run (its te would come
+			// before its tr): counted, not applied.
+			a.st.Ignored++
+		case run != nil:
 			if j == run {
-				a.duplicateOrTouch(run, e)
+				a.pvrEmitted(run, e)
 				return
 			}
-			if j != nil && j.fam == famPVR {
-				a.discard(j) // opened at create: the scheduler's job is this job
+			if j != nil {
+				a.discard(j) // opened at create and not folded at the queue: this job
 			}
 			if hasNS(run, nsPVR) {
-				// The paired fragment job, submitted with the geometry job being run: its
-				// own scheduler job runs later. The pointer stays known (a finished entry)
-				// until its release, which is then not an orphan.
+				// The paired fragment job (its create not folded either): the pointer stays
+				// known (a finished entry) until its release, which is then no orphan.
 				a.st.Ignored++
 				if j != nil {
 					a.byID[id] = j
@@ -103,23 +114,21 @@ func (a *Assembler) pvrEvent(e *event.Event, r *role) {
 				return
 			}
 			a.addID(run, id)
-			if run.out.Driver == "" {
-				run.out.Driver = familyDriver[famPVR]
+			a.pvrEmitted(run, e)
+		case j != nil && j.fam == famSched:
+			// The scheduler's queue event took the job at create; its run was not traced.
+			if j.seen&seenRun == 0 {
+				j.set(PointRun, e.Time, 0, Inferred, rulePVRRunUntraced)
+				j.seen |= seenRun
 			}
-			run.set(PointEmitted, e.Time, prioTeDriver, Measured, hookOf(e))
-			a.touch(run, e.Time)
-			return
+			a.pvrEmitted(j, e)
+		default:
+			if j == nil {
+				j = a.newJob(famPVR, e.Time)
+				a.addID(j, id)
+			}
+			a.apply(j, e, r)
 		}
-		if j == nil {
-			j = a.newJob(famPVR, e.Time)
-			a.addID(j, id)
-		}
-		if j.fam != famPVR {
-			j.set(PointEmitted, e.Time, prioTeDriver, Measured, hookOf(e))
-			a.touch(j, e.Time)
-			return
-		}
-		a.apply(j, e, r)
 	case event.PVRJobDone:
 		if j == nil {
 			a.orphan(e)
@@ -141,10 +150,59 @@ func (a *Assembler) pvrEvent(e *event.Event, r *role) {
 	}
 }
 
-// duplicateOrTouch counts an event that repeats the one that set te, else records progress.
-func (a *Assembler) duplicateOrTouch(j *job, e *event.Event) {
-	if !a.duplicate(j, PointEmitted, e) {
-		a.touch(j, e.Time)
+// pvrEmitted: the scheduler's job was handed to the firmware (te, measured).
+func (a *Assembler) pvrEmitted(j *job, e *event.Event) {
+	if a.duplicate(j, PointEmitted, e) {
+		return
+	}
+	if j.out.Driver == "" {
+		j.out.Driver = familyDriver[famPVR]
+	}
+	j.set(PointEmitted, e.Time, prioTeDriver, Measured, hookOf(e))
+	a.touch(j, e.Time)
+}
+
+// maxPVRCreated bounds the jobs a thread has created and not queued that are kept for
+// the queue events (a submit ioctl creates all its jobs, then queues them in order).
+const maxPVRCreated = 64
+
+// pvrCreatedOn remembers a job created on a thread, for the scheduler job it queues next.
+func (a *Assembler) pvrCreatedOn(j *job, tid uint32) {
+	l := a.pvrCreated[tid]
+	for len(l) > 0 && (!l[0].open() || len(l) >= maxPVRCreated) {
+		l = l[1:]
+	}
+	a.pvrCreated[tid] = append(l, j)
+}
+
+// pvrQueued folds the oldest job created on the queueing thread into the scheduler's job
+// it queues: pvr_submit_jobs creates the ioctl's jobs in order, then pushes them in the
+// same order (drm_sched_job_queue).
+func (a *Assembler) pvrQueued(j *job, tid uint32) {
+	l, ok := a.pvrCreated[tid]
+	if !ok {
+		return
+	}
+	for len(l) > 0 {
+		x := l[0]
+		l = l[1:]
+		if x == j || !x.open() || x.fam != famPVR || x.seen&seenRun != 0 {
+			continue
+		}
+		ids := x.ids
+		a.discard(x)
+		for _, id := range ids {
+			a.addID(j, id)
+		}
+		if j.out.Driver == "" {
+			j.out.Driver = familyDriver[famPVR]
+		}
+		break
+	}
+	if len(l) == 0 {
+		delete(a.pvrCreated, tid)
+	} else {
+		a.pvrCreated[tid] = l
 	}
 }
 

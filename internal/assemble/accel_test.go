@@ -206,3 +206,47 @@ func TestXDNAJobEvents(t *testing.T) {
 	wantPoint(t, s, PointHWDone, 1900, Measured, "xdna_job(signaled fence)")
 	wantPoint(t, s, PointFinished, 1902, Measured, "drm_sched_job_done")
 }
+
+// pvr with drm_sched's queue and done events but not its run event: the ioctl creates its
+// jobs (pvr_job_create) then queues them in the same order (drm_sched_job_queue), so each
+// create names the scheduler job its thread queues next; submit_fw (not in a run window)
+// then bounds that job: tr inferred at it, te measured. The paired fragment job is handed
+// to the firmware with the geometry job (231): with no run event, that is its run.
+const pvrSchedNoRunCapture = `
+     vkcube-2211    [001] .....     1.000100: pvr_job_create: pvr_dev=00000000a1b2c3d4 ctx=000000005e6f7a8b fw_obj=00000000deadbeef fw_addr=0x2f000 hwrt_addr=0x80 job=000000000000aaaa job_type=geometry sync_op_count=0
+     vkcube-2211    [001] .....     1.000110: pvr_job_create: pvr_dev=00000000a1b2c3d4 ctx=000000005e6f7a8b fw_obj=00000000deadbeef fw_addr=0x2f000 hwrt_addr=0x80 job=000000000000bbbb job_type=fragment sync_op_count=1
+     vkcube-2211    [001] .....     1.000120: drm_sched_job_queue: dev=fd00000.gpu, fence=60:1, ring=pvr-queue, job count:0, hw job count:0, client_id:4
+     vkcube-2211    [001] .....     1.000125: drm_sched_job_queue: dev=fd00000.gpu, fence=62:1, ring=pvr-queue, job count:0, hw job count:0, client_id:4
+ kworker/u8:3-91      [002] .....     1.000230: pvr_job_submit_fw: job=000000000000aaaa done_seqno=7
+ kworker/u8:3-91      [002] .....     1.000231: pvr_job_submit_fw: job=000000000000bbbb done_seqno=7
+       <idle>-0       [000] d.h1.     1.000700: drm_sched_job_done: fence=60:1 signaled
+       <idle>-0       [000] d.h1.     1.000900: drm_sched_job_done: fence=62:1 signaled
+ kworker/u8:3-91      [002] .....     1.000950: pvr_job_done: job=000000000000aaaa
+ kworker/u8:3-91      [002] .....     1.000960: pvr_job_done: job=000000000000bbbb
+`
+
+func TestPVRWithoutTheRunEventIsOneJob(t *testing.T) {
+	c, jobs := assembleText(t, pvrSchedNoRunCapture)
+	if len(jobs) != 2 {
+		t.Fatalf("%d jobs, want the scheduler's 2:%s", len(jobs), dump(jobs))
+	}
+	for _, w := range []struct {
+		fence      uint64
+		tq, te, tf int64
+	}{
+		{60, 120, 230, 700},
+		{62, 125, 231, 900},
+	} {
+		j := find(t, jobs, fk(w.fence, 1))
+		if j.Outcome != Completed || j.Driver != "powervr" {
+			t.Errorf("%d: %s %q driver %q", w.fence, j.Outcome, j.Reason, j.Driver)
+		}
+		wantPoint(t, j, PointQueued, w.tq, Measured, "drm_sched_job_queue")
+		wantPoint(t, j, PointRun, w.te, Inferred, rulePVRRunUntraced)
+		wantPoint(t, j, PointEmitted, w.te, Measured, "pvr_job_submit_fw")
+		wantPoint(t, j, PointFinished, w.tf, Measured, "drm_sched_job_done")
+	}
+	if n := c.a.Stats().Orphans["pvr_job_done"]; n != 0 {
+		t.Errorf("%d pvr_job_done matched no job", n)
+	}
+}

@@ -30,9 +30,10 @@ import (
 )
 
 const (
-	rulePVRRelease     = "pvr_release_as_finished"
-	rulePVRRunUntraced = "pvr_submit_in_run_job(run event not traced)"
-	ruleXDNAFinished   = "xdna_signal_as_finished"
+	rulePVRRelease      = "pvr_release_as_finished"
+	rulePVRRunUntraced  = "pvr_submit_in_run_job(run event not traced)"
+	ruleXDNAFinished    = "xdna_signal_as_finished"
+	ruleXDNARunUntraced = "xdna_sent_in_run_job(run event not traced)"
 
 	reasonPVRReused     = "the job's pointer was created again before its release (the release event was lost)"
 	reasonPVRNotSubmit  = "released without being handed to the firmware (a failed submit)"
@@ -317,6 +318,11 @@ func (a *Assembler) xdnaEvent(e *event.Event, r *role) {
 		}
 		if j.out.Driver == "" {
 			j.out.Driver = familyDriver[famXDNA]
+		}
+		if j.fam == famSched && j.seen&seenRun == 0 {
+			// The scheduler's queue event was traced, its run not: run_job ran then.
+			j.set(PointRun, e.Time, 0, Inferred, ruleXDNARunUntraced)
+			j.seen |= seenRun
 		}
 		j.set(PointEmitted, e.Time, prioTeDriver, Measured, hook)
 		a.touch(j, e.Time)

@@ -250,3 +250,27 @@ func TestPVRWithoutTheRunEventIsOneJob(t *testing.T) {
 		t.Errorf("%d pvr_job_done matched no job", n)
 	}
 }
+
+// amdxdna with drm_sched's queue and done events but not its run event: "sent to device"
+// names the scheduler's job by its finished fence and is its run (inferred) and te.
+const xdnaNoRunCapture = `
+      npu_app-7001    [002] .....     1.001200: drm_sched_job_queue: dev=0000:c5:00.1, fence=12:6, ring=amdxdna_js, job count:0, hw job count:0, client_id:9
+ kworker/u16:2-301    [004] .....     1.001360: xdna_job: fence=(context:12, seqno:6), hwctx.1 seq#:5 sent to device
+          <idle>-0     [000] d.h1.     1.001900: xdna_job: fence=(context:12, seqno:6), hwctx.1 seq#:5 signaled fence
+          <idle>-0     [000] d.h1.     1.001902: drm_sched_job_done: fence=12:6 signaled
+`
+
+func TestXDNAWithoutTheRunEvent(t *testing.T) {
+	_, jobs := assembleText(t, xdnaNoRunCapture)
+	if len(jobs) != 1 {
+		t.Fatalf("%d jobs, want 1:%s", len(jobs), dump(jobs))
+	}
+	j := jobs[0]
+	if j.Outcome != Completed || j.Driver != "amdxdna" {
+		t.Errorf("%s %q driver %q", j.Outcome, j.Reason, j.Driver)
+	}
+	wantPoint(t, j, PointRun, 1360, Inferred, ruleXDNARunUntraced)
+	wantPoint(t, j, PointEmitted, 1360, Measured, "xdna_job(sent to device)")
+	wantPoint(t, j, PointHWDone, 1900, Measured, "xdna_job(signaled fence)")
+	wantPoint(t, j, PointFinished, 1902, Measured, "drm_sched_job_done")
+}

@@ -424,8 +424,8 @@ int BPF_PROG(tpbtf_pvr_job_done, struct pvr_job___gd *job)
 /*
  * ivpu (ivpu_trace.h, TRACE_SYSTEM vpu, event "job"): the step string in ring (record.go
  * moves it to the event's text), job_id, the context id in entity, the engine index in
- * arg. The classic rung cannot read the step (a const char * field: the raw entry holds
- * the pointer).
+ * arg. The classic rung is refused for it (a const char * field: the raw entry holds the
+ * pointer; internal/ftrace NewEntryFormat).
  */
 SEC("tp_btf/job")
 int BPF_PROG(tpbtf_job, const char *step, struct ivpu_job___gd *job)

@@ -5,6 +5,8 @@
 package ftrace
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
@@ -60,5 +62,26 @@ func TestAccelEventsInTheKernelsFormats(t *testing.T) {
 			t.Errorf("line %d: kind %v driver %q job %#x entity %#x ring %q text %q fence %v", i+1,
 				ev.Kind, ev.Driver, ev.JobID, ev.Entity, ev.Ring, ev.Text, ev.Fence)
 		}
+	}
+}
+
+// ivpu's job event as its tracefs format file has it (ivpu_trace.h 28eb75e1: the step is
+// `__field(const char *, event)`): a classic tracepoint's copy of the entry holds the
+// pointer, not the step, so the entry format is refused (the tp_btf program reads the
+// string); amdgpu's char * ring name stays accepted (entryprint_test.go).
+func TestIVPUEntryStepIsRefused(t *testing.T) {
+	text := "name: job\nID: 1500\nformat:\n" +
+		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" +
+		"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" +
+		"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" +
+		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n" +
+		"\tfield:const char * event;\toffset:8;\tsize:8;\tsigned:0;\n" +
+		"\tfield:u32 ctx_id;\toffset:16;\tsize:4;\tsigned:0;\n" +
+		"\tfield:u32 engine_id;\toffset:20;\tsize:4;\tsigned:0;\n" +
+		"\tfield:u32 job_id;\toffset:24;\tsize:4;\tsigned:0;\n\n" +
+		"print fmt: \"%s context:%d engine:%d job:%d\", REC->event, REC->ctx_id, REC->engine_id, REC->job_id\n"
+	_, err := NewEntryFormat("vpu", "job", text)
+	if err == nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "event") {
+		t.Fatalf("err = %v, want an unsupported char * step", err)
 	}
 }

@@ -180,6 +180,9 @@ func (a *Assembler) pvrCreatedOn(j *job, tid uint32) {
 // it queues: pvr_submit_jobs creates the ioctl's jobs in order, then pushes them in the
 // same order (drm_sched_job_queue).
 func (a *Assembler) pvrQueued(j *job, tid uint32) {
+	if len(a.pvrCreated) == 0 {
+		return // no powervr job waits for its queue event: every other driver's queue
+	}
 	l, ok := a.pvrCreated[tid]
 	if !ok {
 		return

@@ -292,8 +292,8 @@ const (
 	kernVirtio = "virtgpu_trace.h; tp_btf reads the 7.3 arguments (vq, hdr, seqno), 6.1 (vq, hdr) takes the classic rung"
 	kernV3D    = "v3d_trace.h since 4.18 (the _irq, tfu, csd and cache events since 5.x)"
 	kernVC4    = "vc4_trace.h with the submit and IRQ events"
-	kernPVR    = "pvr_trace.h (2026)"
-	kernIVPU   = "ivpu_trace.h (2024 header)"
+	kernPVR    = "pvr_trace.h, after 6.12 (absent from 6.12.117, in 7.3.4)"
+	kernIVPU   = "ivpu_trace.h (2024 header; in 7.3.4)"
 	kernXDNA   = "include/trace/events/amdxdna.h (both formats)"
 )
 

@@ -186,19 +186,27 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 const reasonV3DReplaced = "the same queue and seqno ran again before this job's interrupt"
 
 // v3dQueuedUnrun is the scheduler's job on queue q (the scheduler's ring name) that was
-// queued earliest and has neither run nor a v3d identity yet, or nil. Only a capture
-// without drm_sched's run event has such a job when a v3d submit event comes (with it,
-// the submit is inside the run window).
+// queued earliest and has neither run nor a v3d identity yet, or nil; among such jobs
+// one whose traced dependencies have all signalled comes first (the scheduler runs no
+// job before its dependencies). Only a capture without drm_sched's run event has such
+// a job when a v3d submit event comes (with it, the submit is inside the run window).
 func (a *Assembler) v3dQueuedUnrun(q uint8) *job {
 	name := v3dQueueName[q]
-	var best *job
+	var best, ready *job
 	for j := a.pending.head; j != nil; j = j.next {
 		if j.fam != famSched || j.seen&(seenQueue|seenRun) != seenQueue || j.out.Ring != name || hasNS(j, nsV3D) {
 			continue
 		}
-		if best == nil || j.out.Points[PointQueued].Time < best.out.Points[PointQueued].Time {
+		tq := j.out.Points[PointQueued].Time
+		if best == nil || tq < best.out.Points[PointQueued].Time {
 			best = j
 		}
+		if j.waiting == 0 && (ready == nil || tq < ready.out.Points[PointQueued].Time) {
+			ready = j
+		}
+	}
+	if ready != nil {
+		return ready
 	}
 	return best
 }

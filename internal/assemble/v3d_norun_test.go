@@ -48,3 +48,42 @@ func TestV3DWithoutTheRunEventIsOneJob(t *testing.T) {
 		wantStage(t, j, "execution", w.ts, w.th, Measured, "v3d_submit_cl→"+w.irq)
 	}
 }
+
+// Two clients' bin jobs without run events: 41:1 (queued first) depends on 50:9, which
+// has not signalled when the first submit comes, so the scheduler runs 45:1 (queued
+// second, runnable) first: the submit at 300 is 45:1's; 50:9 signals at 500, and the
+// submit at 600 is 41:1's.
+const v3dNoRunDepCapture = `
+      glmark2-900     [003] .....     1.000090: drm_sched_job_add_dep: fence=41:1 depends on fence=50:9
+      glmark2-900     [003] .....     1.000100: drm_sched_job_queue: dev=fec00000.v3d, fence=41:1, ring=v3d_bin, job count:0, hw job count:0, client_id:3
+       vkcube-901     [002] .....     1.000110: drm_sched_job_queue: dev=fec00000.v3d, fence=45:1, ring=v3d_bin, job count:0, hw job count:0, client_id:4
+ kworker/u8:1-77      [001] .....     1.000300: v3d_submit_cl: dev=0, BCL, seqno=7, 0x00a41000..0x00a41240
+       <idle>-0       [000] d.h1.     1.000400: v3d_bcl_irq: dev=0, seqno=7
+       <idle>-0       [000] d.h1.     1.000404: drm_sched_job_done: fence=45:1 signaled
+       <idle>-0       [000] d.h1.     1.000500: dma_fence_signaled: driver=other timeline=x context=50 seqno=9
+ kworker/u8:1-77      [001] .....     1.000600: v3d_submit_cl: dev=0, BCL, seqno=8, 0x00a42000..0x00a42240
+       <idle>-0       [000] d.h1.     1.000800: v3d_bcl_irq: dev=0, seqno=8
+       <idle>-0       [000] d.h1.     1.000804: drm_sched_job_done: fence=41:1 signaled
+`
+
+func TestV3DWithoutTheRunEventWaitsForDependencies(t *testing.T) {
+	_, jobs := assembleText(t, v3dNoRunDepCapture)
+	if len(jobs) != 2 {
+		t.Fatalf("%d jobs, want 2:%s", len(jobs), dump(jobs))
+	}
+	for _, w := range []struct {
+		fence      uint64
+		ts, th, tf int64
+	}{
+		{45, 300, 400, 404},
+		{41, 600, 800, 804},
+	} {
+		j := find(t, jobs, fk(w.fence, 1))
+		if j.Outcome != Completed {
+			t.Errorf("%d: %s %q", w.fence, j.Outcome, j.Reason)
+		}
+		wantPoint(t, j, PointHWStart, w.ts, Measured, "v3d_submit_cl")
+		wantPoint(t, j, PointHWDone, w.th, Measured, "v3d_bcl_irq")
+		wantPoint(t, j, PointFinished, w.tf, Measured, "drm_sched_job_done")
+	}
+}

@@ -20,6 +20,8 @@
  *    numbers[] is a flexible array): the submit event and its own thread carry it;
  *  - virtio_gpu_cmd_queue / _response (struct virtqueue *, struct virtio_gpu_ctrl_hdr *,
  *    7.3's seqno): the device and virtqueue index, the command's type and fence_id.
+ *  - pvr_job_* (struct pvr_job *), ivpu's job (step, struct ivpu_job *), xdna_job
+ *    (struct drm_sched_job *, names, step): see their programs below;
  *  - v3d_* and vc4_* (the drm_device, the hardware fence or exec seqno): the seqno as the fence seqno,
  *    *_submit_cl's queue as ring "BCL"/"RCL" (the text's ternary), dev as the text
  *    prints it (dev->primary->index in decimal), as the classic rung gives it too.
@@ -362,8 +364,113 @@ int BPF_PROG(tpbtf_virtio_gpu_cmd_response, struct virtqueue___gd *vq, struct vi
 }
 
 /*
- * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu, virtio_gpu): the raw entry, one
- * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu, v3d, vc4): the raw entry, one
- * program per row of the event table with a live hook (driver_hooks.h, generated).
+ * imagination (pvr_trace.h): the pvr_job pointer in job_id (the text prints it as job=%p),
+ * the job type's name in ring (create's __print_symbolic), the pvr_context in entity, the
+ * done fence's seqno in fence_seqno (submit_fw; no context: not wide).
+ */
+static __always_inline int on_pvr(__u16 hook, struct pvr_job___gd *job, bool create, bool seqno)
+{
+	struct record *r = rec_reserve(hook);
+	if (!r)
+		return 0;
+	r->job_id = (__u64)job;
+	r->ptr = (__u64)job;
+	if (job && create) {
+		r->entity = (__u64)BPF_CORE_READ(job, ctx);
+		switch (BPF_CORE_READ(job, type)) {
+		case 0:
+			__builtin_memcpy(r->ring, "geometry", 9);
+			break;
+		case 1:
+			__builtin_memcpy(r->ring, "fragment", 9);
+			break;
+		case 2:
+			__builtin_memcpy(r->ring, "compute", 8);
+			break;
+		case 3:
+			__builtin_memcpy(r->ring, "transfer", 9);
+			break;
+		}
+	}
+	if (job && seqno) {
+		struct dma_fence *f = BPF_CORE_READ(job, done_fence);
+		if (f) {
+			r->fence_seqno = BPF_CORE_READ(f, seqno);
+			r->flags |= RF_HAS_FENCE;
+		}
+	}
+	rec_submit(r);
+	return 0;
+}
+
+SEC("tp_btf/pvr_job_create")
+int BPF_PROG(tpbtf_pvr_job_create, void *pvr_dev, struct pvr_job___gd *job, __u32 sync_op_count)
+{
+	return on_pvr(HOOK_PVR_JOB_CREATE, job, true, false);
+}
+
+SEC("tp_btf/pvr_job_submit_fw")
+int BPF_PROG(tpbtf_pvr_job_submit_fw, struct pvr_job___gd *job)
+{
+	return on_pvr(HOOK_PVR_JOB_SUBMIT_FW, job, false, true);
+}
+
+SEC("tp_btf/pvr_job_done")
+int BPF_PROG(tpbtf_pvr_job_done, struct pvr_job___gd *job)
+{
+	return on_pvr(HOOK_PVR_JOB_DONE, job, false, false);
+}
+
+/*
+ * ivpu (ivpu_trace.h, TRACE_SYSTEM vpu, event "job"): the step string in ring (record.go
+ * moves it to the event's text), job_id, the context id in entity, the engine index in
+ * arg. The classic rung is refused for it (a const char * field: the raw entry holds the
+ * pointer; internal/ftrace NewEntryFormat).
+ */
+SEC("tp_btf/job")
+int BPF_PROG(tpbtf_job, const char *step, struct ivpu_job___gd *job)
+{
+	struct record *r = rec_reserve(HOOK_JOB);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)job;
+	if (step)
+		bpf_probe_read_kernel_str(r->ring, sizeof(r->ring), step);
+	if (job) {
+		r->job_id = BPF_CORE_READ(job, job_id);
+		r->arg = BPF_CORE_READ(job, engine_idx);
+		r->entity = BPF_CORE_READ(job, file_priv, ctx.id);
+	}
+	rec_submit(r);
+	return 0;
+}
+
+/*
+ * amdxdna (include/trace/events/amdxdna.h): the scheduler job's finished fence (as the
+ * scheduler's programs read it), the hardware context's name in ring, the step string in
+ * dev (record.go moves it to the event's text). Four arguments: the header's earlier
+ * version has no op.
+ */
+SEC("tp_btf/xdna_job")
+int BPF_PROG(tpbtf_xdna_job, struct drm_sched_job___gd *sched_job, const char *name, const char *str, __u64 seq)
+{
+	struct record *r = rec_reserve(HOOK_XDNA_JOB);
+	if (!r)
+		return 0;
+	r->ptr = (__u64)sched_job;
+	if (sched_job)
+		read_sjob(r, sched_job);
+	if (name)
+		bpf_probe_read_kernel_str(r->ring, sizeof(r->ring), name);
+	if (str)
+		bpf_probe_read_kernel_str(r->dev, sizeof(r->dev), str);
+	rec_submit(r);
+	return 0;
+}
+
+/*
+ * Classic tracepoints (TRACE_SYSTEM amdgpu, i915, xe, drm_msm_gpu, virtio_gpu, v3d, vc4,
+ * pvr, vpu, amdxdna): the raw entry, one program per row of the event table with a live
+ * hook (driver_hooks.h, generated).
  */
 DRIVER_RAW_COPIES

@@ -9,7 +9,7 @@ bin=${1:-}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 if [ -z "$bin" ]; then go build -o "$work/ghostdriver" ./cmd/ghostdriver; bin=$work/ghostdriver; fi
 # The bundled captures, and the rig's when a rig run left them (testdata/vgpu/out: gitignored).
-for c in testdata/captures/* testdata/captures/virgl/*/tracefs.txt internal/ftrace/testdata/gpu-stamps/* \
+for c in testdata/captures/* testdata/captures/drivers/* testdata/captures/virgl/*/tracefs.txt internal/ftrace/testdata/gpu-stamps/* \
   testdata/vgpu/out/*/tracefs.txt testdata/vgpu/out/*/record.txt; do
   [ -f "$c" ] || continue
   n=$(echo "${c#testdata/}" | tr / _)

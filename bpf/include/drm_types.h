@@ -109,3 +109,26 @@ struct drm_minor___gd {
 struct drm_file___gd {
 	struct drm_minor___gd *minor;
 } __attribute__((preserve_access_index));
+
+/* imagination (pvr_job.h): the members pvr_trace.h reads. type is enum drm_pvr_job_type
+ * (uapi: GEOMETRY 0, FRAGMENT 1, COMPUTE 2, TRANSFER_FRAG 3). */
+struct pvr_job___gd {
+	void *ctx;
+	__u32 type;
+	struct dma_fence *done_fence;
+} __attribute__((preserve_access_index));
+
+/* ivpu (ivpu_job.h, ivpu_drv.h): job->file_priv->ctx.id, engine_idx, job_id. */
+struct ivpu_mmu_context___gd {
+	__u32 id;
+} __attribute__((preserve_access_index));
+
+struct ivpu_file_priv___gd {
+	struct ivpu_mmu_context___gd ctx;
+} __attribute__((preserve_access_index));
+
+struct ivpu_job___gd {
+	struct ivpu_file_priv___gd *file_priv;
+	__u32 job_id;
+	__u32 engine_idx;
+} __attribute__((preserve_access_index));

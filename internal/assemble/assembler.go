@@ -143,6 +143,7 @@ type Assembler struct {
 	rings         map[ringKey]*ring
 
 	i915Legacy map[i915RingKey][]legacyRequest // i915legacy.go: open requests per ring
+	pvrCreated map[uint32][]*job               // accel.go: powervr jobs created on a thread, not yet queued
 
 	signals  *fifoMap[signalRec]        // recent fence signals: packed key → time, hook
 	owners   *fifoMap[ownerRec]         // fences of output jobs → the job's finished fence and run
@@ -203,6 +204,7 @@ func New(cfg Config, out func(*Job)) *Assembler {
 		waiters:    map[uint64][]*job{},
 		threads:    map[uint32]*thread{},
 		i915Legacy: map[i915RingKey][]legacyRequest{},
+		pvrCreated: map[uint32][]*job{},
 		rings:      map[ringKey]*ring{},
 		signals:    newFIFOMap[signalRec](recentFences),
 		owners:     newFIFOMap[ownerRec](recentFences),
@@ -418,6 +420,7 @@ func (a *Assembler) reset() {
 	a.recentThreads = [threadCacheSlots]threadCacheEntry{}
 	clear(a.rings)
 	clear(a.i915Legacy)
+	clear(a.pvrCreated)
 	clear(a.cpuFirst)
 	a.cpuSeen = 0
 	a.signals.reset()

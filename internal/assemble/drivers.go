@@ -48,9 +48,13 @@ const (
 	famVirtio // virtio_gpu: the execbuffer's SUBMIT_3D command, keyed by its fence (virtio.go)
 	famV3D    // v3d's own events without drm_sched events
 	famVC4    // vc4's, the same scheme (v3d.go)
+	famPVR    // imagination's own events without drm_sched's (accel.go)
+	famIVPU   // ivpu (Intel NPU, no scheduler; accel.go)
+	famXDNA   // amdxdna's own events without drm_sched's (accel.go)
 )
 
-var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm", famVirtio: "virtio_gpu", famV3D: "v3d", famVC4: "vc4"}
+var familyDriver = [...]string{famSched: "", famI915: "i915", famXe: "xe", famMsm: "msm", famVirtio: "virtio_gpu", famV3D: "v3d", famVC4: "vc4",
+	famPVR: "powervr", famIVPU: "intel_vpu", famXDNA: "amdxdna"}
 
 // Flags of the three events that make a job Completed.
 const (

@@ -37,6 +37,9 @@ const (
 	nsVirtioFence                      // virtio_gpu command fence_id, per device
 	nsVirtioSeq                        // virtio_gpu command seqno (7.3), per device
 	nsV3D                              // v3d queue and hardware fence seqno, per device
+	nsPVR                              // imagination: the pvr_job pointer (accel.go)
+	nsIVPU                             // ivpu: job_id, per device (accel.go)
+	nsIVPUCreate                       // ivpu: a created job not submitted yet, by its thread (accel.go)
 )
 
 // idKey is the identity of a job that has no fence key in its events: old scheduler

@@ -24,6 +24,12 @@ func (a *Assembler) nativeEvent(e *event.Event, r *role) {
 		a.virtioEvent(e, r)
 	case famV3D, famVC4:
 		a.v3dEvent(e, r)
+	case famPVR:
+		a.pvrEvent(e, r)
+	case famIVPU:
+		a.ivpuEvent(e, r)
+	case famXDNA:
+		a.xdnaEvent(e, r)
 	}
 }
 

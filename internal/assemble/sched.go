@@ -100,6 +100,7 @@ func (a *Assembler) jobQueue(e *event.Event) {
 		}
 		th.xe = nil
 	}
+	a.pvrQueued(j, e.TID)
 	if j.stream != 0 {
 		a.streams.put(j.stream, struct{}{})
 	}

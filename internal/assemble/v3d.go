@@ -31,6 +31,9 @@ import "github.com/ghostdriver/ghostdriver/internal/event"
 const (
 	ruleV3DFinished = "v3d_irq_as_finished"
 	ruleVC4Finished = "vc4_irq_as_finished"
+	// ruleV3DRunUntraced: drm_sched's queue event was traced but not its run event; the
+	// submit event is inside run_job, so the run was at the latest then.
+	ruleV3DRunUntraced = "v3d_submit_in_run_job(run event not traced)"
 )
 
 // v3d queues, as the kernel's scheduler names them (v3d_sched.c drm_sched_init names).
@@ -105,7 +108,17 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 		j = nil
 	}
 	if r.creates {
-		if run := a.running(e.TID); run != nil && run.fam == famSched {
+		run := a.running(e.TID)
+		if run == nil || run.fam != famSched {
+			if q := a.v3dQueuedUnrun(q); q != nil && (j == nil || j.fam == r.family) {
+				// drm_sched's queue event traced, its run not: run_job is running the
+				// oldest job the queue's scheduler has not run (one at a time, in order).
+				q.set(PointRun, e.Time, 0, Inferred, ruleV3DRunUntraced)
+				q.seen |= seenRun
+				run = q
+			}
+		}
+		if run != nil && run.fam == famSched {
 			// Inside drm_sched's run_job: the scheduler's job. A standalone job under the
 			// same identity is a seqno met again (the input restarted): forget it.
 			if j != nil && j != run && j.fam == r.family {
@@ -113,6 +126,9 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 			}
 			j = run
 			a.addID(j, id)
+			if j.out.Driver == "" {
+				j.out.Driver = familyDriver[r.family]
+			}
 		} else if j == nil || j.fam == r.family && j.seen&seenRun != 0 {
 			if j != nil {
 				a.close(j, causeTimeout, Incomplete, reasonV3DReplaced)
@@ -168,3 +184,29 @@ func (a *Assembler) v3dEvent(e *event.Event, r *role) {
 // reasonV3DReplaced closes a standalone v3d job whose identity came again before it
 // completed (its end event was lost, or the input restarted).
 const reasonV3DReplaced = "the same queue and seqno ran again before this job's interrupt"
+
+// v3dQueuedUnrun is the scheduler's job on queue q (the scheduler's ring name) that was
+// queued earliest and has neither run nor a v3d identity yet, or nil; among such jobs
+// one whose traced dependencies have all signalled comes first (the scheduler runs no
+// job before its dependencies). Only a capture without drm_sched's run event has such
+// a job when a v3d submit event comes (with it, the submit is inside the run window).
+func (a *Assembler) v3dQueuedUnrun(q uint8) *job {
+	name := v3dQueueName[q]
+	var best, ready *job
+	for j := a.pending.head; j != nil; j = j.next {
+		if j.fam != famSched || j.seen&(seenQueue|seenRun) != seenQueue || j.out.Ring != name || hasNS(j, nsV3D) {
+			continue
+		}
+		tq := j.out.Points[PointQueued].Time
+		if best == nil || tq < best.out.Points[PointQueued].Time {
+			best = j
+		}
+		if j.waiting == 0 && (ready == nil || tq < ready.out.Points[PointQueued].Time) {
+			ready = j
+		}
+	}
+	if ready != nil {
+		return ready
+	}
+	return best
+}

@@ -96,6 +96,20 @@ const (
 	VC4BinEndIRQ
 	VC4RenderEndIRQ
 
+	// imagination (pvr): JobID = the pvr_job pointer (its only identity), Ring = the job
+	// type (create), Entity = the context pointer (create), Fence.Seqno = the done
+	// fence's seqno (submit_fw; no context printed).
+	PVRJobCreate
+	PVRJobSubmitFW
+	PVRJobDone
+	// ivpu (Intel NPU, TRACE_SYSTEM vpu, event "job"): Text = the step ("create",
+	// "submit", "done"), JobID = job_id (0 at create), Entity = the context id, Ring =
+	// the engine index.
+	IVPUJob
+	// amdxdna (AMD NPU): Fence = the drm_sched job's finished fence, Ring = the hardware
+	// context's name, Text = the step ("sent to device", "signaled fence", ...).
+	XDNAJob
+
 	// trace_marker writes ("print" events), kept as markers on the timeline.
 	Marker
 
@@ -165,6 +179,11 @@ var kindNames = [kindCount]string{
 	VC4SubmitCL:          "vc4_submit_cl",
 	VC4BinEndIRQ:         "vc4_bin_end_irq",
 	VC4RenderEndIRQ:      "vc4_render_end_irq",
+	PVRJobCreate:         "pvr_job_create",
+	PVRJobSubmitFW:       "pvr_job_submit_fw",
+	PVRJobDone:           "pvr_job_done",
+	IVPUJob:              "ivpu_job",
+	XDNAJob:              "xdna_job",
 	Marker:               "marker",
 	ProcessExec:          "process_exec",
 	ProcessExit:          "process_exit",

@@ -193,6 +193,48 @@ var (
 		{"dev=%u", "dev", "v3d_trace.h 5.x .. 6.8+: v3d_cache_clean_begin/_end"},
 	}}
 
+	// pvr_trace.h (TRACE_SYSTEM pvr, drivers/gpu/drm/imagination): read at torvalds/linux
+	// 680d49d8 and b4d85f86 (2026, the header's first versions: the same formats; only
+	// hwrt_addr's assignment differs). job = the struct pvr_job pointer, the only
+	// identity the three job events share; ctx = the pvr_context (a submission stream);
+	// done_seqno = the job's done fence seqno (a per-queue counter, no context printed).
+	famPVRCreate = &Family{"pvr job_create", []Format{
+		{"pvr_dev=%p ctx=%p fw_obj=%p fw_addr=0x%x hwrt_addr=0x%x job=%p job_type=%s sync_op_count=%u",
+			"_ entity _ _ _ id ring _", "pvr_trace.h 680d49d8, b4d85f86 pvr_job_create"},
+	}}
+	famPVRSubmitFW = &Family{"pvr job_submit_fw", []Format{
+		{"job=%p done_seqno=%u", "id fseq", "pvr_trace.h 680d49d8, b4d85f86 pvr_job_submit_fw"},
+	}}
+	famPVRDone = &Family{"pvr job_done", []Format{
+		{"job=%p", "id", "pvr_trace.h 680d49d8, b4d85f86 pvr_job_done"},
+	}}
+
+	// ivpu_trace.h (TRACE_SYSTEM vpu, drivers/accel/ivpu): read at torvalds/linux
+	// 28eb75e1 (2024 header: events pm, job, jsm). job's first argument is the step the
+	// call site names (ivpu_job.c of the trees with the header, stored index 752155383 and
+	// 326584570: "create" in ivpu_job_create, before the job id is allocated, so job:0;
+	// "submit" in ivpu_job_submit after the doorbell is rung; "done" in
+	// ivpu_job_signal_and_destroy right after the done fence's dma_fence_signal).
+	// context = the file's NPU context id, engine = the engine index, job = job_id
+	// (device-wide, cyclic).
+	famIVPUJob = &Family{"ivpu job", []Format{
+		{"%s context:%d engine:%d job:%d", "reason entity ring id", "ivpu_trace.h 28eb75e1"},
+	}}
+
+	// include/trace/events/amdxdna.h (TRACE_SYSTEM amdxdna): xdna_job prints the drm_sched
+	// job's finished fence (s_fence->finished context and seqno), the hardware context's
+	// name, the job's per-context seq and the step the call site names. op= was added
+	// later (torvalds/linux b4d85f86); the stored aie2_ctx.c of 063db451 calls it
+	// without op (the earlier format). Steps (aie2_ctx.c 063db451): "sent to device" at
+	// the end of run_job (the command is in the firmware's mailbox), "signaled fence" in
+	// aie2_sched_notify just before the job's fence is signalled (the firmware's response
+	// handler), "job free" in free_job, "job timedout" in the timeout handler; the
+	// xdna-driver tree prints "signaling fence" at the same place.
+	famXDNAJob = &Family{"amdxdna xdna_job", []Format{
+		{"fence=(context:%llu, seqno:%llu), %s seq#:%llu %s, op=%u", "fctx fseq ring _ reason _", "amdxdna.h b4d85f86"},
+		{"fence=(context:%llu, seqno:%llu), %s seq#:%llu %s", "fctx fseq ring _ reason", "amdxdna.h before op= (aie2_ctx.c 063db451 calls)"},
+	}}
+
 	// other_drivers_and_core.md "irq / syscalls".
 	famIoctlEnter = &Family{"sys_enter_ioctl", []Format{
 		{"fd: 0x%08lx, cmd: 0x%08lx, arg: 0x%08lx", "fd cmd arg", "syscalls print fmt (trace-cmd, perf)"},
@@ -250,6 +292,9 @@ const (
 	kernVirtio = "virtgpu_trace.h; tp_btf reads the 7.3 arguments (vq, hdr, seqno), 6.1 (vq, hdr) takes the classic rung"
 	kernV3D    = "v3d_trace.h since 4.18 (the _irq, tfu, csd and cache events since 5.x)"
 	kernVC4    = "vc4_trace.h with the submit and IRQ events"
+	kernPVR    = "pvr_trace.h, after 6.12 (absent from 6.12.117, in 7.3.4)"
+	kernIVPU   = "ivpu_trace.h (2024 header; in 7.3.4)"
+	kernXDNA   = "include/trace/events/amdxdna.h (both formats)"
 )
 
 var events = []Event{
@@ -480,6 +525,59 @@ var events = []Event{
 	knownDriver("vc4", "vc4_submit_cl_ioctl", "traced at the submit ioctl's start: sizes, no seqno yet"),
 	knownDriver("vc4", "vc4_wait_for_seqno_begin", "a waiter on a seqno (wait ioctls, eviction): not a point of the job"),
 	knownDriver("vc4", "vc4_wait_for_seqno_end", "as vc4_wait_for_seqno_begin"),
+
+	// imagination (powervr; pvr_trace.h 2026), on drm_sched (pvr_queue.c): the submit
+	// ioctl's create_job traces pvr_job_create; run_job (pvr_queue_run_job) writes the
+	// job's commands to its CCCB, kicks the firmware through the KCCB and then traces
+	// pvr_job_submit_fw (a geometry job paired with a fragment job submits both and
+	// traces both there); pvr_queue_job_cleanup, in the job's release (its last
+	// reference: after the scheduler's free_job, hence after the done fence signalled),
+	// traces pvr_job_done. Nothing is traced at the firmware's start or end of the job
+	// (the done fence is signalled by pvr_queue_signal_done_fences on a firmware event).
+	// A job is its pointer (assemble.pvrEvent).
+	{Names: []Name{{Name: "pvr_job_create"}}, Kind: event.PVRJobCreate, Driver: "powervr", System: "pvr", Formats: famPVRCreate,
+		Points: pts(PointQueued), Role: &Role{1, SeenQueue, true},
+		Rule: "standalone tq (the submit ioctl's create_job); under drm_sched the scheduler's job is found at submit_fw and this one folded in",
+		Hook: &Hook{Value: 113, Event: "pvr_job_create", Kernels: kernPVR}},
+	{Names: []Name{{Name: "pvr_job_submit_fw"}}, Kind: event.PVRJobSubmitFW, Driver: "powervr", System: "pvr", Formats: famPVRSubmitFW,
+		Points: pts(PointRun, PointEmitted), Role: &Role{2, SeenRun, true},
+		Rule: "te of the worker's drm_sched job (traced in run_job after the firmware kick; a paired fragment job's, the second in the window, is not that job's); standalone tr = te",
+		Hook: &Hook{Value: 114, Event: "pvr_job_submit_fw", Kernels: kernPVR}},
+	{Names: []Name{{Name: "pvr_job_done"}}, Kind: event.PVRJobDone, Driver: "powervr", System: "pvr", Formats: famPVRDone,
+		Points: pts(PointFinished), Role: &Role{1, SeenDone, false},
+		Rule: "the job's release: ends the pointer's identity; standalone tf inferred (pvr_release_as_finished: after the done fence signalled, an upper bound)",
+		Hook: &Hook{Value: 115, Event: "pvr_job_done", Kernels: kernPVR}},
+	knownDriver("powervr", "pvr_job_submit_ioctl", "the submit ioctl's job count, no job identity"),
+
+	// ivpu (intel_vpu, Intel NPU; ivpu_trace.h 2024; no drm_sched): one event, "job",
+	// whose first field names the step (famIVPUJob). A job is (device, job_id)
+	// (assemble.ivpuEvent).
+	{Names: []Name{{"job", "TRACE_SYSTEM vpu"}}, Kind: event.IVPUJob, Driver: "intel_vpu", System: "vpu", Formats: famIVPUJob,
+		Points: pts(PointEmitted, PointFinished), Role: &Role{2, 0, true},
+		Rule: "create: tq of the job its thread submits next; submit: tr = te (the doorbell rung); done: tf (right after the done fence's signal); execution inferred",
+		Hook: &Hook{Value: 116, Event: "job", Kernels: kernIVPU}},
+	knownDriver("intel_vpu", "jsm", "firmware IPC messages (type, status, request id): no job identity"),
+	knownDriver("intel_vpu", "pm", "power-management steps: no job identity"),
+
+	// amdxdna (AMD NPU), on drm_sched: xdna_job carries the scheduler job's finished
+	// fence key, so it names the scheduler's job as amdgpu's events do
+	// (assemble.xdnaEvent).
+	{Names: []Name{{Name: "xdna_job"}}, Kind: event.XDNAJob, Driver: "amdxdna", System: "amdxdna", Formats: famXDNAJob,
+		Points: pts(PointEmitted, PointHWDone), Role: &Role{2, 0, true},
+		Rule: "by the finished fence key: sent to device = te (standalone tr = te); signaled fence = th (just before the job's fence is signalled), standalone tf = th (xdna_signal_as_finished)",
+		Hook: &Hook{Value: 117, Event: "xdna_job", Kernels: kernXDNA}},
+	knownDriver("amdxdna", "amdxdna_debug_point", "a debug point (name, number, string): no job identity"),
+	knownDriver("amdxdna", "mbox_set_tail", "mailbox ring pointer write: a message id, no job identity"),
+	knownDriver("amdxdna", "mbox_set_head", "as mbox_set_tail"),
+	knownDriver("amdxdna", "mbox_irq_handle", "mailbox interrupt: channel only"),
+	knownDriver("amdxdna", "mbox_rx_worker", "mailbox receive worker: channel only"),
+
+	// habanalabs (include/trace/events/habanalabs.h, torvalds/linux 191a4443): MMU map
+	// and unmap, DMA allocation: no command-submission or job events.
+	knownDriver("habanalabs", "habanalabs_mmu_map", "MMU mapping: no job identity"),
+	knownDriver("habanalabs", "habanalabs_mmu_unmap", "as habanalabs_mmu_map"),
+	knownDriver("habanalabs", "habanalabs_dma_alloc", "DMA allocation: no job identity"),
+	knownDriver("habanalabs", "habanalabs_dma_free", "as habanalabs_dma_alloc"),
 
 	// Other drivers that also emit gpu_scheduler/dma_fence events (which we decode).
 	knownDriver("lima", "lima_task_submit", "duplicates drm_sched_job for lima"),

@@ -39,6 +39,14 @@ func NewEntryFormat(system, name, formatText string) (*EntryFormat, error) {
 	if len(p.segs) != vf.NumArgs() || len(p.segs) > maxCaptures {
 		return nil, fmt.Errorf("print fmt %q: %d arguments, the table's format of %s has %d", f.PrintFmt, len(p.segs), name, vf.NumArgs())
 	}
+	for i := range p.segs {
+		if p.segs[i].c.ptrHex && !vf.PointerTextOK(i) {
+			// ivpu's job step: a const char * the kernel dereferences when it prints; the
+			// entry holds only the pointer.
+			return nil, fmt.Errorf("%w: print fmt %q: argument %d is a char * field (%s) the decoder needs as text; the entry holds only its pointer",
+				ErrUnsupported, f.PrintFmt, i+1, p.segs[i].c.fld.Name)
+		}
+	}
 	return &EntryFormat{printer: p, values: vf}, nil
 }
 

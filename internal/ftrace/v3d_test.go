@@ -23,6 +23,9 @@ func kernelFormatLines() []string {
 	for _, c := range append(append([]formatLine(nil), v3dLines...), i915LegacyLines...) {
 		out = append(out, c.line)
 	}
+	for _, c := range accelLines {
+		out = append(out, c.line)
+	}
 	return out
 }
 

@@ -52,6 +52,17 @@ func (f *ValueFormat) TextArg(i int) bool {
 	return false
 }
 
+// PointerTextOK reports whether argument i may be a `char *` printed as its pointer (the
+// raw entry holds the pointer, not the text): only amdgpu's ring name, which the decoder
+// then takes from the timeline, and arguments it skips.
+func (f *ValueFormat) PointerTextOK(i int) bool {
+	switch f.t.segs[i].arg {
+	case argSkip, argRingName:
+		return true
+	}
+	return false
+}
+
 // Arg is one print argument: N is the number the conversion prints (truncated to the
 // conversion's length; a negative %d as two's complement; a %p as the pointer), Text
 // what it prints when TextArg (a %s's bytes, or the number's digits as printed).

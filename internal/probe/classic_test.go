@@ -401,7 +401,7 @@ func TestClassicRungs(t *testing.T) {
 		events = append(events, def.event)
 	}
 	sort.Strings(events)
-	if len(events) != 43 {
+	if len(events) != 48 {
 		t.Errorf("%d events with a classic rung: %v", len(events), events)
 	}
 }

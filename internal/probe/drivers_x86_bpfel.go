@@ -64,9 +64,13 @@ const (
 	driversProgTpI915RequestSubmit       = "tp_i915_request_submit"
 	driversProgTpI915RequestWaitBegin    = "tp_i915_request_wait_begin"
 	driversProgTpI915RequestWaitEnd      = "tp_i915_request_wait_end"
+	driversProgTpJob                     = "tp_job"
 	driversProgTpMsmGpuSubmit            = "tp_msm_gpu_submit"
 	driversProgTpMsmGpuSubmitFlush       = "tp_msm_gpu_submit_flush"
 	driversProgTpMsmGpuSubmitRetired     = "tp_msm_gpu_submit_retired"
+	driversProgTpPvrJobCreate            = "tp_pvr_job_create"
+	driversProgTpPvrJobDone              = "tp_pvr_job_done"
+	driversProgTpPvrJobSubmitFw          = "tp_pvr_job_submit_fw"
 	driversProgTpV3dBclIrq               = "tp_v3d_bcl_irq"
 	driversProgTpV3dCacheCleanBegin      = "tp_v3d_cache_clean_begin"
 	driversProgTpV3dCacheCleanEnd        = "tp_v3d_cache_clean_end"
@@ -81,6 +85,7 @@ const (
 	driversProgTpVc4SubmitCl             = "tp_vc4_submit_cl"
 	driversProgTpVirtioGpuCmdQueue       = "tp_virtio_gpu_cmd_queue"
 	driversProgTpVirtioGpuCmdResponse    = "tp_virtio_gpu_cmd_response"
+	driversProgTpXdnaJob                 = "tp_xdna_job"
 	driversProgTpXeHwFenceCreate         = "tp_xe_hw_fence_create"
 	driversProgTpXeHwFenceFree           = "tp_xe_hw_fence_free"
 	driversProgTpXeHwFenceSignal         = "tp_xe_hw_fence_signal"
@@ -98,9 +103,13 @@ const (
 	driversProgTpbtfI915RequestSubmit    = "tpbtf_i915_request_submit"
 	driversProgTpbtfI915RequestWaitBegin = "tpbtf_i915_request_wait_begin"
 	driversProgTpbtfI915RequestWaitEnd   = "tpbtf_i915_request_wait_end"
+	driversProgTpbtfJob                  = "tpbtf_job"
 	driversProgTpbtfMsmGpuSubmit         = "tpbtf_msm_gpu_submit"
 	driversProgTpbtfMsmGpuSubmitFlush    = "tpbtf_msm_gpu_submit_flush"
 	driversProgTpbtfMsmGpuSubmitRetired  = "tpbtf_msm_gpu_submit_retired"
+	driversProgTpbtfPvrJobCreate         = "tpbtf_pvr_job_create"
+	driversProgTpbtfPvrJobDone           = "tpbtf_pvr_job_done"
+	driversProgTpbtfPvrJobSubmitFw       = "tpbtf_pvr_job_submit_fw"
 	driversProgTpbtfV3dBclIrq            = "tpbtf_v3d_bcl_irq"
 	driversProgTpbtfV3dCacheCleanBegin   = "tpbtf_v3d_cache_clean_begin"
 	driversProgTpbtfV3dCacheCleanEnd     = "tpbtf_v3d_cache_clean_end"
@@ -115,6 +124,7 @@ const (
 	driversProgTpbtfVc4SubmitCl          = "tpbtf_vc4_submit_cl"
 	driversProgTpbtfVirtioGpuCmdQueue    = "tpbtf_virtio_gpu_cmd_queue"
 	driversProgTpbtfVirtioGpuCmdResponse = "tpbtf_virtio_gpu_cmd_response"
+	driversProgTpbtfXdnaJob              = "tpbtf_xdna_job"
 	driversProgTpbtfXeHwFenceCreate      = "tpbtf_xe_hw_fence_create"
 	driversProgTpbtfXeHwFenceFree        = "tpbtf_xe_hw_fence_free"
 	driversProgTpbtfXeHwFenceSignal      = "tpbtf_xe_hw_fence_signal"
@@ -177,9 +187,13 @@ type driversProgramSpecs struct {
 	TpI915RequestSubmit       *ebpf.ProgramSpec `ebpf:"tp_i915_request_submit"`
 	TpI915RequestWaitBegin    *ebpf.ProgramSpec `ebpf:"tp_i915_request_wait_begin"`
 	TpI915RequestWaitEnd      *ebpf.ProgramSpec `ebpf:"tp_i915_request_wait_end"`
+	TpJob                     *ebpf.ProgramSpec `ebpf:"tp_job"`
 	TpMsmGpuSubmit            *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit"`
 	TpMsmGpuSubmitFlush       *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_flush"`
 	TpMsmGpuSubmitRetired     *ebpf.ProgramSpec `ebpf:"tp_msm_gpu_submit_retired"`
+	TpPvrJobCreate            *ebpf.ProgramSpec `ebpf:"tp_pvr_job_create"`
+	TpPvrJobDone              *ebpf.ProgramSpec `ebpf:"tp_pvr_job_done"`
+	TpPvrJobSubmitFw          *ebpf.ProgramSpec `ebpf:"tp_pvr_job_submit_fw"`
 	TpV3dBclIrq               *ebpf.ProgramSpec `ebpf:"tp_v3d_bcl_irq"`
 	TpV3dCacheCleanBegin      *ebpf.ProgramSpec `ebpf:"tp_v3d_cache_clean_begin"`
 	TpV3dCacheCleanEnd        *ebpf.ProgramSpec `ebpf:"tp_v3d_cache_clean_end"`
@@ -194,6 +208,7 @@ type driversProgramSpecs struct {
 	TpVc4SubmitCl             *ebpf.ProgramSpec `ebpf:"tp_vc4_submit_cl"`
 	TpVirtioGpuCmdQueue       *ebpf.ProgramSpec `ebpf:"tp_virtio_gpu_cmd_queue"`
 	TpVirtioGpuCmdResponse    *ebpf.ProgramSpec `ebpf:"tp_virtio_gpu_cmd_response"`
+	TpXdnaJob                 *ebpf.ProgramSpec `ebpf:"tp_xdna_job"`
 	TpXeHwFenceCreate         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_create"`
 	TpXeHwFenceFree           *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_free"`
 	TpXeHwFenceSignal         *ebpf.ProgramSpec `ebpf:"tp_xe_hw_fence_signal"`
@@ -211,9 +226,13 @@ type driversProgramSpecs struct {
 	TpbtfI915RequestSubmit    *ebpf.ProgramSpec `ebpf:"tpbtf_i915_request_submit"`
 	TpbtfI915RequestWaitBegin *ebpf.ProgramSpec `ebpf:"tpbtf_i915_request_wait_begin"`
 	TpbtfI915RequestWaitEnd   *ebpf.ProgramSpec `ebpf:"tpbtf_i915_request_wait_end"`
+	TpbtfJob                  *ebpf.ProgramSpec `ebpf:"tpbtf_job"`
 	TpbtfMsmGpuSubmit         *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit"`
 	TpbtfMsmGpuSubmitFlush    *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit_flush"`
 	TpbtfMsmGpuSubmitRetired  *ebpf.ProgramSpec `ebpf:"tpbtf_msm_gpu_submit_retired"`
+	TpbtfPvrJobCreate         *ebpf.ProgramSpec `ebpf:"tpbtf_pvr_job_create"`
+	TpbtfPvrJobDone           *ebpf.ProgramSpec `ebpf:"tpbtf_pvr_job_done"`
+	TpbtfPvrJobSubmitFw       *ebpf.ProgramSpec `ebpf:"tpbtf_pvr_job_submit_fw"`
 	TpbtfV3dBclIrq            *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_bcl_irq"`
 	TpbtfV3dCacheCleanBegin   *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_cache_clean_begin"`
 	TpbtfV3dCacheCleanEnd     *ebpf.ProgramSpec `ebpf:"tpbtf_v3d_cache_clean_end"`
@@ -228,6 +247,7 @@ type driversProgramSpecs struct {
 	TpbtfVc4SubmitCl          *ebpf.ProgramSpec `ebpf:"tpbtf_vc4_submit_cl"`
 	TpbtfVirtioGpuCmdQueue    *ebpf.ProgramSpec `ebpf:"tpbtf_virtio_gpu_cmd_queue"`
 	TpbtfVirtioGpuCmdResponse *ebpf.ProgramSpec `ebpf:"tpbtf_virtio_gpu_cmd_response"`
+	TpbtfXdnaJob              *ebpf.ProgramSpec `ebpf:"tpbtf_xdna_job"`
 	TpbtfXeHwFenceCreate      *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_create"`
 	TpbtfXeHwFenceFree        *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_free"`
 	TpbtfXeHwFenceSignal      *ebpf.ProgramSpec `ebpf:"tpbtf_xe_hw_fence_signal"`
@@ -310,9 +330,13 @@ type driversPrograms struct {
 	TpI915RequestSubmit       *ebpf.Program `ebpf:"tp_i915_request_submit"`
 	TpI915RequestWaitBegin    *ebpf.Program `ebpf:"tp_i915_request_wait_begin"`
 	TpI915RequestWaitEnd      *ebpf.Program `ebpf:"tp_i915_request_wait_end"`
+	TpJob                     *ebpf.Program `ebpf:"tp_job"`
 	TpMsmGpuSubmit            *ebpf.Program `ebpf:"tp_msm_gpu_submit"`
 	TpMsmGpuSubmitFlush       *ebpf.Program `ebpf:"tp_msm_gpu_submit_flush"`
 	TpMsmGpuSubmitRetired     *ebpf.Program `ebpf:"tp_msm_gpu_submit_retired"`
+	TpPvrJobCreate            *ebpf.Program `ebpf:"tp_pvr_job_create"`
+	TpPvrJobDone              *ebpf.Program `ebpf:"tp_pvr_job_done"`
+	TpPvrJobSubmitFw          *ebpf.Program `ebpf:"tp_pvr_job_submit_fw"`
 	TpV3dBclIrq               *ebpf.Program `ebpf:"tp_v3d_bcl_irq"`
 	TpV3dCacheCleanBegin      *ebpf.Program `ebpf:"tp_v3d_cache_clean_begin"`
 	TpV3dCacheCleanEnd        *ebpf.Program `ebpf:"tp_v3d_cache_clean_end"`
@@ -327,6 +351,7 @@ type driversPrograms struct {
 	TpVc4SubmitCl             *ebpf.Program `ebpf:"tp_vc4_submit_cl"`
 	TpVirtioGpuCmdQueue       *ebpf.Program `ebpf:"tp_virtio_gpu_cmd_queue"`
 	TpVirtioGpuCmdResponse    *ebpf.Program `ebpf:"tp_virtio_gpu_cmd_response"`
+	TpXdnaJob                 *ebpf.Program `ebpf:"tp_xdna_job"`
 	TpXeHwFenceCreate         *ebpf.Program `ebpf:"tp_xe_hw_fence_create"`
 	TpXeHwFenceFree           *ebpf.Program `ebpf:"tp_xe_hw_fence_free"`
 	TpXeHwFenceSignal         *ebpf.Program `ebpf:"tp_xe_hw_fence_signal"`
@@ -344,9 +369,13 @@ type driversPrograms struct {
 	TpbtfI915RequestSubmit    *ebpf.Program `ebpf:"tpbtf_i915_request_submit"`
 	TpbtfI915RequestWaitBegin *ebpf.Program `ebpf:"tpbtf_i915_request_wait_begin"`
 	TpbtfI915RequestWaitEnd   *ebpf.Program `ebpf:"tpbtf_i915_request_wait_end"`
+	TpbtfJob                  *ebpf.Program `ebpf:"tpbtf_job"`
 	TpbtfMsmGpuSubmit         *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit"`
 	TpbtfMsmGpuSubmitFlush    *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit_flush"`
 	TpbtfMsmGpuSubmitRetired  *ebpf.Program `ebpf:"tpbtf_msm_gpu_submit_retired"`
+	TpbtfPvrJobCreate         *ebpf.Program `ebpf:"tpbtf_pvr_job_create"`
+	TpbtfPvrJobDone           *ebpf.Program `ebpf:"tpbtf_pvr_job_done"`
+	TpbtfPvrJobSubmitFw       *ebpf.Program `ebpf:"tpbtf_pvr_job_submit_fw"`
 	TpbtfV3dBclIrq            *ebpf.Program `ebpf:"tpbtf_v3d_bcl_irq"`
 	TpbtfV3dCacheCleanBegin   *ebpf.Program `ebpf:"tpbtf_v3d_cache_clean_begin"`
 	TpbtfV3dCacheCleanEnd     *ebpf.Program `ebpf:"tpbtf_v3d_cache_clean_end"`
@@ -361,6 +390,7 @@ type driversPrograms struct {
 	TpbtfVc4SubmitCl          *ebpf.Program `ebpf:"tpbtf_vc4_submit_cl"`
 	TpbtfVirtioGpuCmdQueue    *ebpf.Program `ebpf:"tpbtf_virtio_gpu_cmd_queue"`
 	TpbtfVirtioGpuCmdResponse *ebpf.Program `ebpf:"tpbtf_virtio_gpu_cmd_response"`
+	TpbtfXdnaJob              *ebpf.Program `ebpf:"tpbtf_xdna_job"`
 	TpbtfXeHwFenceCreate      *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_create"`
 	TpbtfXeHwFenceFree        *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_free"`
 	TpbtfXeHwFenceSignal      *ebpf.Program `ebpf:"tpbtf_xe_hw_fence_signal"`
@@ -382,9 +412,13 @@ func (p *driversPrograms) Close() error {
 		p.TpI915RequestSubmit,
 		p.TpI915RequestWaitBegin,
 		p.TpI915RequestWaitEnd,
+		p.TpJob,
 		p.TpMsmGpuSubmit,
 		p.TpMsmGpuSubmitFlush,
 		p.TpMsmGpuSubmitRetired,
+		p.TpPvrJobCreate,
+		p.TpPvrJobDone,
+		p.TpPvrJobSubmitFw,
 		p.TpV3dBclIrq,
 		p.TpV3dCacheCleanBegin,
 		p.TpV3dCacheCleanEnd,
@@ -399,6 +433,7 @@ func (p *driversPrograms) Close() error {
 		p.TpVc4SubmitCl,
 		p.TpVirtioGpuCmdQueue,
 		p.TpVirtioGpuCmdResponse,
+		p.TpXdnaJob,
 		p.TpXeHwFenceCreate,
 		p.TpXeHwFenceFree,
 		p.TpXeHwFenceSignal,
@@ -416,9 +451,13 @@ func (p *driversPrograms) Close() error {
 		p.TpbtfI915RequestSubmit,
 		p.TpbtfI915RequestWaitBegin,
 		p.TpbtfI915RequestWaitEnd,
+		p.TpbtfJob,
 		p.TpbtfMsmGpuSubmit,
 		p.TpbtfMsmGpuSubmitFlush,
 		p.TpbtfMsmGpuSubmitRetired,
+		p.TpbtfPvrJobCreate,
+		p.TpbtfPvrJobDone,
+		p.TpbtfPvrJobSubmitFw,
 		p.TpbtfV3dBclIrq,
 		p.TpbtfV3dCacheCleanBegin,
 		p.TpbtfV3dCacheCleanEnd,
@@ -433,6 +472,7 @@ func (p *driversPrograms) Close() error {
 		p.TpbtfVc4SubmitCl,
 		p.TpbtfVirtioGpuCmdQueue,
 		p.TpbtfVirtioGpuCmdResponse,
+		p.TpbtfXdnaJob,
 		p.TpbtfXeHwFenceCreate,
 		p.TpbtfXeHwFenceFree,
 		p.TpbtfXeHwFenceSignal,

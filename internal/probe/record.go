@@ -259,6 +259,16 @@ func (d *decoder) decode(b []byte, ev *event.Event) error {
 		case commonHookHOOK_MSM_GPU_SUBMIT_RETIRED:
 			ev.GPUStart, ev.GPUEnd = r.DepCtx, r.DepSeqno
 		}
+	case commonHookHOOK_PVR_JOB_CREATE, commonHookHOOK_PVR_JOB_SUBMIT_FW, commonHookHOOK_PVR_JOB_DONE:
+		ev.Driver = "powervr" // drivers.c: job pointer in job_id, type in ring, ctx in entity
+	case commonHookHOOK_JOB:
+		// drivers.c (ivpu): the step in ring, the engine index in arg, as the text has them.
+		ev.Driver = "intel_vpu"
+		ev.Text, ev.Ring = ev.Ring, strconv.FormatUint(r.Arg, 10)
+	case commonHookHOOK_XDNA_JOB:
+		// drivers.c: the hardware context's name in ring, the step in dev.
+		ev.Driver = "amdxdna"
+		ev.Text, ev.Device = ev.Device, ""
 	}
 	return nil
 }

@@ -51,7 +51,8 @@ type Host struct {
 	DRMErr     error
 	// SchedModule: /sys/module/gpu_sched exists (the DRM GPU scheduler is loaded).
 	SchedModule bool
-	// DRMDrivers are the kernel drivers of the DRM cards (/sys/class/drm/card*/device/driver).
+	// DRMDrivers are the kernel drivers of the DRM cards and of the compute accelerators
+	// (/sys/class/drm/card*/device/driver, /sys/class/accel/accel*/device/driver).
 	DRMDrivers []string
 	Privileges error // nil: CAP_BPF+CAP_PERFMON or CAP_SYS_ADMIN
 	BTF        error // nil: /sys/kernel/btf/vmlinux
@@ -74,10 +75,22 @@ func ProbeHost(devRoot, sysRoot string) Host {
 			h.DRMDevices = append(h.DRMDevices, n)
 		}
 	}
+	// Compute accelerators (drivers/accel: ivpu, amdxdna, habanalabs) have /dev/accel
+	// nodes instead.
+	if accel, err := os.ReadDir(filepath.Join(devRoot, "accel")); err == nil {
+		for _, e := range accel {
+			if n := e.Name(); strings.HasPrefix(n, "accel") {
+				h.DRMDevices = append(h.DRMDevices, "accel/"+n)
+				h.DRMErr = nil
+			}
+		}
+	}
 	if _, err := os.Stat(filepath.Join(sysRoot, "module", "gpu_sched")); err == nil {
 		h.SchedModule = true
 	}
 	cards, _ := filepath.Glob(filepath.Join(sysRoot, "class", "drm", "card[0-9]*"))
+	accels, _ := filepath.Glob(filepath.Join(sysRoot, "class", "accel", "accel[0-9]*"))
+	cards = append(cards, accels...)
 	seen := map[string]bool{}
 	for _, c := range cards {
 		if t, err := os.Readlink(filepath.Join(c, "device", "driver")); err == nil {

@@ -9,9 +9,11 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +71,19 @@ func TestSampledReplayKeepsEveryJobInTheMetrics(t *testing.T) {
 	}
 	if len(all) == 0 || all[metadata.MetricJobs+"|"+jobsKey] != samplingJobs {
 		t.Fatalf("the unsampled run's %s: %v (want %d jobs)", metadata.MetricJobs, all[metadata.MetricJobs+"|"+jobsKey], samplingJobs)
+	}
+	// busy_ratio is a gauge of the last collection window, whose start is the collection
+	// before it: collections are paced by the wall clock (collection_interval), so a
+	// slower run (a loaded host) has windows elsewhere. busy_time, cumulative, must agree.
+	for _, m := range []map[string]float64{all, sampled} {
+		for k := range m {
+			if strings.HasPrefix(k, metadata.MetricRingBusyRatio+"|") {
+				delete(m, k)
+			}
+		}
+	}
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(all)), func(k string) bool { return strings.HasPrefix(k, metadata.MetricRingBusyTime+"|") }) {
+		t.Errorf("the unsampled run has no %s", metadata.MetricRingBusyTime)
 	}
 	for k, v := range all {
 		if sv, ok := sampled[k]; !ok || sv != v {

@@ -647,9 +647,13 @@ func TestVirglRigGroundTruth(t *testing.T) {
 	checkVirglSpans(t, "live "+filepath.Base(dir), tr, readVirglSpans(t, filepath.Join(dir, "spans.json"), offset), live)
 	// A second receiver ran beside it with --fence-filter: the same jobs, held to the same
 	// truth (the filter must learn the context of virtio_gpu's job fences, which no driver
-	// event names).
+	// event names). Its programs run after the first receiver's on every hook, on the same
+	// vCPUs: its bounds lie later by that much (p99 up to 194 µs on 7.3's single-threaded
+	// TCG), so 99% of them are held within 500 µs instead of 200.
+	filter := live
+	filter.typical = 500_000
 	offset = readClockOffset(t, filepath.Join(dir, "clock-filter.txt"))
-	checkVirglSpans(t, "live --fence-filter "+filepath.Base(dir), tr, readVirglSpans(t, filepath.Join(dir, "spans-filter.json"), offset), live)
+	checkVirglSpans(t, "live --fence-filter "+filepath.Base(dir), tr, readVirglSpans(t, filepath.Join(dir, "spans-filter.json"), offset), filter)
 	checkVirglRecordsJobs(t, dir)
 	// doctor in the guest says it follows virtio_gpu jobs and which stages they get.
 	doc, err := os.ReadFile(filepath.Join(dir, "doctor.txt"))

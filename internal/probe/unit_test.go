@@ -223,9 +223,9 @@ func ioctlEnterSample(r commonIoctlEnterRecord) []byte {
 }
 
 // The ioctl entry's record gives the entry event: the syscall rungs' with the fd, fentry
-// drm_ioctl's with the DRM driver's name, each with comm and the trace context (ids and
-// trace flags, sampled or not) only when a tier was read; an entry-sized sample of another
-// hook is unknown, not misread.
+// drm_ioctl's with the DRM driver's name and client id, each with comm and the trace context
+// (ids and trace flags, sampled or not) only when a tier was read; an entry-sized sample of
+// another hook is unknown, not misread.
 func TestDecodeIoctlEnterRecord(t *testing.T) {
 	var d decoder
 	var ev event.Event

@@ -123,7 +123,8 @@ test-vgpu: cli
 	testdata/vgpu/test.sh
 
 # The virgl rig: the upstream virtio_gpu driver with Debian's Mesa (virgl) under QEMU (TCG),
-# both kernel generations, checked against its tracefs and the client's frame log.
+# both kernel generations, checked against its tracefs, the client's frame log and the guest's
+# DRM debugfs (the client id); a --fence-filter receiver beside the first; --records jobs refused.
 test-virgl:
 	testdata/vgpu/test-virgl.sh
 

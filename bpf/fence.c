@@ -12,7 +12,11 @@
  * scheduler's, dependencies', hardware fences'); the others are counted
  * (KC_FENCE_PASSED_OVER) and cost one hash lookup instead of a record. A context is
  * followed from the moment user space has read its first job, so that job's own earlier
- * fence events may be passed over (counted too).
+ * fence events may be passed over (counted too). Drivers without a scheduler name no fence
+ * context in their job events (virtio_gpu's commands carry only the fence's seqno), so the
+ * kernel learns those itself: a fence emitted (dma_fence_emit) by a thread inside a followed
+ * ioctl is a submitted job's, and its context is followed from that emit on (where the
+ * ioctl entries wait in task storage: in_followed_ioctl).
  */
 #include "ghostdriver.h"
 #include "kcounters.h"
@@ -29,12 +33,17 @@ struct {
 } fence_ctxs SEC(".maps");
 
 /* Whether an event of this context is sent (always, with the filter off). */
-static __always_inline bool fence_followed(__u64 ctx)
+static __always_inline bool fence_followed(__u16 hook, __u64 ctx)
 {
 	if (!fence_filter)
 		return true;
 	if (bpf_map_lookup_elem(&fence_ctxs, &ctx))
 		return true;
+	if (hook == HOOK_DMA_FENCE_EMIT && in_followed_ioctl()) {
+		__u8 one = 1;
+		bpf_map_update_elem(&fence_ctxs, &ctx, &one, BPF_ANY);
+		return true;
+	}
 	kcount(KC_FENCE_PASSED_OVER);
 	return false;
 }
@@ -44,7 +53,7 @@ static __always_inline int on_fence(__u16 hook, struct dma_fence *f)
 	if (fence_filter) {
 		__u64 ctx = 0, seqno = 0;
 		read_fence(f, &ctx, &seqno);
-		if (!fence_followed(ctx))
+		if (!fence_followed(hook, ctx))
 			return 0;
 	}
 	struct fence_record *r = fence_reserve(hook);
@@ -70,7 +79,7 @@ struct dma_fence_tp_args {
 
 static __always_inline int on_fence_tp(__u16 hook, struct dma_fence_tp_args *ctx)
 {
-	if (!fence_followed(ctx->context))
+	if (!fence_followed(hook, ctx->context))
 		return 0;
 	struct fence_record *r = fence_reserve(hook);
 	if (!r)

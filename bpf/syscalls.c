@@ -260,7 +260,7 @@ static __always_inline struct ioctl_enter_record *ioctl_enter_record(__u16 hook,
 	r->cmd = cmd;
 	r->arg = arg;
 	if (filp)
-		read_drm_driver(r, filp);
+		read_drm_file(r, filp);
 	r->ctx_tier = read_app_ctx_row(rc, r->trace_id, r->span_id, &r->trace_flags, &r->ctx_error);
 	return r;
 }

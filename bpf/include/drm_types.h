@@ -108,6 +108,7 @@ struct drm_minor___gd {
 
 struct drm_file___gd {
 	struct drm_minor___gd *minor;
+	__u64 client_id; /* 6.5+ ("drm: Add common fdinfo helper"): fdinfo's drm-client-id */
 } __attribute__((preserve_access_index));
 
 /* imagination (pvr_job.h): the members pvr_trace.h reads. type is enum drm_pvr_job_type

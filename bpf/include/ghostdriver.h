@@ -285,11 +285,11 @@ struct ioctl_exit_record {
 
 /*
  * The entry record of a followed submit ioctl (syscall tracepoints, raw_tp sys_enter,
- * fentry drm_ioctl): 96 bytes where a struct record is 224. Every followed ioctl sends
+ * fentry drm_ioctl): 104 bytes where a struct record is 224. Every followed ioctl sends
  * one, most of them ioctls that queue no job, and what a reservation costs grows with the
  * bytes the producer moves through the ring (BENCHMARKS.md), so the entry carries only
- * what an entry has: the ioctl's arguments, comm, the DRM driver's name (fentry) and the
- * application's trace context (ids and trace flags).
+ * what an entry has: the ioctl's arguments, comm, the DRM driver's name and client id
+ * (fentry) and the application's trace context (ids and trace flags).
  */
 struct ioctl_enter_record {
 	__u64 ts;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -310,6 +310,11 @@ struct ioctl_enter_record {
 	char driver[16];    /* DRM driver name of the ioctl's file (fentry drm_ioctl) */
 	__u8 trace_id[16]; /* application trace context (W3C byte order), when ctx_tier != 0 */
 	__u8 span_id[8];
+	/*
+	 * The ioctl's DRM client: drm_file.client_id (6.5+, fdinfo's drm-client-id), read through
+	 * the file fentry drm_ioctl is given; 0 from the syscall hooks and before 6.5.
+	 */
+	__u64 client_id;
 };
 
 _Static_assert(HOOK_SYS_ENTER_IOCTL < 256 && HOOK_DRM_IOCTL_ENTER < 256, "ioctl_enter_record.hook is one byte");

@@ -128,8 +128,11 @@ static __always_inline void ioctl_undefer(void)
 		__sync_fetch_and_add(n, -1);
 }
 
-/* The DRM driver's name, read through the file drm_ioctl was given. */
-static __always_inline void read_drm_driver(struct ioctl_enter_record *r, struct file *filp)
+/*
+ * The DRM driver's name and the DRM client's id (drm_file.client_id, 6.5+), read through the
+ * file drm_ioctl was given.
+ */
+static __always_inline void read_drm_file(struct ioctl_enter_record *r, struct file *filp)
 {
 	struct drm_file___gd *df = BPF_CORE_READ(filp, private_data);
 	if (!df)
@@ -137,6 +140,20 @@ static __always_inline void read_drm_driver(struct ioctl_enter_record *r, struct
 	const char *name = BPF_CORE_READ(df, minor, dev, driver, name);
 	if (name)
 		bpf_probe_read_kernel_str(r->driver, sizeof(r->driver), name);
+	if (bpf_core_field_exists(df->client_id))
+		r->client_id = BPF_CORE_READ(df, client_id);
+}
+
+/*
+ * Whether the current thread is inside a followed ioctl (its slot holds the entry, sent or
+ * not). Only where the entries wait in task storage (IOCTL_DEFER); false elsewhere.
+ */
+static __always_inline bool in_followed_ioctl(void)
+{
+	if (!IOCTL_DEFER())
+		return false;
+	struct ioctl_slot *sl = bpf_task_storage_get(&inflight_ts, bpf_get_current_task_btf(), 0, 0);
+	return sl && (sl->state == SLOT_DEFERRED || sl->state == SLOT_SENT);
 }
 
 /*
@@ -207,7 +224,7 @@ static __always_inline void ioctl_flush(void)
 	/* Only fentry drm_ioctl sets filp; the type check keeps the read out of programs
 	 * loaded where DRM's types are not in the kernel's BTF (no DRM driver loaded). */
 	if (bpf_core_type_exists(struct drm_file___gd) && sl->filp)
-		read_drm_driver(r, (struct file *)sl->filp);
+		read_drm_file(r, (struct file *)sl->filp);
 	ring_submit(r);
 }
 

@@ -38,6 +38,7 @@ type thread struct {
 	pid       uint32
 	comm      string
 	driver    string // DRM driver of the file the ioctl was made on, when the hook reads it
+	clientID  uint64 // DRM client id of that file (drm_file.client_id), when the hook reads it
 	traceID   [16]byte
 	spanID    [8]byte
 	ctxTier   uint8
@@ -133,7 +134,7 @@ func (a *Assembler) ioctlEnter(e *event.Event) {
 	th.inIoctl = true
 	th.enter = e.Time
 	th.enterHook = hookOf(e)
-	th.pid, th.comm, th.driver = e.PID, e.Comm, e.Driver
+	th.pid, th.comm, th.driver, th.clientID = e.PID, e.Comm, e.Driver, e.ClientID
 	th.traceID, th.spanID, th.ctxTier, th.traceFlags = e.TraceID, e.SpanID, e.CtxTier, e.TraceFlags
 }
 
@@ -237,6 +238,9 @@ func (a *Assembler) bracket(j *job, e *event.Event) {
 		}
 		if j.out.Driver == "" {
 			j.out.Driver = th.driver // scheduler events do not name the driver; the DRM file does
+		}
+		if j.out.ClientID == 0 {
+			j.out.ClientID = th.clientID // the DRM file's, where no job event names the client
 		}
 		if j.out.TID == 0 {
 			j.out.TID = e.TID

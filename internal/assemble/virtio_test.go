@@ -8,6 +8,9 @@ package assemble
 import (
 	"strings"
 	"testing"
+
+	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/ftrace"
 )
 
 // One set-up ioctl (DRM_IOCTL_VIRTGPU_RESOURCE_CREATE: a fenced RESOURCE_CREATE_3D, not a
@@ -168,5 +171,58 @@ func TestVirglInFence(t *testing.T) {
 	wantStage(t, j, "ring_emission", 420, 424, Measured, "dma_fence_emit→virtio_gpu_cmd_queue")
 	if _, ok := stageOf(j, "fence_dependency"); ok {
 		t.Error("a fence_dependency stage: the wait was inside the ioctl")
+	}
+}
+
+// The DRM client of a virtio_gpu job is its submit ioctl's file (fentry drm_ioctl reads
+// drm_file.client_id on 6.5+; no virtio_gpu event names the client): every job of the
+// capture carries the id its ioctl entries carry, and none where they carry none (tracefs).
+func TestVirglJobsCarryTheIoctlsClient(t *testing.T) {
+	for _, id := range []uint64{0, 2} {
+		d := ftrace.NewDecoder()
+		var evs []event.Event
+		for n, l := range strings.Split(virglCapture73, "\n") {
+			if l = strings.TrimSpace(l); l == "" {
+				continue
+			}
+			var ev event.Event
+			if !d.Decode([]byte(l), n, &ev) {
+				t.Fatalf("line %d not decoded: %q", n, l)
+			}
+			if ev.Kind == event.IoctlEnter {
+				ev.ClientID = id
+			}
+			evs = append(evs, ev)
+		}
+		jobs := newCollector(testConfig()).run(evs...)
+		if len(jobs) != 3 {
+			t.Fatalf("%d jobs, want 3: %s", len(jobs), dump(jobs))
+		}
+		for _, j := range jobs {
+			if j.ClientID != id {
+				t.Errorf("ioctl client %d: job %v carries client %d", id, j.Finished, j.ClientID)
+			}
+		}
+	}
+}
+
+// A scheduler event that names the client (6.17+) is the job's client; the ioctl's file
+// names it where the scheduler's events do not (before 6.17).
+func TestSchedulerJobClientFromTheIoctl(t *testing.T) {
+	f := fk(70, 1)
+	for _, c := range []struct {
+		sched, ioctl, want uint64
+	}{{13, 13, 13}, {0, 7, 7}, {13, 0, 13}} {
+		enter := ioctlEnter(0, 100)
+		enter.ClientID = c.ioctl
+		q := queue617(10, 100, f)
+		q.ClientID = c.sched
+		r := run617(20, f)
+		r.ClientID = c.sched
+		jobs := newCollector(testConfig()).run(enter, q, ioctlExit(15, 100), r, done617(40, f))
+		j := find(t, jobs, f)
+		if j.ClientID != c.want {
+			t.Errorf("scheduler client %d, ioctl client %d: job client %d, want %d", c.sched, c.ioctl, j.ClientID, c.want)
+		}
 	}
 }

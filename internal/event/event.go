@@ -263,7 +263,7 @@ type Event struct {
 	JobID    uint64   // scheduler job id, amdgpu sched_job id, msm submit id, xe job pointer
 	FencePtr uint64   // old kernels: fence pointer (hashed %p in text), the only job identity they print
 	Entity   uint64   // scheduler entity pointer, when printed
-	ClientID uint64   // DRM client id (6.17+ scheduler events)
+	ClientID uint64   // DRM client id (6.17+ scheduler events; ioctl entries of fentry drm_ioctl, 6.5+)
 	HWFence  FenceKey // hardware fence linked in the kernel (s_fence->parent), when the live source reads it
 
 	// ioctl: Arg and Ret (Fd and Cmd below); Ret is also an fexit's return value.

@@ -129,6 +129,7 @@ type commonIoctlEnterRecord struct {
 	Driver     [16]int8
 	TraceId    [16]uint8
 	SpanId     [8]uint8
+	ClientId   uint64
 }
 
 type commonIoctlExitRecord struct {

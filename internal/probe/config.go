@@ -73,7 +73,8 @@ type Config struct {
 	// FenceFilter sends dma_fence events only for contexts seen in GPU jobs (bpf/fence.c);
 	// the others are counted (ghostdriver.source.kernel_drops{reason=fence_passed_over}).
 	// A context is followed once its first job has been read, so that job's earlier
-	// fence events are passed over.
+	// fence events are passed over; the context of a fence emitted inside a followed ioctl
+	// (virtio_gpu's jobs, whose events name none) is followed from that emit on, by the kernel.
 	FenceFilter bool
 	// SendJoblessIoctls sends the records of every followed ioctl. By default (false), a
 	// process the enricher has resolved sends its ioctl's entry only once something of the

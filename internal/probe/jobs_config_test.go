@@ -5,6 +5,8 @@ package probe
 import (
 	"strings"
 	"testing"
+
+	"github.com/ghostdriver/ghostdriver/internal/capability"
 )
 
 func TestJobsConfig(t *testing.T) {
@@ -103,5 +105,29 @@ func TestParseRelease(t *testing.T) {
 		if ma != c.major || mi != c.minor || ok != c.ok {
 			t.Errorf("%q: %d.%d %v, want %d.%d %v", c.rel, ma, mi, ok, c.major, c.minor, c.ok)
 		}
+	}
+}
+
+// The jobs record mode refuses a host where virtio_gpu's hooks attached (its jobs need the
+// per-event dma_fence records), names the driver and the mode to use; it runs where the
+// driver's hooks did not attach, and the events mode never refuses.
+func TestJobsModeRefusesVirtioGPU(t *testing.T) {
+	virtio := capability.Report{}
+	virtio.Add(StageIoctl, "fentry/drm_ioctl", capability.StatusAttached, "")
+	virtio.Add("virtio_gpu", "tp_btf/virtio_gpu_cmd_queue", capability.StatusUnavailable, "rejected by the verifier")
+	virtio.Add("virtio_gpu", "tracepoint/virtio_gpu/virtio_gpu_cmd_queue", capability.StatusAttached, "")
+	absent := capability.Report{}
+	absent.Add(StageIoctl, "fentry/drm_ioctl", capability.StatusAttached, "")
+	absent.Add("virtio_gpu", "tp_btf/virtio_gpu_cmd_queue", capability.StatusUnavailable, "tracepoint not present")
+	jobs, events := Config{Records: RecordsJobs}, Config{Records: RecordsEvents}
+	err := jobsModeRefusal(jobs, virtio)
+	if err == nil || !strings.Contains(err.Error(), "virtio_gpu has no scheduler") || !strings.Contains(err.Error(), `use records "events"`) {
+		t.Errorf("jobs mode with virtio_gpu attached: %v", err)
+	}
+	if err := jobsModeRefusal(jobs, absent); err != nil {
+		t.Errorf("jobs mode, virtio_gpu not attached: %v", err)
+	}
+	if err := jobsModeRefusal(events, virtio); err != nil {
+		t.Errorf("events mode: %v", err)
 	}
 }

@@ -7,6 +7,8 @@
 package probe
 
 import (
+	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -131,4 +133,30 @@ func (ld *loader) enableJobEnd() {
 	if err := f.maps[jobsMapJobsCfg].Update(uint32(0), uint32(1), ebpf.UpdateAny); err != nil {
 		ld.log.Warn("jobs mode: the done event ends jobs (finished fence signals not followed)")
 	}
+}
+
+// jobsModeRefusal refuses the jobs record mode where the hooks of a driver whose jobs no
+// scheduler event describes attached (driverStages: virtio_gpu). Its jobs are keyed by the
+// fence its submit ioctl emits and ended by that fence's signal, and the jobs family's
+// dma_fence programs send fence events of scheduler jobs only: those jobs would come out
+// without their fence, so the mode is refused rather than run half-blind.
+func jobsModeRefusal(cfg Config, r capability.Report) error {
+	if !cfg.jobsMode() {
+		return nil
+	}
+	var drivers []string
+	seen := map[string]bool{}
+	for _, e := range r.Entries {
+		if _, ok := driverStages[e.Stage]; ok && e.Status == capability.StatusAttached && !seen[e.Stage] {
+			seen[e.Stage] = true
+			drivers = append(drivers, e.Stage)
+		}
+	}
+	if len(drivers) == 0 {
+		return nil
+	}
+	sort.Strings(drivers)
+	return fmt.Errorf("records %q aggregates scheduler jobs in the kernel, and %s has no scheduler: its jobs are keyed "+
+		"by the dma_fence events the per-job mode does not send; use records %q on this host",
+		RecordsJobs, strings.Join(drivers, ", "), RecordsEvents)
 }

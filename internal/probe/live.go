@@ -151,6 +151,10 @@ func load(cfg Config, log *zap.Logger) (*loader, error) {
 		ld.objs.close()
 		return ld, errors.New("no GPU hook could be attached: " + ld.rep.Summary())
 	}
+	if err := jobsModeRefusal(cfg, ld.rep); err != nil {
+		ld.objs.close()
+		return ld, err
+	}
 	return ld, nil
 }
 

@@ -126,7 +126,7 @@ func (d *decoder) decodeIoctlExit(b []byte, ev *event.Event) error {
 
 // decodeIoctlEnter decodes an ioctl_enter_record sample (len(b) == ioctlEnterRecordSize):
 // a syscall-tracepoint or raw_tp entry (fd, no driver) or fentry drm_ioctl's (fd -1, the
-// DRM driver's name), with comm and the application's trace context (ids and trace flags)
+// DRM driver's name and, 6.5+, the DRM client's id), with comm and the application's trace context (ids and trace flags)
 // when one was read.
 func (d *decoder) decodeIoctlEnter(b []byte, ev *event.Event) error {
 	r := viewSample[commonIoctlEnterRecord](b)
@@ -139,6 +139,7 @@ func (d *decoder) decodeIoctlEnter(b []byte, ev *event.Event) error {
 	ev.Comm = d.names.FromC(r.Comm[:])
 	ev.Fd, ev.Cmd, ev.Arg = r.Fd, r.Cmd, r.Arg
 	ev.Driver = d.names.FromC(r.Driver[:])
+	ev.ClientID = r.ClientId
 	if r.CtxTier != uint8(commonCtxTierCTX_TIER_NONE) {
 		ev.TraceID, ev.SpanID, ev.CtxTier, ev.TraceFlags = r.TraceId, r.SpanId, r.CtxTier, r.TraceFlags
 	} else if r.CtxError == uint8(commonCtxErrorCTX_ERR_UNREADABLE) {

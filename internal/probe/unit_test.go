@@ -223,9 +223,9 @@ func ioctlEnterSample(r commonIoctlEnterRecord) []byte {
 }
 
 // The ioctl entry's record gives the entry event: the syscall rungs' with the fd, fentry
-// drm_ioctl's with the DRM driver's name, each with comm and the trace context (ids and
-// trace flags, sampled or not) only when a tier was read; an entry-sized sample of another
-// hook is unknown, not misread.
+// drm_ioctl's with the DRM driver's name and client id, each with comm and the trace context
+// (ids and trace flags, sampled or not) only when a tier was read; an entry-sized sample of
+// another hook is unknown, not misread.
 func TestDecodeIoctlEnterRecord(t *testing.T) {
 	var d decoder
 	var ev event.Event
@@ -245,12 +245,12 @@ func TestDecodeIoctlEnterRecord(t *testing.T) {
 		}
 	}
 	r := commonIoctlEnterRecord{Ts: 51, PidTgid: 5<<32 | 6, Hook: uint8(commonHookHOOK_DRM_IOCTL_ENTER), Fd: -1, Cmd: 0xc0186444,
-		TraceId: [16]uint8{9}, SpanId: [8]uint8{9}, TraceFlags: 1} // no tier: the context is not read
+		TraceId: [16]uint8{9}, SpanId: [8]uint8{9}, TraceFlags: 1, ClientId: 42} // no tier: the context is not read
 	setCString(r.Driver[:], "amdgpu")
 	if err := d.decode(ioctlEnterSample(r), &ev); err != nil {
 		t.Fatal(err)
 	}
-	want := event.Event{Kind: event.IoctlEnter, Name: "drm_ioctl", Time: 51, PID: 5, TID: 6, Fd: -1, Cmd: 0xc0186444, Driver: "amdgpu"}
+	want := event.Event{Kind: event.IoctlEnter, Name: "drm_ioctl", Time: 51, PID: 5, TID: 6, Fd: -1, Cmd: 0xc0186444, Driver: "amdgpu", ClientID: 42}
 	if ev != want {
 		t.Fatalf("fentry entry:\ngot  %+v\nwant %+v", ev, want)
 	}

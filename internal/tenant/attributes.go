@@ -32,7 +32,7 @@ const (
 	// ghostdriver.device is the dev_name kernel events carry and ghostdriver.client_id the
 	// DRM client id. Being attributes, neither may also be a namespace (OTel naming rule),
 	// so the device's details live under ghostdriver.gpu.*.
-	KeyClientID          = "ghostdriver.client_id"       // fdinfo drm-client-id / 6.17+ scheduler events
+	KeyClientID          = "ghostdriver.client_id"       // 6.17+ scheduler events / the ioctl's drm_file / fdinfo drm-client-id
 	KeyDevice            = "ghostdriver.device"          // dev_name of the DRM device's parent (PCI address, "virtio1", "fd00000.gpu")
 	KeyDRMClientName     = "ghostdriver.drm.client_name" // fdinfo drm-client-name (set by DRM_IOCTL_SET_CLIENT_NAME)
 	KeyGPUPCIAddress     = "ghostdriver.gpu.pci_address"
@@ -70,7 +70,7 @@ var Keys = []KeyDoc{
 	{KeyThreadID, "int", true, "span", "OS thread id (kernel task id), not a managed thread id"},
 	{KeyThreadName, "string", true, "span", "comm of the submitting thread"},
 	{KeyContextTier, "string", false, "span", "otep4947, obi, traceparent, none"},
-	{KeyClientID, "int", false, "span", "the scheduler event's client id, else drm-client-id (fdinfo) when the process has one DRM client"},
+	{KeyClientID, "int", false, "span", "the scheduler event's client id, else the submit ioctl's DRM file (drm_file.client_id: live, fentry drm_ioctl, 6.5+), else drm-client-id (fdinfo) when the process has one DRM client"},
 	{KeyDRMClientName, "string", false, "span", "drm-client-name (fdinfo, 6.15+)"},
 	{KeyHWType, "string", true, "device", "always \"gpu\""},
 	{KeyHWVendor, "string", true, "device", "PCI vendor id of the GPU's function"},

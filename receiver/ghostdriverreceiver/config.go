@@ -253,7 +253,8 @@ type LiveConfig struct {
 	// host's other fences (display, media, sync files) are passed over in the kernel and
 	// counted (ghostdriver.source.kernel_drops{reason=fence_passed_over}). A context is
 	// followed once its first job has been read, so that job's earlier fence events are
-	// passed over too. Default false: every dma_fence of the host is sent.
+	// passed over too; the context of a fence emitted inside a followed ioctl (virtio_gpu's
+	// jobs) is followed from that emit on. Default false: every dma_fence of the host is sent.
 	FenceFilter bool `mapstructure:"fence_filter"`
 	// SendJoblessIoctls: send the records of every followed ioctl. Default false: an ioctl
 	// of a process already resolved sends its entry only once something of its thread is

@@ -17,6 +17,8 @@
 #   VIRGL_KMSCUBE_FRAMES   frames of Debian's kmscube after them (default 0: not run)
 #   GHOSTDRIVER_BIN        static receiver run in the guest (default: built; VGPU_NO_GHOSTDRIVER=1 disables)
 #   GHOSTDRIVER_ARGS       its arguments (default: live --verbose --output /out/spans.json ...)
+#   GHOSTDRIVER_FILTER_ARGS the second receiver's, beside it (default: live --fence-filter
+#                          --output /out/spans-filter.json ...; empty: not run)
 #   VGPU_TIMEOUT           QEMU wall-clock limit in seconds (default 600)
 set -euo pipefail
 

@@ -76,6 +76,7 @@ build_virgl_initramfs() {
 		VIRGL_INFLIGHT_FRAMES=${VIRGL_INFLIGHT_FRAMES:-200}
 		VIRGL_KMSCUBE_FRAMES=${VIRGL_KMSCUBE_FRAMES:-0}
 		GHOSTDRIVER_ARGS="${GHOSTDRIVER_ARGS:-live --verbose --output /out/spans.json --clock-out /out/clock.txt --ready-file /tmp/gd.ready}"
+		GHOSTDRIVER_FILTER_ARGS="${GHOSTDRIVER_FILTER_ARGS-live --fence-filter --output /out/spans-filter.json --clock-out /out/clock-filter.txt --ready-file /tmp/gdf.ready}"
 		TRACEPARENT=${VIRGL_TRACEPARENT:-00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01}
 	EOF
 	(cd "$w" && find . -print0 | cpio --null -o -H newc --quiet) >"$img"

@@ -91,6 +91,21 @@ type Hook struct {
 	Kernels string
 }
 
+// Hook values (enum hook, bpf/include/ghostdriver.h): the core's hooks are below
+// FirstDriverHook and in 80..89 (the process lifecycle); each driver takes a block of ten
+// from FirstDriverHook (amdgpu 40, i915 50, xe 60, msm 70, virtio_gpu 90, v3d 100, vc4
+// 110; the next driver 120, and so on up to 250). User space looks a record's hook up in
+// arrays of MaxHookValue entries (internal/probe), so every value is below it; the records
+// carry the value in 16 bits (ioctl_enter_record in 8: only the core's ioctl hooks use it).
+// TestHookValues checks all of it without root.
+const (
+	FirstDriverHook = 40
+	MaxHookValue    = 256
+)
+
+// HookBlock is the block of ten hook values a hook value is in (its value rounded down to ten).
+func HookBlock(v uint16) uint16 { return v - v%10 }
+
 // BTFProgram is the name of the hook's tp_btf program (bpf/drivers.c; bpf2go's name).
 func (h *Hook) BTFProgram() string { return "tpbtf_" + h.Event }
 

@@ -68,3 +68,20 @@ func TestEveryDriverHookNamesItsDriver(t *testing.T) {
 		}
 	}
 }
+
+// The core's hooks (enum hook, ghostdriver.h) keep out of the drivers' blocks
+// (eventdef.FirstDriverHook, one block of ten per driver; 80..89 the core's again).
+func TestCoreHookValuesLeaveTheDriversBlocks(t *testing.T) {
+	drivers := map[commonHook]bool{}
+	for _, e := range eventdef.Hooks() {
+		drivers[commonHook(e.Hook.Value)] = true
+	}
+	for h, info := range hookTable {
+		if drivers[h] {
+			continue
+		}
+		if int(h) >= eventdef.FirstDriverHook && eventdef.HookBlock(uint16(h)) != 80 {
+			t.Errorf("core hook %s = %d is in the drivers' blocks (from %d; 80..89 is the core's)", info.name, h, eventdef.FirstDriverHook)
+		}
+	}
+}

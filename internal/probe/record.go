@@ -61,7 +61,7 @@ var hookIndex = func() (a [maxHookValue]struct {
 }) {
 	for h, info := range hookTable {
 		if int(h) >= maxHookValue {
-			panic("hook value beyond maxHookValue: raise it")
+			panic(fmt.Sprintf("probe: hook %d (%s) is not below eventdef.MaxHookValue %d: raise it (internal/eventdef/eventdef.go)", h, info.name, maxHookValue))
 		}
 		a[h].hookInfo, a[h].ok = info, true
 	}

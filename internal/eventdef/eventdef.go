@@ -42,10 +42,14 @@ type Event struct {
 	Names      []Name
 	Tracepoint string     // Event.Name, when the line prints another name (syscall printer, trace_marker)
 	Kind       event.Kind // the normalised kind it decodes to
-	Driver     string     // the GPU driver of a driver's own event (Event.Driver)
-	System     string     // TRACE_SYSTEM of a driver's own event (tracefs events/<System>/<name>)
-	Formats    *Family    // nil for markers and for known-but-unused events
-	Note       string     // why a known event is not decoded, or what else to know
+	// KindName defines Kind, a driver's own kind, and is its name (ghostdriver.event.kind):
+	// internal/event's driver kinds are generated from the rows that have one (kindgen,
+	// go generate ./internal/event). Empty for a kind internal/event declares itself.
+	KindName string
+	Driver   string  // the GPU driver of a driver's own event (Event.Driver)
+	System   string  // TRACE_SYSTEM of a driver's own event (tracefs events/<System>/<name>)
+	Formats  *Family // nil for markers and for known-but-unused events
+	Note     string  // why a known event is not decoded, or what else to know
 
 	// Points are the points of the job's critical path this event measures (the first
 	// two are applied by Role; an event without Role is applied by its own code in

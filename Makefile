@@ -128,8 +128,10 @@ test-vgpu: cli
 test-virgl:
 	testdata/vgpu/test-virgl.sh
 
-# Regenerate the committed bpf2go output, x86-64 and arm64 objects (needs clang-14).
+# Regenerate the committed bpf2go output, x86-64 and arm64 objects (needs clang-14), after
+# the event kinds the event table defines (internal/event/kinds_drivers.go).
 generate:
+	$(GO) generate ./internal/event/...
 	$(GO) generate ./internal/probe/... ./internal/cuda/...
 
 # mdatagen (tools/mdatagen pins v0.159.0, built from the module proxy) on metadata.yaml.
@@ -179,7 +181,7 @@ generate-metadata: $(MDATAGEN)
 # The committed bpf2go output (.o + Go types, both targets) must be what the C sources
 # compile to, and mdatagen's output what metadata.yaml generates: no file changed, none
 # missing from git.
-GENERATED := bpf/include/driver_hooks.h 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*' 'internal/metadata/generated_*' 'internal/metadatatest/generated_*' docs/metrics.md
+GENERATED := internal/event/kinds_drivers.go bpf/include/driver_hooks.h 'internal/probe/*_bpfel.*' 'internal/cuda/*_bpfel.*' 'internal/metadata/generated_*' 'internal/metadatatest/generated_*' docs/metrics.md
 check-generate: generate generate-metadata
 	@git diff --exit-code --stat -- $(GENERATED) && \
 	  test -z "$$(git status --porcelain -- $(GENERATED))" || \

@@ -9,7 +9,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -29,10 +28,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ghostdriver/ghostdriver/internal/assemble"
-	"github.com/ghostdriver/ghostdriver/internal/pipeline"
 	"github.com/ghostdriver/ghostdriver/internal/rawcapture"
-	"github.com/ghostdriver/ghostdriver/internal/replay"
 	"github.com/ghostdriver/ghostdriver/internal/testreq"
 )
 
@@ -60,20 +56,6 @@ func builtBinary(t *testing.T, env, what string) string {
 		t.Fatalf("%s=%s: %v", env, bin, err)
 	}
 	return abs
-}
-
-// expectedJobs runs the same pipeline in-process: the ground truth for the collector's output.
-func expectedJobs(t *testing.T) int {
-	src, err := replay.New(replay.Config{Path: capture, Epoch: epoch, HasEpoch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	p := pipeline.New(pipeline.Config{Assemble: assemble.DefaultConfig()}, src, pipeline.Outputs{Job: func(*assemble.Job) { n++ }}, nil)
-	if err := p.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 func freePort(t *testing.T) int {

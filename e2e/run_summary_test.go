@@ -1,7 +1,9 @@
 // `make run`'s "where the time went" (scripts/run-summary.awk over the collector's Prometheus
-// scrape) against a second, independent reading of the same run: the file exporter's spans,
-// summed per ring here. Both come from the ocb-built collector replaying the bundled
-// capture; `make test-dist` runs it (GHOSTDRIVER_DIST).
+// scrape) against two independent readings: the capture itself, read a second way
+// (internal/rawcapture: its jobs, complete ones and stages per ring, none of the decoder's or
+// assembler's code), and the file exporter's spans of the same run, summed per ring here
+// (the durations). The collector is the ocb-built one replaying the bundled capture;
+// `make test-dist` runs it (GHOSTDRIVER_DIST).
 package e2e
 
 import (
@@ -20,11 +22,14 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/ghostdriver/ghostdriver/internal/rawcapture"
 )
 
 // ringTotals is what the spans file says about one ring.
 type ringTotals struct {
 	jobs     int
+	complete int                // gpu.job spans with ghostdriver.job.outcome = completed
 	jobSum   float64            // seconds, gpu.job spans
 	stageSum map[string]float64 // seconds per stage span name
 	stageN   map[string]int
@@ -72,6 +77,9 @@ func spanTotals(t *testing.T, path string) map[string]*ringTotals {
 							out[r] = rt
 						}
 						rt.jobs++
+						if attr("ghostdriver.job.outcome") == "completed" {
+							rt.complete++
+						}
 						rt.jobSum += dur
 						ringOf[s.SpanID().String()] = r
 						continue
@@ -101,7 +109,14 @@ func spanTotals(t *testing.T, path string) map[string]*ringTotals {
 
 func TestDistributionRunSummary(t *testing.T) {
 	bin := distBinary(t)
-	want := expectedJobs(t)
+	raw, err := rawcapture.Read(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := len(raw.Ring)
+	if want == 0 || raw.Completed() == 0 {
+		t.Fatalf("the bundled capture reads as %d jobs, %d complete: the test would prove nothing", want, raw.Completed())
+	}
 	dir := t.TempDir()
 	spans := filepath.Join(dir, "spans.json")
 	port := freePort(t)
@@ -165,6 +180,39 @@ service:
 
 	totals := spanTotals(t, spans)
 	got := parseSummary(t, string(out))
+
+	// The capture read on its own: every ring with its jobs, a breakdown exactly where a
+	// job completed, with a row for each stage a complete job has.
+	completed := raw.CompletedByRing()
+	for r, n := range raw.JobsByRing() {
+		ring := rawcapture.Driver + "/" + r
+		g, ok := got[ring]
+		switch {
+		case !ok:
+			t.Errorf("%s (%d jobs in the capture) is not in the summary", ring, n)
+			continue
+		case g.jobs != n || g.completed != completed[r]:
+			t.Errorf("%s: the summary says %d jobs, %d completed; the capture has %d, %d complete", ring, g.jobs, g.completed, n, completed[r])
+		case g.breakdown != (completed[r] > 0):
+			t.Errorf("%s: a stage breakdown %v, with %d complete jobs in the capture", ring, g.breakdown, completed[r])
+		}
+		if rt := totals[ring]; rt == nil || rt.complete != completed[r] {
+			t.Errorf("%s: completed gpu.job spans %v, the capture has %d complete jobs", ring, rt, completed[r])
+		}
+		if completed[r] == 0 {
+			continue
+		}
+		for _, stage := range rawcapture.CompleteJobStages {
+			if _, ok := g.stages[stage]; !ok {
+				t.Errorf("%s: no %s row, a stage of each of its %d complete jobs", ring, stage, completed[r])
+			}
+		}
+	}
+	if len(got) != len(raw.JobsByRing()) {
+		t.Errorf("the summary has %d rings, the capture %d", len(got), len(raw.JobsByRing()))
+	}
+
+	// The spans file of the same run: the durations.
 	checked := 0
 	for ring, rt := range totals {
 		g, ok := got[ring]
@@ -212,6 +260,7 @@ service:
 // ringSummary is one ring of run-summary.awk's output.
 type ringSummary struct {
 	jobs      int
+	completed int // "(N completed, …)"
 	breakdown bool
 	jobSum    float64
 	stages    map[string][3]float64 // share %, total s, measured %
@@ -239,6 +288,9 @@ func parseSummary(t *testing.T, text string) map[string]*ringSummary {
 				t.Fatalf("summary ring line %q: %v", line, err)
 			}
 			cur = &ringSummary{jobs: n, stages: map[string][3]float64{}}
+			if len(f) >= 5 && f[4] == "completed," {
+				cur.completed, _ = strconv.Atoi(strings.TrimPrefix(f[3], "("))
+			}
 			out[strings.TrimSuffix(f[0], ":")] = cur
 		case cur == nil:
 			t.Fatalf("summary: %q before any ring line", line)

@@ -8,8 +8,10 @@ cd "$(dirname "$0")/.."
 bin=${1:-}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 if [ -z "$bin" ]; then go build -o "$work/ghostdriver" ./cmd/ghostdriver; bin=$work/ghostdriver; fi
-# The bundled captures, and the rig's when a rig run left them (testdata/vgpu/out: gitignored).
-for c in testdata/captures/* testdata/captures/drivers/* testdata/captures/virgl/*/tracefs.txt internal/ftrace/testdata/gpu-stamps/* \
+# The bundled captures (the Perfetto textprotos among them), and the rig's when a rig run left
+# them (testdata/vgpu/out: gitignored). internal/ftrace/testdata/gpu-stamps/ holds a survey of
+# format files, not a capture: it is not replayed.
+for c in testdata/captures/* testdata/captures/drivers/* testdata/captures/virgl/*/tracefs.txt \
   testdata/vgpu/out/*/tracefs.txt testdata/vgpu/out/*/record.txt; do
   [ -f "$c" ] || continue
   n=$(echo "${c#testdata/}" | tr / _)

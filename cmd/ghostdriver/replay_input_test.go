@@ -165,11 +165,9 @@ func TestReplayNoGPUEvents(t *testing.T) {
 		"sched_only.txt":     []byte("          <idle>-0     [003] 630659.116054: sched_switch:         swapper/3:0 [120] R ==> x:1 [120]\n"),
 		"perfetto.textproto": nil,
 	}
-	pf, err := os.ReadFile(filepath.Join("..", "..", "testdata", "captures", "perfetto_drm_sched.textproto"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs["perfetto.textproto"] = pf
+	// A Perfetto textproto whose only ftrace event is not a GPU one (the bundled ones replay).
+	inputs["perfetto.textproto"] = []byte("packet {\n  ftrace_events {\n    cpu: 3\n    event {\n      timestamp: 630659116054000\n" +
+		"      pid: 0\n      sched_switch {\n        prev_pid: 0\n        next_pid: 1\n      }\n    }\n  }\n}\n")
 	for name, data := range inputs {
 		path := filepath.Join(dir, name)
 		os.WriteFile(path, data, 0o644)
@@ -186,8 +184,8 @@ func TestReplayNoGPUEvents(t *testing.T) {
 				t.Errorf("%s: %q does not say it is a trace.dat", name, msg)
 			}
 		case "perfetto.textproto":
-			if !strings.Contains(msg, "Perfetto") {
-				t.Errorf("%s: %q does not say it is Perfetto", name, msg)
+			if !strings.Contains(msg, "Perfetto") || !strings.Contains(msg, "sched_switch=1") {
+				t.Errorf("%s: %q does not say it is Perfetto and what it found", name, msg)
 			}
 		case "sched_only.txt":
 			if !strings.Contains(msg, "sched_switch=1") {

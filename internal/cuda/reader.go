@@ -1,7 +1,7 @@
 //go:build linux
 
-// The reader: drains the ring buffer into the sink on a poll deadline and reads it to
-// its end at cancellation (internal/ringread's rules, as the DRM source's). Nothing on
+// The reader: drains the ring buffer into the sink on a poll deadline and reads what it
+// holds at cancellation (internal/ringread's rules and stop, as the DRM source's). Nothing on
 // this path opens a file, parses ELF or attaches a probe: that work goes to the hook
 // worker (worker.go) through a bounded queue.
 
@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"unsafe"
 
+	"go.uber.org/zap"
+
 	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"github.com/ghostdriver/ghostdriver/internal/ringread"
 )
@@ -22,8 +24,9 @@ const recordSize = int(unsafe.Sizeof(cudaBPFCudaRecord{}))
 // Run reads the ring buffer until ctx is cancelled or Close is called, while the hook
 // worker rescans for libraries every RescanInterval and hooks learned entry points, and
 // returns nil then (once the worker has stopped). A cancellation ends the wait for
-// the poll deadline at once, and Run reads the ring to its end before it returns: every
-// record committed before the cancellation reaches the sink (a process that has exited
+// the poll deadline at once, and Run reads what the ring holds then before it returns
+// (ringread.Stop: up to StopTimeout, the rest counted lost): every record committed
+// before the cancellation reaches the sink (a process that has exited
 // has committed all of its records: the uprobes and the exit tracepoint run in it).
 func (s *Source) Run(ctx context.Context, sink Sink) error {
 	var (
@@ -51,10 +54,15 @@ func (s *Source) Run(ctx context.Context, sink Sink) error {
 	defer poller.WakeOnCancel(ctx)()
 	for {
 		if ctx.Err() != nil {
-			// What the ring holds now, at most a ring's worth of records, so a producer
-			// that never pauses cannot hold Run.
-			err := poller.Drain(s.cfg.RingBufferBytes/recordSize+1, decode)
+			// What the ring holds now, up to ringread.StopTimeout (the rest counted lost),
+			// so neither a producer that never pauses nor a slow sink can hold Run.
+			st, err := poller.Stop(ringread.StopTimeout, decode)
 			flush()
+			if st.Left > 0 {
+				s.lostAtStop.Add(uint64(st.Left))
+				s.log.Warn("the CUDA ring still held records when the stop's read ran out of time; they are counted lost",
+					zap.Int("read", st.Read), zap.Int("lost", st.Left), zap.Duration("timeout", ringread.StopTimeout))
+			}
 			if err != nil {
 				return fmt.Errorf("reading the CUDA ring buffer: %w", err)
 			}

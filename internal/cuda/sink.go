@@ -97,7 +97,7 @@ type Stats struct {
 	MapsTruncated uint64
 	Libraries     int
 	Malformed     uint64
-	Lost          uint64 // ring buffer reserve failures (kernel side)
+	Lost          uint64 // ring buffer reserve failures (kernel side), and records left in the ring at the stop (ringread.Stop)
 	// StaleFrames counts calls whose return the kernel never saw (a frame dropped by
 	// stack position: hook attached mid-call, longjmp or an exception through it).
 	StaleFrames uint64
@@ -118,7 +118,7 @@ type Stats struct {
 // Losses are the calls the source saw begin (or return) but could not record, by cause,
 // and the learned entry points it never examined; all cumulative.
 type Losses struct {
-	RingBuffer   uint64 // ring-buffer reserve failures (Stats.Lost)
+	RingBuffer   uint64 // ring-buffer reserve failures and records left at the stop (Stats.Lost)
 	MissedReturn uint64 // entry frames dropped by stack position (Stats.StaleFrames)
 	NoFrame      uint64 // returns without an entry frame (Stats.ReturnsWithoutFrame)
 	// EntryPointsDropped: the hook worker's queue was full (Stats.EntryPointsDropped).

@@ -15,6 +15,7 @@ func (s *Source) Stats() Stats {
 	if !s.closed {
 		st.Lost, st.StaleFrames, st.ReturnsWithoutFrame = s.kernelCounts()
 	}
+	st.Lost += s.lostAtStop.Load()
 	return st
 }
 
@@ -27,6 +28,7 @@ func (s *Source) Losses() Losses {
 	if !s.closed {
 		l.RingBuffer, l.MissedReturn, l.NoFrame = s.kernelCounts()
 	}
+	l.RingBuffer += s.lostAtStop.Load()
 	return l
 }
 

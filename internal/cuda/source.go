@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -49,6 +50,9 @@ type Source struct {
 	report capability.Report
 	stats  Stats
 	closed bool
+	// lostAtStop: records the ring held at the stop that its read had no time for
+	// (ringread.Stop), in Stats.Lost and Losses.RingBuffer.
+	lostAtStop atomic.Uint64
 	// onHook is called after every uprobe attach batch (tests wait on it).
 	onHook func()
 }

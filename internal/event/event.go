@@ -45,73 +45,15 @@ const (
 	IRQEntry // irq_handler_entry: IRQ, IRQName
 	IRQExit  // irq_handler_exit: IRQ, Ret (1 handled)
 
-	// i915 requests (no DRM scheduler). Fence = {ctx, seqno}; Ring = engine.
-	I915RequestQueue
-	I915RequestAdd
-	I915RequestSubmit
-	I915RequestIn
-	I915RequestOut
-	I915RequestRetire
-	I915RequestWaitBegin
-	I915RequestWaitEnd
-	// i915_gem_request_complete / i915_gem_request_notify (≤4.10): the user interrupt;
-	// Fence.Seqno = the seqno the GPU last wrote on Ring (no ctx).
-	I915RequestComplete
+	// The drivers' own kinds (i915, xe, msm, virtio_gpu, v3d, vc4, ...) are the event
+	// table's: kinds_drivers.go, generated from internal/eventdef/table.go, declares them
+	// from firstDriverKind to endDriverKinds; what their fields carry is said in the table.
+	firstDriverKind
+)
 
-	// xe: Fence = {fence ctx, seqno} of the hardware/scheduler fence, JobID = job pointer.
-	XeSchedJobCreate
-	XeSchedJobExec
-	XeSchedJobRun
-	XeSchedJobFree
-	XeHwFenceCreate
-	XeHwFenceSignal
-	XeHwFenceFree
-
-	// msm (Adreno): JobID = submit id, Ring = ring id, Fence.Seqno = seqno.
-	MsmSubmit
-	MsmSubmitFlush
-	MsmSubmitRetired
-
-	// virtio_gpu (virgl): one command on a virtqueue. Device = the virtio device index,
-	// Ring = the virtqueue index (0: control), Cmd = the command type (VIRTIO_GPU_CMD_*),
-	// Fence.Seqno = the command's fence_id (0: unfenced; no context is printed), JobID =
-	// the queue's command seqno where the kernel prints it (7.3), else 0.
-	VirtioGPUCmdQueue
-	VirtioGPUCmdResponse
-	// v3d (Broadcom): Fence.Seqno = the job's hardware fence seqno on its queue; Ring =
-	// "BCL"/"RCL" for v3d_submit_cl (the queue of the others is their kind).
-	V3DSubmitCL
-	V3DSubmitTFU
-	V3DSubmitCSD
-	V3DBinIRQ
-	V3DRenderIRQ
-	V3DTFUIRQ
-	V3DCSDIRQ
-	V3DCacheCleanBegin
-	V3DCacheCleanEnd
-
-	// vc4 (Broadcom VideoCore IV, Raspberry Pi ≤3): as v3d's; Fence.Seqno = the exec's
-	// seqno, Ring = "BCL"/"RCL" for vc4_submit_cl.
-	VC4SubmitCL
-	VC4BinEndIRQ
-	VC4RenderEndIRQ
-
-	// imagination (pvr): JobID = the pvr_job pointer (its only identity), Ring = the job
-	// type (create), Entity = the context pointer (create), Fence.Seqno = the done
-	// fence's seqno (submit_fw; no context printed).
-	PVRJobCreate
-	PVRJobSubmitFW
-	PVRJobDone
-	// ivpu (Intel NPU, TRACE_SYSTEM vpu, event "job"): Text = the step ("create",
-	// "submit", "done"), JobID = job_id (0 at create), Entity = the context id, Ring =
-	// the engine index.
-	IVPUJob
-	// amdxdna (AMD NPU): Fence = the drm_sched job's finished fence, Ring = the hardware
-	// context's name, Text = the step ("sent to device", "signaled fence", ...).
-	XDNAJob
-
+const (
 	// trace_marker writes ("print" events), kept as markers on the timeline.
-	Marker
+	Marker Kind = endDriverKinds + iota
 
 	// Process lifecycle (live source), only for processes the enricher resolved: their
 	// cached attribution and thread-context recipe are stale. PID is the process.
@@ -125,69 +67,37 @@ const (
 	kindCount
 )
 
-var kindNames = [kindCount]string{
-	KindUnknown:          "unknown",
-	IoctlEnter:           "ioctl_enter",
-	IoctlExit:            "ioctl_exit",
-	BOValidStart:         "bo_validate_start",
-	BOValidEnd:           "bo_validate_end",
-	JobQueue:             "job_queue",
-	JobDependency:        "job_dependency",
-	JobRun:               "job_run",
-	RunJobEnd:            "run_job_end",
-	JobDone:              "job_done",
-	FenceInit:            "fence_init",
-	FenceEmit:            "fence_emit",
-	FenceEnableSignal:    "fence_enable_signal",
-	FenceSignaled:        "fence_signaled",
-	FenceWaitStart:       "fence_wait_start",
-	FenceWaitEnd:         "fence_wait_end",
-	FenceDestroy:         "fence_destroy",
-	FenceUsedAsDep:       "fence_used_as_dependency",
-	IRQEntry:             "irq_entry",
-	IRQExit:              "irq_exit",
-	I915RequestQueue:     "i915_request_queue",
-	I915RequestAdd:       "i915_request_add",
-	I915RequestSubmit:    "i915_request_submit",
-	I915RequestIn:        "i915_request_in",
-	I915RequestOut:       "i915_request_out",
-	I915RequestRetire:    "i915_request_retire",
-	I915RequestWaitBegin: "i915_request_wait_begin",
-	I915RequestWaitEnd:   "i915_request_wait_end",
-	I915RequestComplete:  "i915_request_complete",
-	XeSchedJobCreate:     "xe_sched_job_create",
-	XeSchedJobExec:       "xe_sched_job_exec",
-	XeSchedJobRun:        "xe_sched_job_run",
-	XeSchedJobFree:       "xe_sched_job_free",
-	XeHwFenceCreate:      "xe_hw_fence_create",
-	XeHwFenceSignal:      "xe_hw_fence_signal",
-	XeHwFenceFree:        "xe_hw_fence_free",
-	MsmSubmit:            "msm_submit",
-	MsmSubmitFlush:       "msm_submit_flush",
-	MsmSubmitRetired:     "msm_submit_retired",
-	VirtioGPUCmdQueue:    "virtio_gpu_cmd_queue",
-	VirtioGPUCmdResponse: "virtio_gpu_cmd_response",
-	V3DSubmitCL:          "v3d_submit_cl",
-	V3DSubmitTFU:         "v3d_submit_tfu",
-	V3DSubmitCSD:         "v3d_submit_csd",
-	V3DBinIRQ:            "v3d_bin_irq",
-	V3DRenderIRQ:         "v3d_render_irq",
-	V3DTFUIRQ:            "v3d_tfu_irq",
-	V3DCSDIRQ:            "v3d_csd_irq",
-	V3DCacheCleanBegin:   "v3d_cache_clean_begin",
-	V3DCacheCleanEnd:     "v3d_cache_clean_end",
-	VC4SubmitCL:          "vc4_submit_cl",
-	VC4BinEndIRQ:         "vc4_bin_end_irq",
-	VC4RenderEndIRQ:      "vc4_render_end_irq",
-	PVRJobCreate:         "pvr_job_create",
-	PVRJobSubmitFW:       "pvr_job_submit_fw",
-	PVRJobDone:           "pvr_job_done",
-	IVPUJob:              "ivpu_job",
-	XDNAJob:              "xdna_job",
-	Marker:               "marker",
-	ProcessExec:          "process_exec",
-	ProcessExit:          "process_exit",
-	EventsLost:           "events_lost",
+var kindNames = withDriverKinds([kindCount]string{
+	KindUnknown:       "unknown",
+	IoctlEnter:        "ioctl_enter",
+	IoctlExit:         "ioctl_exit",
+	BOValidStart:      "bo_validate_start",
+	BOValidEnd:        "bo_validate_end",
+	JobQueue:          "job_queue",
+	JobDependency:     "job_dependency",
+	JobRun:            "job_run",
+	RunJobEnd:         "run_job_end",
+	JobDone:           "job_done",
+	FenceInit:         "fence_init",
+	FenceEmit:         "fence_emit",
+	FenceEnableSignal: "fence_enable_signal",
+	FenceSignaled:     "fence_signaled",
+	FenceWaitStart:    "fence_wait_start",
+	FenceWaitEnd:      "fence_wait_end",
+	FenceDestroy:      "fence_destroy",
+	FenceUsedAsDep:    "fence_used_as_dependency",
+	IRQEntry:          "irq_entry",
+	IRQExit:           "irq_exit",
+	Marker:            "marker",
+	ProcessExec:       "process_exec",
+	ProcessExit:       "process_exit",
+	EventsLost:        "events_lost",
+})
+
+// withDriverKinds adds the drivers' kinds' names (kinds_drivers.go) to the core's.
+func withDriverKinds(names [kindCount]string) [kindCount]string {
+	copy(names[firstDriverKind:endDriverKinds], driverKindNames[:])
+	return names
 }
 
 // String returns the stable, metric-safe name of the kind.
@@ -263,7 +173,7 @@ type Event struct {
 	JobID    uint64   // scheduler job id, amdgpu sched_job id, msm submit id, xe job pointer
 	FencePtr uint64   // old kernels: fence pointer (hashed %p in text), the only job identity they print
 	Entity   uint64   // scheduler entity pointer, when printed
-	ClientID uint64   // DRM client id (6.17+ scheduler events; ioctl entries of fentry drm_ioctl, 6.5+)
+	ClientID uint64   // DRM client id (6.17+ scheduler events)
 	HWFence  FenceKey // hardware fence linked in the kernel (s_fence->parent), when the live source reads it
 
 	// ioctl: Arg and Ret (Fd and Cmd below); Ret is also an fexit's return value.

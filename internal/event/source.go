@@ -59,6 +59,9 @@ type SourceStats struct {
 	// LostSkipped is the part of Lost that is program runs the kernel skipped (live
 	// source); the rest are ring buffer reserve failures (live) or a capture's loss notes.
 	LostSkipped uint64
+	// LostAtStop is the part of Lost that the ring still held at the live source's stop
+	// when the stop's read of it ran out of time (internal/ringread: Stop, StopTimeout).
+	LostAtStop uint64
 	// Hooks is the live source's capability report: each stage's hook and whether it
 	// attached (nil for replay).
 	Hooks []HookStatus

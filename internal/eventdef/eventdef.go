@@ -42,10 +42,14 @@ type Event struct {
 	Names      []Name
 	Tracepoint string     // Event.Name, when the line prints another name (syscall printer, trace_marker)
 	Kind       event.Kind // the normalised kind it decodes to
-	Driver     string     // the GPU driver of a driver's own event (Event.Driver)
-	System     string     // TRACE_SYSTEM of a driver's own event (tracefs events/<System>/<name>)
-	Formats    *Family    // nil for markers and for known-but-unused events
-	Note       string     // why a known event is not decoded, or what else to know
+	// KindName defines Kind, a driver's own kind, and is its name (ghostdriver.event.kind):
+	// internal/event's driver kinds are generated from the rows that have one (kindgen,
+	// go generate ./internal/event). Empty for a kind internal/event declares itself.
+	KindName string
+	Driver   string  // the GPU driver of a driver's own event (Event.Driver)
+	System   string  // TRACE_SYSTEM of a driver's own event (tracefs events/<System>/<name>)
+	Formats  *Family // nil for markers and for known-but-unused events
+	Note     string  // why a known event is not decoded, or what else to know
 
 	// Points are the points of the job's critical path this event measures (the first
 	// two are applied by Role; an event without Role is applied by its own code in
@@ -90,6 +94,21 @@ type Hook struct {
 	Event   string
 	Kernels string
 }
+
+// Hook values (enum hook, bpf/include/ghostdriver.h): the core's hooks are below
+// FirstDriverHook and in 80..89 (the process lifecycle); each driver takes a block of ten
+// from FirstDriverHook (amdgpu 40, i915 50, xe 60, msm 70, virtio_gpu 90, v3d 100, vc4
+// 110; the next driver 120, and so on up to 250). User space looks a record's hook up in
+// arrays of MaxHookValue entries (internal/probe), so every value is below it; the records
+// carry the value in 16 bits (ioctl_enter_record in 8: only the core's ioctl hooks use it).
+// TestHookValues checks all of it without root.
+const (
+	FirstDriverHook = 40
+	MaxHookValue    = 256
+)
+
+// HookBlock is the block of ten hook values a hook value is in (its value rounded down to ten).
+func HookBlock(v uint16) uint16 { return v - v%10 }
 
 // BTFProgram is the name of the hook's tp_btf program (bpf/drivers.c; bpf2go's name).
 func (h *Hook) BTFProgram() string { return "tpbtf_" + h.Event }

@@ -50,15 +50,29 @@ func TestRows(t *testing.T) {
 		if e.Driver == "" || e.System == "" || e.Kind == event.KindUnknown {
 			t.Errorf("%s: a live hook needs a driver, a TRACE_SYSTEM and a kind", first)
 		}
-		// enum hook (ghostdriver.h): below 40 are the core's hooks; internal/probe refuses a
-		// value another hook has (80, 81: the process lifecycle) or one past its arrays.
-		if e.Hook.Value < 40 {
-			t.Errorf("%s: hook value %d is in the core hooks' range (below 40)", first, e.Hook.Value)
-		}
 		if o, dup := hooks[e.Hook.Value]; dup {
 			t.Errorf("%s: hook value %d is %s's too", first, e.Hook.Value, o)
 		}
 		hooks[e.Hook.Value] = first
+	}
+}
+
+// The hook values follow the numbering of eventdef.go (Hook values): above the core's,
+// below MaxHookValue (internal/probe's arrays), one block of ten per driver.
+func TestHookValues(t *testing.T) {
+	blockOf := map[uint16]string{}
+	for _, e := range Hooks() {
+		v, d := e.Hook.Value, e.Driver
+		switch {
+		case v >= MaxHookValue:
+			t.Errorf("%s: hook value %d is not below MaxHookValue %d (internal/probe looks hooks up in arrays of that size): raise MaxHookValue in internal/eventdef/eventdef.go", e.Hook.Event, v, MaxHookValue)
+		case v < FirstDriverHook || HookBlock(v) == 80:
+			t.Errorf("%s: hook value %d is the core's (below %d, or 80..89: enum hook in bpf/include/ghostdriver.h): take the next free block of ten", e.Hook.Event, v, FirstDriverHook)
+		}
+		if o, taken := blockOf[HookBlock(v)]; taken && o != d {
+			t.Errorf("%s: hook value %d is in %s's block %d..%d: each driver takes its own block of ten", e.Hook.Event, v, o, HookBlock(v), HookBlock(v)+9)
+		}
+		blockOf[HookBlock(v)] = d
 	}
 }
 

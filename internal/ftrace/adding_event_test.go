@@ -15,8 +15,8 @@ import (
 
 // The row, as docs/design.md shows it: one entry of eventdef's table.
 var xeHwFenceSignalRow = eventdef.Event{
-	Names:  []eventdef.Name{{Name: "xe_hw_fence_signal"}},
-	Kind:   event.XeHwFenceSignal,
+	Names: []eventdef.Name{{Name: "xe_hw_fence_signal"}},
+	Kind:  event.XeHwFenceSignal, KindName: "xe_hw_fence_signal",
 	Driver: "xe", System: "xe",
 	Formats: &eventdef.Family{Name: "xe hw fence", Formats: []eventdef.Format{
 		{Printk: "ctx=0x%016llx, fence=%p, seqno=%u", Args: "fctx fence fseq", Src: "xe_trace.h 6.8 (index 78286750)"},

@@ -178,8 +178,9 @@ var Metrics = []MetricDesc{
 	},
 	{
 		Name: MetricSourceLostEvents,
-		Description: "Records lost before decoding: ring buffer reservations that failed, and program runs " +
-			"the kernel skipped (recursion protection, counted by the kernel since Linux 5.12).",
+		Description: "Records lost before decoding: ring buffer reservations that failed, program runs " +
+			"the kernel skipped (recursion protection, counted by the kernel since Linux 5.12), and records " +
+			"still in the ring when the stop's read of it ran out of time (1 s).",
 		Unit:       "{event}",
 		Instrument: Sum,
 		Value:      Int,
@@ -386,7 +387,8 @@ var Metrics = []MetricDesc{
 	{
 		Name: MetricCUDALostCalls,
 		Description: "CUDA API calls the source saw but could not record, by reason " +
-			"(ring_buffer: the ring buffer was full; missed_return: the return was never seen; " +
+			"(ring_buffer: the ring buffer was full, or still held the call when the stop's read of it ran " +
+			"out of time, 1 s; missed_return: the return was never seen; " +
 			"no_frame: the return came without its entry frame).",
 		Unit:       "{call}",
 		Instrument: Sum,

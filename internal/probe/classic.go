@@ -32,6 +32,7 @@ import (
 	"unsafe"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/eventdef"
 	"github.com/ghostdriver/ghostdriver/internal/ftrace"
 	"github.com/ghostdriver/ghostdriver/internal/kstr"
 )
@@ -56,8 +57,10 @@ const (
 // The reader tells the two records apart by size alone.
 const _ = uint(rawRecordSize - recordSize - 1)
 
-// maxHookValue bounds enum hook values (ghostdriver.h): the classic table is an array.
-const maxHookValue = 128
+// maxHookValue bounds enum hook values (ghostdriver.h): the classic table and the hook
+// index are arrays. The numbering is the event table's (eventdef.MaxHookValue, checked
+// without root by its TestHookValues).
+const maxHookValue = eventdef.MaxHookValue
 
 // tracefsRoots are where the format files are looked for, in order.
 var tracefsRoots = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}

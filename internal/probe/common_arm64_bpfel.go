@@ -104,11 +104,11 @@ const (
 	commonHookHOOK_VC4SUBMIT_CL                commonHook = 110
 	commonHookHOOK_VC4BCL_END_IRQ              commonHook = 111
 	commonHookHOOK_VC4RCL_END_IRQ              commonHook = 112
-	commonHookHOOK_PVR_JOB_CREATE              commonHook = 113
-	commonHookHOOK_PVR_JOB_SUBMIT_FW           commonHook = 114
-	commonHookHOOK_PVR_JOB_DONE                commonHook = 115
-	commonHookHOOK_JOB                         commonHook = 116
-	commonHookHOOK_XDNA_JOB                    commonHook = 117
+	commonHookHOOK_PVR_JOB_CREATE              commonHook = 120
+	commonHookHOOK_PVR_JOB_SUBMIT_FW           commonHook = 121
+	commonHookHOOK_PVR_JOB_DONE                commonHook = 122
+	commonHookHOOK_JOB                         commonHook = 130
+	commonHookHOOK_XDNA_JOB                    commonHook = 140
 	commonHookHOOK_PROCESS_EXEC                commonHook = 80
 	commonHookHOOK_PROCESS_EXIT                commonHook = 81
 )

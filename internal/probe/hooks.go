@@ -14,10 +14,12 @@ import (
 )
 
 // hookInfo is what user space knows about a record's hook: the event kind it decodes
-// to and the kernel's own name for the hook (Event.Name).
+// to, the kernel's own name for the hook (Event.Name) and, for a driver's own event, the
+// driver (Event.Driver, as the text decoder sets it from the same table row).
 type hookInfo struct {
-	kind event.Kind
-	name string
+	kind   event.Kind
+	name   string
+	driver string
 }
 
 // hookTable maps every enum hook value of bpf/include/ghostdriver.h (generated as
@@ -25,33 +27,33 @@ type hookInfo struct {
 // drivers/gpu/drm/scheduler/gpu_scheduler_trace.h (see internal/ftrace/testdata/kernel-tracepoints).
 // The drivers' own hooks are the event table's (internal/eventdef: driverHooks).
 var hookTable = withDriverHooks(map[commonHook]hookInfo{
-	commonHookHOOK_SYS_ENTER_IOCTL:             {event.IoctlEnter, "sys_enter_ioctl"},
-	commonHookHOOK_SYS_EXIT_IOCTL:              {event.IoctlExit, "sys_exit_ioctl"},
-	commonHookHOOK_DRM_IOCTL_ENTER:             {event.IoctlEnter, "drm_ioctl"},
-	commonHookHOOK_DRM_IOCTL_EXIT:              {event.IoctlExit, "drm_ioctl"},
-	commonHookHOOK_BO_VALIDATE_ENTER:           {event.BOValidStart, "bo_validate"},
-	commonHookHOOK_BO_VALIDATE_EXIT:            {event.BOValidEnd, "bo_validate"},
-	commonHookHOOK_DRM_SCHED_JOB:               {event.JobQueue, "drm_sched_job"},
-	commonHookHOOK_DRM_RUN_JOB:                 {event.JobRun, "drm_run_job"},
-	commonHookHOOK_DRM_SCHED_PROCESS_JOB:       {event.JobDone, "drm_sched_process_job"},
-	commonHookHOOK_DRM_SCHED_JOB_WAIT_DEP:      {event.JobDependency, "drm_sched_job_wait_dep"},
-	commonHookHOOK_DRM_SCHED_JOB_QUEUE:         {event.JobQueue, "drm_sched_job_queue"},
-	commonHookHOOK_DRM_SCHED_JOB_RUN:           {event.JobRun, "drm_sched_job_run"},
-	commonHookHOOK_DRM_SCHED_JOB_DONE:          {event.JobDone, "drm_sched_job_done"},
-	commonHookHOOK_DRM_SCHED_JOB_ADD_DEP:       {event.JobDependency, "drm_sched_job_add_dep"},
-	commonHookHOOK_DRM_SCHED_JOB_UNSCHEDULABLE: {event.JobDependency, "drm_sched_job_unschedulable"},
-	commonHookHOOK_RUN_JOB_EXIT:                {event.RunJobEnd, "run_job"},
-	commonHookHOOK_DMA_FENCE_INIT:              {event.FenceInit, "dma_fence_init"},
-	commonHookHOOK_DMA_FENCE_EMIT:              {event.FenceEmit, "dma_fence_emit"},
-	commonHookHOOK_DMA_FENCE_ENABLE_SIGNAL:     {event.FenceEnableSignal, "dma_fence_enable_signal"},
-	commonHookHOOK_DMA_FENCE_SIGNALED:          {event.FenceSignaled, "dma_fence_signaled"},
-	commonHookHOOK_DMA_FENCE_WAIT_START:        {event.FenceWaitStart, "dma_fence_wait_start"},
-	commonHookHOOK_DMA_FENCE_WAIT_END:          {event.FenceWaitEnd, "dma_fence_wait_end"},
-	commonHookHOOK_DMA_FENCE_DESTROY:           {event.FenceDestroy, "dma_fence_destroy"},
-	commonHookHOOK_IRQ_HANDLER_ENTRY:           {event.IRQEntry, "irq_handler_entry"},
-	commonHookHOOK_IRQ_HANDLER_EXIT:            {event.IRQExit, "irq_handler_exit"},
-	commonHookHOOK_PROCESS_EXEC:                {event.ProcessExec, "sched_process_exec"},
-	commonHookHOOK_PROCESS_EXIT:                {event.ProcessExit, "sched_process_exit"},
+	commonHookHOOK_SYS_ENTER_IOCTL:             {kind: event.IoctlEnter, name: "sys_enter_ioctl"},
+	commonHookHOOK_SYS_EXIT_IOCTL:              {kind: event.IoctlExit, name: "sys_exit_ioctl"},
+	commonHookHOOK_DRM_IOCTL_ENTER:             {kind: event.IoctlEnter, name: "drm_ioctl"},
+	commonHookHOOK_DRM_IOCTL_EXIT:              {kind: event.IoctlExit, name: "drm_ioctl"},
+	commonHookHOOK_BO_VALIDATE_ENTER:           {kind: event.BOValidStart, name: "bo_validate"},
+	commonHookHOOK_BO_VALIDATE_EXIT:            {kind: event.BOValidEnd, name: "bo_validate"},
+	commonHookHOOK_DRM_SCHED_JOB:               {kind: event.JobQueue, name: "drm_sched_job"},
+	commonHookHOOK_DRM_RUN_JOB:                 {kind: event.JobRun, name: "drm_run_job"},
+	commonHookHOOK_DRM_SCHED_PROCESS_JOB:       {kind: event.JobDone, name: "drm_sched_process_job"},
+	commonHookHOOK_DRM_SCHED_JOB_WAIT_DEP:      {kind: event.JobDependency, name: "drm_sched_job_wait_dep"},
+	commonHookHOOK_DRM_SCHED_JOB_QUEUE:         {kind: event.JobQueue, name: "drm_sched_job_queue"},
+	commonHookHOOK_DRM_SCHED_JOB_RUN:           {kind: event.JobRun, name: "drm_sched_job_run"},
+	commonHookHOOK_DRM_SCHED_JOB_DONE:          {kind: event.JobDone, name: "drm_sched_job_done"},
+	commonHookHOOK_DRM_SCHED_JOB_ADD_DEP:       {kind: event.JobDependency, name: "drm_sched_job_add_dep"},
+	commonHookHOOK_DRM_SCHED_JOB_UNSCHEDULABLE: {kind: event.JobDependency, name: "drm_sched_job_unschedulable"},
+	commonHookHOOK_RUN_JOB_EXIT:                {kind: event.RunJobEnd, name: "run_job"},
+	commonHookHOOK_DMA_FENCE_INIT:              {kind: event.FenceInit, name: "dma_fence_init"},
+	commonHookHOOK_DMA_FENCE_EMIT:              {kind: event.FenceEmit, name: "dma_fence_emit"},
+	commonHookHOOK_DMA_FENCE_ENABLE_SIGNAL:     {kind: event.FenceEnableSignal, name: "dma_fence_enable_signal"},
+	commonHookHOOK_DMA_FENCE_SIGNALED:          {kind: event.FenceSignaled, name: "dma_fence_signaled"},
+	commonHookHOOK_DMA_FENCE_WAIT_START:        {kind: event.FenceWaitStart, name: "dma_fence_wait_start"},
+	commonHookHOOK_DMA_FENCE_WAIT_END:          {kind: event.FenceWaitEnd, name: "dma_fence_wait_end"},
+	commonHookHOOK_DMA_FENCE_DESTROY:           {kind: event.FenceDestroy, name: "dma_fence_destroy"},
+	commonHookHOOK_IRQ_HANDLER_ENTRY:           {kind: event.IRQEntry, name: "irq_handler_entry"},
+	commonHookHOOK_IRQ_HANDLER_EXIT:            {kind: event.IRQExit, name: "irq_handler_exit"},
+	commonHookHOOK_PROCESS_EXEC:                {kind: event.ProcessExec, name: "sched_process_exec"},
+	commonHookHOOK_PROCESS_EXIT:                {kind: event.ProcessExit, name: "sched_process_exit"},
 })
 
 // withDriverHooks adds the hook of every event table row that has one.
@@ -61,7 +63,7 @@ func withDriverHooks(t map[commonHook]hookInfo) map[commonHook]hookInfo {
 		if _, dup := t[h]; dup {
 			panic(fmt.Sprintf("probe: hook %d of %s is taken", h, e.Hook.Event))
 		}
-		t[h] = hookInfo{e.Kind, e.Hook.Event}
+		t[h] = hookInfo{e.Kind, e.Hook.Event, e.Driver}
 	}
 	return t
 }

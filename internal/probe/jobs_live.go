@@ -92,6 +92,9 @@ func (r *jobsReader) bound(now int64) int64 {
 // kernel map and decodes what it has into held.
 func (r *jobsReader) sweep(cutoff int64) {
 	r.sweeps++
+	if r.jobs == nil { // a reader without the kernel's maps (tests over a generated ring)
+		return
+	}
 	var (
 		k  jobsFenceKey
 		v  jobsJobRecord
@@ -188,6 +191,9 @@ func (r *jobsReader) handOver(bound int64, out []event.Event, deliver func([]eve
 // kernelCounts sums jobs_stats per counter.
 func (r *jobsReader) kernelCounts() [jobsJobCounterJC_COUNT]uint64 {
 	var out [jobsJobCounterJC_COUNT]uint64
+	if r.stats == nil { // a reader without the kernel's maps (tests over a generated ring)
+		return out
+	}
 	for i := range out {
 		var perCPU []uint64
 		if err := r.stats.Lookup(uint32(i), &perCPU); err != nil {
@@ -223,9 +229,10 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 		r.hold(b)
 		return true
 	}
+	var stopErr error
 	finish := func() {
 		// What the ring still holds, then the jobs still pending, with what they have.
-		_ = poller.Drain(-1, func(b []byte) { r.hold(b) })
+		stopErr = l.stopReading(poller, func(b []byte) { r.hold(b) })
 		r.sweep(1<<63 - 1)
 		handOver(1<<63 - 1)
 		c := r.kernelCounts()
@@ -237,10 +244,11 @@ func (l *Live) runJobs(ctx context.Context, sink event.Sink) error {
 			zap.Uint64("watched_signals", c[jobsJobCounterJC_WATCHED]), zap.Uint64("holds", r.holds),
 			zap.Uint64("sweeps", r.sweeps))
 	}
+	defer poller.WakeOnCancel(ctx)()
 	for {
 		if ctx.Err() != nil {
 			finish()
-			return nil
+			return stopErr
 		}
 		house.poll()
 		mark := kclock.MonoNow()

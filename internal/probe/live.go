@@ -44,6 +44,8 @@ type Live struct {
 	closed   bool
 	lostLast atomic.Uint64 // lost count read at Close, when the map is gone
 	skipLast atomic.Uint64 // of lostLast: program runs the kernel skipped
+	// lostAtStop: records the ring held at a stop that its read had no time for (stopReading).
+	lostAtStop atomic.Uint64
 	// dropsLast: kernel drops read last (under closeMu), reported after Close.
 	dropsLast map[string]uint64
 
@@ -89,7 +91,7 @@ func Open(cfg Config, log *zap.Logger) (*Live, capability.Report, error) {
 	if _, jobsMode := ld.objs.families[famJobs]; jobsMode {
 		rd, err = ringread.NewReader(ld.objs.eventsMap())
 	} else {
-		rd, err = newMmapRing(ld.objs.eventsMap())
+		rd, err = ringread.NewMmap(ld.objs.eventsMap())
 	}
 	if err != nil {
 		ld.objs.close()
@@ -239,8 +241,8 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 	if l.jobs != nil {
 		return l.runJobs(ctx, sink)
 	}
-	if r, ok := l.rd.(*mmapRing); ok {
-		defer r.release() // the last record read may be unmapped by Close after this
+	if r, ok := l.rd.(*ringread.Mmap); ok {
+		defer r.Release() // the last record read may be unmapped by Close after this
 	}
 
 	var (
@@ -261,7 +263,7 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		sink.Consume(batch)
 		batch = batch[:0]
 	}
-	record := func(b []byte) bool {
+	add := func(b []byte) {
 		// decode writes the whole event (or fails): the slot is not cleared first.
 		batch = batch[:len(batch)+1]
 		if derr := l.dec.decode(b, &batch[len(batch)-1]); derr != nil {
@@ -277,17 +279,25 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		}
 		if len(batch) == maxBatch {
 			flush()
-			if ctx.Err() != nil {
-				stopped = true
-				return false
-			}
+		}
+	}
+	record := func(b []byte) bool {
+		add(b)
+		if len(batch) == 0 && ctx.Err() != nil {
+			stopped = true // a batch went out as the context was cancelled: stop now
+			return false
 		}
 		return true
 	}
+	stop := func() error {
+		err := l.stopReading(poller, add)
+		flush()
+		return err
+	}
+	defer poller.WakeOnCancel(ctx)()
 	for {
 		if ctx.Err() != nil {
-			flush()
-			return nil
+			return stop()
 		}
 		house.poll()
 		// Everything stamped before this instant is committed by the time the poll below
@@ -299,7 +309,7 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		mark := kclock.MonoNow()
 		err := poller.Poll(l.cfg.PollInterval, record)
 		if stopped {
-			return nil
+			return stop()
 		}
 		if err != nil {
 			flush()
@@ -321,6 +331,21 @@ func (l *Live) Run(ctx context.Context, sink event.Sink) error {
 		sink.Watermark(mark)
 		behind.mark = mark
 	}
+}
+
+// stopReading is both record modes' stop: ringread's Stop (what the ring holds at the
+// stop, read up to ringread.StopTimeout; the rest counted lost, SourceStats.LostAtStop).
+func (l *Live) stopReading(p *ringread.Poller, record func([]byte)) error {
+	st, err := p.Stop(ringread.StopTimeout, record)
+	if st.Left > 0 {
+		l.lostAtStop.Add(uint64(st.Left))
+		l.log.Warn("the ring still held records when the stop's read ran out of time; they are counted lost",
+			zap.Int("read", st.Read), zap.Int("lost", st.Left), zap.Duration("timeout", ringread.StopTimeout))
+	}
+	if err != nil {
+		return fmt.Errorf("reading the ring buffer at the stop: %w", err)
+	}
+	return nil
 }
 
 // housekeeping is what both record modes' Run do between polls: re-sample the clock
@@ -381,6 +406,8 @@ func (l *Live) Stats() event.SourceStats {
 	s.MalformedSamples = append([]string(nil), l.stats.MalformedSamples...)
 	l.mu.Unlock()
 	s.Lost, s.LostSkipped = l.lost()
+	s.LostAtStop = l.lostAtStop.Load()
+	s.Lost += s.LostAtStop
 	s.KernelDrops = l.drops()
 	return s
 }

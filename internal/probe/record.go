@@ -61,7 +61,7 @@ var hookIndex = func() (a [maxHookValue]struct {
 }) {
 	for h, info := range hookTable {
 		if int(h) >= maxHookValue {
-			panic("hook value beyond maxHookValue: raise it")
+			panic(fmt.Sprintf("probe: hook %d (%s) is not below eventdef.MaxHookValue %d: raise it (internal/eventdef/eventdef.go)", h, info.name, maxHookValue))
 		}
 		a[h].hookInfo, a[h].ok = info, true
 	}
@@ -78,7 +78,7 @@ func lookupHook(h uint16) (hookInfo, bool) {
 
 // eventHeader is what every record kind says the same way: which hook, when, where, who.
 func eventHeader(info hookInfo, ts uint64, cpu uint32, pidTgid uint64) event.Event {
-	return event.Event{Kind: info.kind, Name: info.name, Time: int64(ts), CPU: int32(cpu),
+	return event.Event{Kind: info.kind, Name: info.name, Driver: info.driver, Time: int64(ts), CPU: int32(cpu),
 		PID: uint32(pidTgid >> 32), TID: uint32(pidTgid)}
 }
 

@@ -77,6 +77,7 @@ import (
 	"github.com/ghostdriver/ghostdriver/internal/kclock"
 	"github.com/ghostdriver/ghostdriver/internal/metadata"
 	"github.com/ghostdriver/ghostdriver/internal/pipeline"
+	"github.com/ghostdriver/ghostdriver/internal/ringread"
 	"github.com/ghostdriver/ghostdriver/internal/sample"
 )
 
@@ -84,7 +85,7 @@ import (
 // semantics and layout: one byte buffer outside the garbage collector's scanning (no
 // pointers in it), each record an 8-byte header (its length) and its bytes, rounded up to
 // 8, read in place as the live reader reads the kernel's ring (the record stays valid
-// until the next read) and released as it releases them (every ringPublishBytes, and
+// until the next read) and released as it releases them (every ringread.PublishBytes, and
 // before a wait). As the kernel maps its ring's pages twice, a
 // record that runs past the end continues contiguously: the buffer has room for the
 // largest record after its capacity.
@@ -113,14 +114,14 @@ func newGenRing(capacity int) *genRing {
 		wake: make(chan struct{}, 1)}
 }
 
-func ringBytes(n int) uint64 { return uint64(ringSpan(n)) }
+func ringBytes(n int) uint64 { return uint64(ringread.Span(n)) }
 
 // used is what is committed and not yet released.
 func (r *genRing) used() uint64 { return r.prod.Load() - r.cons.Load() }
 
 // put copies one record in, or counts it lost when it does not fit.
 func (r *genRing) put(rec []byte) {
-	if len(rec)+ringbufHeaderSize > genMaxRecord {
+	if len(rec)+ringread.HeaderSize > genMaxRecord {
 		panic("genRing: record larger than genMaxRecord")
 	}
 	sz := ringBytes(len(rec))
@@ -132,7 +133,7 @@ func (r *genRing) put(rec []byte) {
 	}
 	at := p & (r.capacity - 1)
 	binary.LittleEndian.PutUint32(r.buf[at:], uint32(len(rec)))
-	copy(r.buf[at+ringbufHeaderSize:], rec)
+	copy(r.buf[at+ringread.HeaderSize:], rec)
 	r.prod.Store(p + sz)
 	used += sz
 	if used > r.maxUsed.Load() {
@@ -163,14 +164,14 @@ func (r *genRing) ReadInto(rec *ringbuf.Record) error {
 			return ringbuf.ErrClosed
 		}
 		// Release what was read, as the live reader publishes its position: every
-		// ringPublishBytes, and before it waits (below).
-		if r.next-r.cons.Load() >= ringPublishBytes {
+		// ringread.PublishBytes, and before it waits (below).
+		if r.next-r.cons.Load() >= ringread.PublishBytes {
 			r.cons.Store(r.next)
 		}
 		if c := r.next; c != r.prod.Load() {
 			at := c & (r.capacity - 1)
 			n := int(binary.LittleEndian.Uint32(r.buf[at:]))
-			rec.RawSample = r.buf[at+ringbufHeaderSize : at+ringbufHeaderSize+uint64(n) : at+ringbufHeaderSize+uint64(n)]
+			rec.RawSample = r.buf[at+ringread.HeaderSize : at+ringread.HeaderSize+uint64(n) : at+ringread.HeaderSize+uint64(n)]
 			r.next = c + ringBytes(n)
 			return nil
 		}

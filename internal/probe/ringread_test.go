@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
+	"github.com/ghostdriver/ghostdriver/internal/ringread"
 )
 
 // The in-place reader (ringread.go) over a 16 KiB ring, so that the records of 100 000
@@ -31,7 +32,7 @@ func TestMmapRingWrapsAndPublishes(t *testing.T) {
 		t.Fatalf("Open: %v\n%s", err, rep)
 	}
 	defer l.Close()
-	if _, ok := l.rd.(*mmapRing); !ok {
+	if _, ok := l.rd.(*ringread.Mmap); !ok {
 		t.Fatalf("events mode reads with %T, want the in-place reader", l.rd)
 	}
 	sink, stop := startRun(t, l)
@@ -105,11 +106,11 @@ func TestMmapRingReadsRecordsCommittedWithoutWakeup(t *testing.T) {
 		t.Fatalf("Open: %v\n%s", err, rep)
 	}
 	defer l.Close()
-	r, ok := l.rd.(*mmapRing)
+	r, ok := l.rd.(*ringread.Mmap)
 	if !ok {
 		t.Fatalf("events mode reads with %T, want the in-place reader", l.rd)
 	}
-	defer r.release()
+	defer r.Release()
 	// Drain whatever other processes' ioctls on major 1 left, so the wait below starts
 	// on an empty ring.
 	var rec ringbuf.Record

@@ -1,14 +1,13 @@
 //go:build linux
 
 // The live reader's watermark against a producer stalled between its reserve and its commit
-// (live.go: watermarkHold; ringread.go: BlockedAt).
+// (live.go: watermarkHold; internal/ringread: Mmap.BlockedAt).
 package probe
 
 import (
 	"context"
 	"os"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -18,45 +17,8 @@ import (
 
 	"github.com/ghostdriver/ghostdriver/internal/event"
 	"github.com/ghostdriver/ghostdriver/internal/kclock"
+	"github.com/ghostdriver/ghostdriver/internal/ringread"
 )
-
-// A ring laid out as the kernel lays it out (8-byte headers, length word with BUSY and
-// DISCARD bits) in ordinary memory: BlockedAt must see an uncommitted record where reading
-// stopped, and nothing once it is committed or when the ring is empty.
-func TestBlockedAtSeesAnUncommittedRecord(t *testing.T) {
-	data := make([]byte, 2*4096) // the data pages, mapped twice in a row by the kernel
-	var prod uintptr
-	r := &mmapRing{data: data, mask: 4096 - 1, prodPos: &prod, epfd: -1, evfd: -1}
-	if _, blocked := r.BlockedAt(); blocked {
-		t.Fatal("an empty ring is not blocked")
-	}
-	hdr := (*uint32)(unsafe.Pointer(&data[0]))
-	atomic.StoreUint32(hdr, ringBusyBit|16) // reserved, 16 bytes, being written
-	atomic.StoreUintptr(&prod, 8+16)
-	pos, blocked := r.BlockedAt()
-	if !blocked || pos != 0 {
-		t.Fatalf("BlockedAt = %d, %v with a reserved record at 0", pos, blocked)
-	}
-	atomic.StoreUint32(hdr, 16) // committed
-	if _, blocked := r.BlockedAt(); blocked {
-		t.Fatal("a committed record does not block")
-	}
-	var rec ringbuf.Record
-	r.SetDeadline(time.Now().Add(time.Second))
-	if err := r.ReadInto(&rec); err != nil || len(rec.RawSample) != 16 {
-		t.Fatalf("ReadInto: %v, %d bytes", err, len(rec.RawSample))
-	}
-	// The next record, reserved after the first, at position 24.
-	atomic.StoreUint32((*uint32)(unsafe.Pointer(&data[24])), ringBusyBit|8)
-	atomic.StoreUintptr(&prod, 24+8+8)
-	if pos, blocked := r.BlockedAt(); !blocked || pos != 24 {
-		t.Fatalf("BlockedAt = %d, %v with a reserved record at 24", pos, blocked)
-	}
-	r.closed.Store(true)
-	if _, blocked := r.BlockedAt(); blocked {
-		t.Fatal("a closed ring reports nothing")
-	}
-}
 
 // scriptedRing is a recordReader with no records whose BlockedAt follows a script by poll.
 type scriptedRing struct {
@@ -167,7 +129,7 @@ func (s *slowRing) ReadInto(rec *ringbuf.Record) error {
 func (s *slowRing) AvailableBytes() int {
 	n := 0
 	for _, r := range s.recs[s.i:] {
-		n += ringSpan(len(r))
+		n += ringread.Span(len(r))
 	}
 	return n
 }

@@ -91,6 +91,18 @@ func (c Capture) CompletedByRing() map[string]int {
 	return n
 }
 
+// JobsByRing counts the jobs of each ring, complete or not.
+func (c Capture) JobsByRing() map[string]int {
+	n := map[string]int{}
+	for _, ring := range c.Ring {
+		n[ring]++
+	}
+	return n
+}
+
+// Driver is the driver of the capture's jobs: every job line is an amdgpu_* event.
+const Driver = "amdgpu"
+
 // Completed counts the complete jobs.
 func (c Capture) Completed() int {
 	n := 0

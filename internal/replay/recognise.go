@@ -132,7 +132,7 @@ func (s *Source) looksLike() string {
 	case bytes.HasPrefix(head, traceDatMagic):
 		return "this is a binary trace-cmd file (trace.dat): run `trace-cmd report " + s.cfg.Path + " > capture.txt` and replay that"
 	case bytes.HasPrefix(t, []byte("packet {")) || bytes.Contains(head, []byte("\npacket {")):
-		return "this looks like a Perfetto trace in text form; ghostdriver reads ftrace text"
+		return "a Perfetto trace in text form: ghostdriver read its ftrace events, and none is a GPU event"
 	case bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(head[:validPrefix(head)]):
 		return "this looks like binary data, not text"
 	}

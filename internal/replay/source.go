@@ -93,6 +93,19 @@ func (s *Source) Run(ctx context.Context, sink event.Sink) error {
 	s.dec = ftrace.NewDecoder()
 	s.mu.Unlock()
 
+	if !live {
+		// A Perfetto trace in text form: its ftrace events, printed as the kernel prints
+		// them (ftrace.TranscodePerfetto), are the capture read below.
+		text, err := perfettoAsText(f)
+		if err != nil {
+			return fmt.Errorf("replay: capture %s: %w", s.cfg.Path, err)
+		}
+		if text != nil {
+			defer text.Close()
+			f = text
+		}
+	}
+
 	lines, gzipped, closeLines, err := s.open(ctx, f, live)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -307,4 +320,31 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// perfettoAsText returns, when f holds a Perfetto textproto trace, an unlinked temporary
+// file of its ftrace events as tracefs text (nil when f is not one).
+func perfettoAsText(f *os.File) (*os.File, error) {
+	head := make([]byte, 4096)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if !ftrace.LooksLikePerfettoText(head[:n]) {
+		return nil, nil
+	}
+	tmp, err := os.CreateTemp("", "ghostdriver-perfetto-*.txt")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(tmp.Name()) // unlinked: gone when closed
+	if _, err := ftrace.TranscodePerfetto(io.NewSectionReader(f, 0, 1<<62), tmp); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	return tmp, nil
 }

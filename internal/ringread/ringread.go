@@ -15,12 +15,18 @@
 //     deadline has passed and what the ring held at the start is read.
 //   - A ring closed (Close from Shutdown) ends the reading with ErrClosed, whatever error
 //     the ring reports it with.
-//   - On cancellation a reader waiting for its deadline can be woken at once (WakeOnCancel:
-//     cilium's Flush), and Drain reads what the ring holds then without waiting, at most a
-//     given number of records, so a producer that never pauses cannot hold a stop.
+//   - On cancellation a reader waiting for its deadline is woken at once (WakeOnCancel:
+//     Flush, cilium's reader's and Mmap's).
+//   - The stop (Stop), the same in every mode and source: what the ring holds when the stop
+//     begins is read without waiting and handed over until StopTimeout has passed; what is
+//     left of it then is read past and counted (Stopped.Left), and the source counts it
+//     lost. Records committed after the stop began are not read (the stop ends what is
+//     observed), so a producer that never pauses cannot hold a stop, and neither can a
+//     slow consumer.
 //
 // What a record means, when a poll's watermark is given and what is held back stay with
-// each source; loss is counted by the kernel (failed reserves, per CPU), not here.
+// each source; loss is counted by the kernel (failed reserves, per CPU), and at a stop by
+// Stop.
 package ringread
 
 import (
@@ -49,8 +55,8 @@ var ErrStopped = errors.New("ringread: poll stopped by its caller")
 // Span is the ring buffer space a sample of n bytes takes: its header, rounded up to 8.
 func Span(n int) int { return (n + HeaderSize + 7) &^ 7 }
 
-// Ring is what a Poller reads: cilium/ebpf's *ringbuf.Reader, the DRM events mode's
-// in-place reader, or a generated ring of the same semantics in tests and benchmarks.
+// Ring is what a Poller reads: cilium/ebpf's *ringbuf.Reader (Reader), the in-place
+// reader (Mmap), or a generated ring of the same semantics in tests and benchmarks.
 type Ring interface {
 	SetDeadline(time.Time)
 	ReadInto(*ringbuf.Record) error
@@ -110,25 +116,50 @@ func pollEnd(err error) error {
 	return err
 }
 
-// Drain reads what the ring holds now, without waiting, at most limit records (none: a
-// negative limit), each handed to record. It returns nil once the ring is read to its end,
-// the limit is reached or the ring is closed, and the ring's other errors as they are. A
-// wake-up not yet consumed (ErrFlushed) does not end it.
-func (p *Poller) Drain(limit int, record func(sample []byte)) error {
-	p.ring.SetDeadline(time.Now())
-	for n := 0; limit < 0 || n < limit; n++ {
+// StopTimeout bounds a stop's reading of the ring (Stop): the collector's shutdown waits
+// for it, and an 8 MiB ring of the events mode decodes in well under it (≈ 100 000
+// records at a few hundred ns each, and the consumer's handling).
+const StopTimeout = time.Second
+
+// Stopped is what Stop did with what the ring held at the stop.
+type Stopped struct {
+	Read int // records handed over
+	Left int // records read past, not handed over, once the timeout had passed: lost
+}
+
+// Stop reads the ring at a stop: what it holds when Stop begins, without waiting, each
+// record handed to record until timeout has passed; the rest of what it held is then read
+// past, counted in Left (the source counts them lost). Records committed after Stop began
+// are not read. A record still reserved and not committed (a producer in the middle of
+// writing it) ends the reading: it and what follows are neither read nor counted. A
+// wake-up not yet consumed (ErrFlushed) does not end it. It returns nil at the end of what
+// the ring held, at a record not committed, once the ring is closed, and the ring's other
+// errors as they are.
+func (p *Poller) Stop(timeout time.Duration, record func(sample []byte)) (Stopped, error) {
+	var s Stopped
+	held := p.ring.AvailableBytes()
+	now := time.Now()
+	late := now.Add(timeout)
+	p.ring.SetDeadline(now)
+	for consumed := 0; consumed < held; {
 		err := p.ring.ReadInto(&p.rec)
 		switch {
 		case err == nil:
+			consumed += Span(len(p.rec.RawSample))
+			if s.Left > 0 || time.Now().After(late) {
+				s.Left++
+				continue
+			}
 			record(p.rec.RawSample)
+			s.Read++
 		case errors.Is(err, ringbuf.ErrFlushed):
 		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, ringbuf.ErrClosed), errors.Is(err, os.ErrClosed):
-			return nil
+			return s, nil
 		default:
-			return err
+			return s, err
 		}
 	}
-	return nil
+	return s, nil
 }
 
 // flusher is a Ring whose wait can be ended at once (cilium's Reader.Flush: the records
@@ -136,7 +167,8 @@ func (p *Poller) Drain(limit int, record func(sample []byte)) error {
 type flusher interface{ Flush() error }
 
 // WakeOnCancel makes the cancellation of ctx end a wait for the poll's deadline at once,
-// when the ring can be woken (a Ring without Flush waits out its deadline). The returned
+// when the ring can be woken (cilium's reader and Mmap can; a Ring without Flush, a
+// generated one, waits out its deadline). The returned
 // function stops that.
 func (p *Poller) WakeOnCancel(ctx context.Context) (stop func() bool) {
 	f, ok := p.ring.(flusher)

@@ -31,7 +31,7 @@ type testRing struct {
 	m            *ebpf.Map
 	wake, noWake *ebpf.Program
 	written      int
-	rd           *Reader
+	rd           Ring // the Reader (cilium's), or Mmap with newTestMmap
 }
 
 const testRecordSize = 16
@@ -82,6 +82,20 @@ func newTestRing(t *testing.T, size int) *testRing {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.rd.Close() })
+	return r
+}
+
+// newTestMmap is newTestRing read in place (Mmap) instead of by cilium's reader.
+func newTestMmap(t *testing.T, size int) *testRing {
+	t.Helper()
+	r := newTestRing(t, size)
+	r.rd.Close()
+	m, err := NewMmap(r.m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	r.rd = m
 	return r
 }
 
@@ -195,16 +209,21 @@ func TestCloseEndsThePoll(t *testing.T) {
 	if err := p.Poll(time.Millisecond, func([]byte) bool { return true }); !errors.Is(err, ErrClosed) {
 		t.Errorf("a poll after Close gave %v; want ErrClosed", err)
 	}
-	if err := p.Drain(-1, func([]byte) {}); err != nil {
-		t.Errorf("a drain after Close gave %v; want nil", err)
+	if st, err := p.Stop(time.Second, func([]byte) {}); err != nil || st != (Stopped{}) {
+		t.Errorf("a stop after Close gave %+v, %v; want nothing read, nil", st, err)
 	}
 }
 
-// A cancellation ends a poll waiting for a deadline a minute away at once, and Drain
-// reads every record committed before it. The records are committed without a wake-up,
-// so nothing is read before the cancellation: the drain's reading is what is tested.
-func TestCancelWakesThePollAndDrainReadsTheRing(t *testing.T) {
-	r := newTestRing(t, 1<<16)
+// A cancellation ends a poll waiting for a deadline a minute away at once, and Stop
+// reads every record committed before it, with either reader. The records are committed
+// without a wake-up, so nothing is read before the cancellation: the stop's reading is
+// what is tested.
+func TestCancelWakesThePollAndStopReadsTheRing(t *testing.T) {
+	t.Run("cilium", func(t *testing.T) { testCancelAndStop(t, newTestRing(t, 1<<16)) })
+	t.Run("mmap", func(t *testing.T) { testCancelAndStop(t, newTestMmap(t, 1<<16)) })
+}
+
+func testCancelAndStop(t *testing.T, r *testRing) {
 	c := &collector{t: t}
 	p := New(r.rd)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -228,14 +247,21 @@ func TestCancelWakesThePollAndDrainReadsTheRing(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the poll still waits 5s after the cancellation (deadline a minute away)")
 	}
-	if err := p.Drain(-1, c.drained); err != nil {
+	st, err := p.Stop(StopTimeout, c.drained)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(begin); d > time.Second {
-		t.Errorf("cancellation to drained: %v", d)
+		t.Errorf("cancellation to stopped: %v", d)
 	}
-	if n := c.next.Load(); n != 500 {
-		t.Fatalf("%d of the 500 records committed before the cancellation read", n)
+	// The woken poll reads what is pending before it ends (Flush's rule), the stop the rest.
+	if n := c.next.Load(); n != 500 || st.Left != 0 {
+		t.Fatalf("%d of the 500 records committed before the cancellation read (stop: %+v)", n, st)
+	}
+	// Records committed with no poll under way: the stop alone reads them.
+	r.write(t, 300, false)
+	if st, err = p.Stop(StopTimeout, c.drained); err != nil || st != (Stopped{Read: 300}) || c.next.Load() != 800 {
+		t.Fatalf("stop of 300 records committed after the poll: %+v, %v (%d read in all)", st, err, c.next.Load())
 	}
 }
 
@@ -333,35 +359,68 @@ func TestPollEnds(t *testing.T) {
 	}
 }
 
-// Drain reads at most its limit (a producer that never pauses cannot hold a stop), reads
-// on past a wake-up not yet consumed, ends at the ring's end or its close, and gives the
-// ring's other errors.
-func TestDrain(t *testing.T) {
-	f := &floodRing{}
+// Stop reads what the ring held when it began and no more: a producer that never pauses
+// (the old drains read on while records kept coming, or up to a count) cannot hold it.
+// It never waits, reads on past a wake-up not yet consumed, ends at the ring's end or its
+// close, and gives the ring's other errors.
+func TestStopReadsWhatTheRingHeld(t *testing.T) {
+	f := &floodRing{avail: 1000 * Span(testRecordSize)}
 	n := 0
-	if err := New(f).Drain(1000, func([]byte) { n++ }); err != nil || n != 1000 {
-		t.Fatalf("drain of a flood: %v after %d records; want nil after 1000", err, n)
+	done := make(chan struct{})
+	var st Stopped
+	var err error
+	go func() {
+		defer close(done)
+		st, err = New(f).Stop(time.Minute, func([]byte) { n++ })
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stop of a flood still reads after 5s: it does not end at what the ring held")
+	}
+	if err != nil || n != 1000 || st != (Stopped{Read: 1000}) {
+		t.Fatalf("stop of a flood holding 1000 records: %+v, %v after %d records; want all 1000 read, nil", st, err, n)
 	}
 	if !f.deadline.Before(time.Now()) {
-		t.Error("drain set a deadline in the future: it may wait")
+		t.Error("stop set a deadline in the future: it may wait")
 	}
 	other := errors.New("epoll_wait: bad")
 	for _, tc := range []struct {
 		err, want error
 		records   int
 	}{
-		{ringbuf.ErrFlushed, nil, 9}, // read on: 2 records, the wake-up, 7 more up to the limit
+		{ringbuf.ErrFlushed, nil, 9}, // read on: 2 records, the wake-up, 7 more up to what was held
 		{os.ErrDeadlineExceeded, nil, 2},
 		{ringbuf.ErrClosed, nil, 2},
 		{os.ErrClosed, nil, 2},
 		{other, other, 2},
 	} {
-		f := &floodRing{errAt: 3, err: tc.err}
+		f := &floodRing{errAt: 3, err: tc.err, avail: 9 * Span(testRecordSize)}
 		n := 0
-		got := New(f).Drain(10, func([]byte) { n++ })
-		if tc.want == nil && got != nil || tc.want != nil && !errors.Is(got, tc.want) || n != tc.records {
-			t.Errorf("ring error %v: drain gave %v after %d records; want %v after %d", tc.err, got, n, tc.want, tc.records)
+		st, got := New(f).Stop(time.Minute, func([]byte) { n++ })
+		if tc.want == nil && got != nil || tc.want != nil && !errors.Is(got, tc.want) || n != tc.records || st.Read != n || st.Left != 0 {
+			t.Errorf("ring error %v: stop gave %+v, %v after %d records; want %v after %d", tc.err, st, got, n, tc.want, tc.records)
 		}
+	}
+}
+
+// A consumer slower than the timeout allows: what the ring held at the stop is handed
+// over until the timeout, and the rest is read past and counted, not waited for.
+func TestStopIsBoundedAndCountsWhatIsLeft(t *testing.T) {
+	const held, per, timeout = 300, time.Millisecond, 50 * time.Millisecond
+	f := &floodRing{avail: held * Span(testRecordSize)}
+	n := 0
+	begin := time.Now()
+	st, err := New(f).Stop(timeout, func([]byte) { n++; time.Sleep(per) })
+	d := time.Since(begin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Read != n || st.Read+st.Left != held || f.reads != held {
+		t.Fatalf("%+v, %d handed over, %d read of the %d held: every record held is read or counted, once", st, n, f.reads, held)
+	}
+	if st.Left == 0 || d > timeout+100*time.Millisecond {
+		t.Errorf("the stop took %v for a %v timeout and left %d: it is not bounded (%d records at %v each)", d, timeout, st.Left, held, per)
 	}
 }
 

@@ -194,9 +194,14 @@ func (s *Summary) Write(w io.Writer, src event.SourceStats) {
 	}
 	if src.Lost > 0 {
 		fmt.Fprintf(w, "events lost before decoding: %d", src.Lost)
-		if src.LostSkipped > 0 {
-			// the live source's two kinds: a full ring, and runs the kernel did not make
-			fmt.Fprintf(w, " (ring buffer full: %d, program runs the kernel skipped: %d)", src.Lost-src.LostSkipped, src.LostSkipped)
+		if src.LostSkipped > 0 || src.LostAtStop > 0 {
+			// the live source's kinds: a full ring, runs the kernel did not make, and records
+			// the stop had no time for
+			fmt.Fprintf(w, " (ring buffer full: %d, program runs the kernel skipped: %d", src.Lost-src.LostSkipped-src.LostAtStop, src.LostSkipped)
+			if src.LostAtStop > 0 {
+				fmt.Fprintf(w, ", left in the ring at the stop: %d", src.LostAtStop)
+			}
+			fmt.Fprint(w, ")")
 		}
 		fmt.Fprintln(w)
 	}

@@ -1,15 +1,15 @@
 //go:build linux
 
-// The events mode's reader of the BPF ring buffer, reading records in place.
+// The reader of a BPF ring buffer that reads records in place (the DRM events mode's).
 //
 // cilium/ebpf's ringbuf.Reader copies every sample into the caller's buffer, takes a mutex
 // and publishes the consumer position once per record. The last is the costly one: the
 // kernel reads the consumer position on every bpf_ringbuf_reserve, so each store moves
 // that cache line to the reading CPU and back on the producer's next reserve. This reader
 // hands out the sample where it lies in the mapped ring (valid until the next ReadInto)
-// and publishes the consumer position only every ringPublishBytes (a quarter of a smaller
+// and publishes the consumer position only every PublishBytes (a quarter of a smaller
 // ring) and before it waits, so the kernel sees space freed a little later (at most
-// ringPublishBytes of an 8 MiB ring) and the line moves once per many records. The layout and the ordering are the kernel's
+// PublishBytes of an 8 MiB ring) and the line moves once per many records. The layout and the ordering are the kernel's
 // (kernel/bpf/ringbuf.c): a consumer page (consumer_pos, read-write), a producer page
 // (producer_pos) and the data pages mapped twice in a row so a record never wraps; each
 // record has an 8-byte header whose length word carries BUSY (reserved, not committed)
@@ -22,9 +22,10 @@
 // records committed meanwhile: the ring is read to its end once more before the deadline
 // is reported, as cilium's reader does. The live reader declares everything stamped
 // before the poll began seen once the deadline is reported; a record left behind then
-// would reach the assembler behind its watermark.
+// would reach the assembler behind its watermark. Flush ends a wait at once, as cilium's
+// reader's does (WakeOnCancel).
 
-package probe
+package ringread
 
 import (
 	"errors"
@@ -38,33 +39,33 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
-
-	"github.com/ghostdriver/ghostdriver/internal/ringread"
 )
 
 const (
 	ringBusyBit    = 1 << 31 // BPF_RINGBUF_BUSY_BIT
 	ringDiscardBit = 1 << 30 // BPF_RINGBUF_DISCARD_BIT
-	// ringPublishBytes: consumed bytes after which the consumer position is published
+	// PublishBytes: consumed bytes after which the consumer position is published
 	// even while records keep coming (a quarter of the ring where that is less: a small
 	// ring must not stay full until the reader has caught up).
-	ringPublishBytes = 64 << 10
+	PublishBytes = 64 << 10
 )
 
-// mmapRing is a recordReader over the mapped ring. One goroutine reads; Close may be
+// Mmap is a Ring over the mapped ring buffer. One goroutine reads; Close and Flush may be
 // called from another.
-type mmapRing struct {
+type Mmap struct {
 	consPage, data []byte
 	consPos        *uintptr
 	prodPos        *uintptr
 	mask           uintptr
 	pos            uintptr // consumed up to here
 	pub            uintptr // published up to here
-	publishEvery   uintptr // ringPublishBytes, or a quarter of a smaller ring
+	publishEvery   uintptr // PublishBytes, or a quarter of a smaller ring
 	epfd, evfd     int
 	deadline       time.Time
 	expired        bool // the wait reached the deadline: report it once caught up
 	events         [2]unix.EpollEvent
+
+	flushed atomic.Bool // Flush was called: the wait it ends returns ringbuf.ErrFlushed
 
 	closed    atomic.Bool
 	users     atomic.Int32 // 1 while the reader may use a record (from ReadInto to the next)
@@ -73,9 +74,10 @@ type mmapRing struct {
 	prodPage  []byte
 }
 
-var _ recordReader = (*mmapRing)(nil)
+var _ Ring = (*Mmap)(nil)
 
-func newMmapRing(m *ebpf.Map) (*mmapRing, error) {
+// NewMmap maps the ring buffer map m for reading in place.
+func NewMmap(m *ebpf.Map) (*Mmap, error) {
 	size := int(m.MaxEntries())
 	if m.Type() != ebpf.RingBuf || size == 0 || size&(size-1) != 0 {
 		return nil, fmt.Errorf("ring buffer map: type %s, size %d", m.Type(), size)
@@ -91,11 +93,11 @@ func newMmapRing(m *ebpf.Map) (*mmapRing, error) {
 		unix.Munmap(cons)
 		return nil, fmt.Errorf("mmap data pages: %w", err)
 	}
-	r := &mmapRing{consPage: cons, prodPage: prod, data: prod[page:], mask: uintptr(size - 1),
+	r := &Mmap{consPage: cons, prodPage: prod, data: prod[page:], mask: uintptr(size - 1),
 		consPos: (*uintptr)(unsafe.Pointer(&cons[0])), prodPos: (*uintptr)(unsafe.Pointer(&prod[0])), epfd: -1, evfd: -1}
 	r.pos = atomic.LoadUintptr(r.consPos)
 	r.pub = r.pos
-	r.publishEvery = min(ringPublishBytes, uintptr(size/4))
+	r.publishEvery = min(PublishBytes, uintptr(size/4))
 	if err := r.openPoll(fd); err != nil {
 		r.unmap()
 		return nil, err
@@ -103,7 +105,7 @@ func newMmapRing(m *ebpf.Map) (*mmapRing, error) {
 	return r, nil
 }
 
-func (r *mmapRing) openPoll(fd int) (err error) {
+func (r *Mmap) openPoll(fd int) (err error) {
 	if r.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return fmt.Errorf("epoll: %w", err)
 	}
@@ -119,17 +121,11 @@ func (r *mmapRing) openPoll(fd int) (err error) {
 	return nil
 }
 
-func (r *mmapRing) SetDeadline(t time.Time) { r.deadline, r.expired = t, false }
-
-// ringSpan is the ring buffer space a sample of n bytes takes (ringread.Span).
-func ringSpan(n int) int { return ringread.Span(n) }
-
-// ringbufHeaderSize is BPF_RINGBUF_HDR_SZ (ringread.HeaderSize).
-const ringbufHeaderSize = ringread.HeaderSize
+func (r *Mmap) SetDeadline(t time.Time) { r.deadline, r.expired = t, false }
 
 // AvailableBytes is what the kernel has committed or reserved beyond what was read (the
 // reader's goroutine only).
-func (r *mmapRing) AvailableBytes() int {
+func (r *Mmap) AvailableBytes() int {
 	if r.closed.Load() {
 		return 0
 	}
@@ -137,10 +133,11 @@ func (r *mmapRing) AvailableBytes() int {
 }
 
 // ReadInto sets rec.RawSample to the next record, in place: it stays valid until the next
-// ReadInto or release (Close does not unmap it before then). It waits until the deadline
+// ReadInto or Release (Close does not unmap it before then). It waits until the deadline
 // for one; once the deadline has passed it returns the records committed by then and
-// os.ErrDeadlineExceeded when none is left; ringbuf.ErrClosed after Close.
-func (r *mmapRing) ReadInto(rec *ringbuf.Record) error {
+// os.ErrDeadlineExceeded when none is left; ringbuf.ErrFlushed once for a Flush that ended
+// (or came before) a wait; ringbuf.ErrClosed after Close.
+func (r *Mmap) ReadInto(rec *ringbuf.Record) error {
 	if !r.held {
 		r.users.Add(1)
 		r.held = true
@@ -191,6 +188,9 @@ func (r *mmapRing) ReadInto(rec *ringbuf.Record) error {
 			r.release()
 			return os.ErrDeadlineExceeded
 		}
+		if r.flushed.Swap(false) {
+			return ringbuf.ErrFlushed
+		}
 		if err := r.wait(); err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				r.expired = true // look once more: records committed without a wakeup
@@ -206,7 +206,7 @@ func (r *mmapRing) ReadInto(rec *ringbuf.Record) error {
 // committed, and where: its producer is still writing it, or was stalled while writing it
 // (a VM's vCPU preempted by the host in the middle of a program). That record and every
 // one behind it are unreadable until it is committed. The reader's goroutine only.
-func (r *mmapRing) BlockedAt() (uint64, bool) {
+func (r *Mmap) BlockedAt() (uint64, bool) {
 	r.users.Add(1)
 	defer r.leave()
 	if r.closed.Load() {
@@ -220,8 +220,11 @@ func (r *mmapRing) BlockedAt() (uint64, bool) {
 	return uint64(r.pos), hdr&ringBusyBit != 0
 }
 
-// release says the caller is done with the last record (ReadInto does it on its errors).
-func (r *mmapRing) release() {
+// Release says the caller is done with the last record (ReadInto does it on its errors):
+// a reader that stops reading calls it, so that Close may unmap the ring.
+func (r *Mmap) Release() { r.release() }
+
+func (r *Mmap) release() {
 	if r.held {
 		r.held = false
 		r.leave()
@@ -229,7 +232,7 @@ func (r *mmapRing) release() {
 }
 
 // wait blocks until the kernel wakes readers, Close is called or the deadline passes.
-func (r *mmapRing) wait() error {
+func (r *Mmap) wait() error {
 	for {
 		d := time.Until(r.deadline)
 		if r.deadline.IsZero() {
@@ -248,22 +251,48 @@ func (r *mmapRing) wait() error {
 		if err != nil {
 			return fmt.Errorf("epoll_wait: %w", err)
 		}
+		for _, ev := range r.events[:n] {
+			if ev.Fd == int32(r.evfd) && !r.closed.Load() {
+				r.drainEventfd() // a Flush's: taken back, or the next wait would not wait
+			}
+		}
 		if n > 0 || r.deadline.IsZero() {
-			return nil // readable, or woken by Close: the caller looks again
+			return nil // readable, or woken by Close or Flush: the caller looks again
 		}
 	}
 }
 
 // leave drops the reader's use; the last user after Close unmaps.
-func (r *mmapRing) leave() {
+func (r *Mmap) leave() {
 	if r.users.Add(-1) == 0 && r.closed.Load() {
 		r.unmap()
 	}
 }
 
+// Flush ends a wait at once (from any goroutine): the records committed are read, then
+// ReadInto returns ringbuf.ErrFlushed, once; a Flush while no wait is under way ends the
+// next one. cilium's Reader.Flush, so WakeOnCancel wakes this reader too.
+func (r *Mmap) Flush() error {
+	r.users.Add(1) // the eventfd stays open until this write is done
+	defer r.leave()
+	if r.closed.Load() {
+		return ringbuf.ErrClosed
+	}
+	r.flushed.Store(true)
+	var one = [8]byte{1}
+	unix.Write(r.evfd, one[:])
+	return nil
+}
+
+// drainEventfd takes back a Flush's write (the reader's goroutine, in its wait).
+func (r *Mmap) drainEventfd() {
+	var b [8]byte
+	unix.Read(r.evfd, b[:])
+}
+
 // Close ends a wait at once and makes ReadInto return ringbuf.ErrClosed. The mapping is
 // released by Close, or, while the reader holds a record, when it lets go of it.
-func (r *mmapRing) Close() error {
+func (r *Mmap) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
@@ -277,7 +306,7 @@ func (r *mmapRing) Close() error {
 	return nil
 }
 
-func (r *mmapRing) unmap() {
+func (r *Mmap) unmap() {
 	r.unmapOnce.Do(func() {
 		unix.Munmap(r.prodPage)
 		unix.Munmap(r.consPage)

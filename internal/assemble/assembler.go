@@ -158,6 +158,7 @@ type Assembler struct {
 	qualified map[[2]string]string
 
 	stageSlab []StageSpan // backing store of output jobs' Stages (stages.go: stageBuf)
+	jobSlab   []job       // the next jobs to open (jobs.go: newJob)
 
 	st        Stats
 	orphans   [256]uint64

@@ -57,10 +57,24 @@ func (r *reorder) push(e *event.Event) {
 			lo = m + 1
 		}
 	}
-	for i := n; i > lo; i-- {
-		*r.at(i) = *r.at(i - 1)
-	}
+	r.shift(lo, n)
 	*r.at(lo) = *e
+}
+
+// shift moves the entries lo…n−1 one place up (the ring has room for one more), in at
+// most three copies: one block move with its write barriers instead of one per event.
+func (r *reorder) shift(lo, n int) {
+	mask := len(r.buf) - 1
+	a, b := (r.head+lo)&mask, (r.head+n)&mask // first to move, the free slot
+	if a < b {
+		copy(r.buf[a+1:b+1], r.buf[a:b])
+		return
+	}
+	// The run wraps: move the part at the start of the buffer, the last slot into the
+	// first, then the part up to the end.
+	copy(r.buf[1:b+1], r.buf[:b])
+	r.buf[0] = r.buf[mask]
+	copy(r.buf[a+1:], r.buf[a:mask])
 }
 
 // grow doubles the ring, unwrapping it.

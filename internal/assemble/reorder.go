@@ -48,7 +48,16 @@ func (r *reorder) push(e *event.Event) {
 		*r.at(n) = *e
 		return
 	}
-	lo, hi := 0, n-1 // at(hi) sorts after e; find the first such index
+	// at(hi) sorts after e; find the first such index. An event arrives a few places
+	// late at most (a held ioctl enter, a tie between CPUs), so the search gallops back
+	// from the end (n−2, n−3, n−5, …) before it bisects: it reads the entries just
+	// written, where a bisection of the whole window read ≈ 15 cold ones.
+	lo, hi := n-2, n-1
+	for step := 1; lo >= 0 && before(e, r.at(lo)); step *= 2 {
+		hi = lo
+		lo = hi - step
+	}
+	lo = max(lo+1, 0) // at(lo−1) does not sort after e, or lo is 0
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if before(e, r.at(m)) {

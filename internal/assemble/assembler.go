@@ -157,8 +157,11 @@ type Assembler struct {
 	rules     map[[2]string]string
 	lastRule  [stageCount]stageRule // stages.go: rule
 	qualified map[[2]string]string
+	// lastQualified: qualify's last name, qualifier and answer.
+	lastQualified stageRule
 
 	stageSlab []StageSpan // backing store of output jobs' Stages (stages.go: stageBuf)
+	jobSlab   []job       // the next jobs to open (jobs.go: newJob)
 
 	st        Stats
 	orphans   [256]uint64
@@ -451,14 +454,20 @@ func funcHook(e *event.Event) string {
 }
 
 // qualify returns "name(q)", cached: hooks that need saying which fence they were about.
+// The last answer is checked first (a stream repeats one hook: comparing two strings
+// costs less than hashing them, as in rule).
 func (a *Assembler) qualify(name, q string) string {
+	if l := &a.lastQualified; l.rule != "" && l.start == name && l.end == q {
+		return l.rule
+	}
 	k := [2]string{name, q}
-	if s, ok := a.qualified[k]; ok {
-		return s
+	s, ok := a.qualified[k]
+	if !ok {
+		s = name + "(" + q + ")"
+		if len(a.qualified) < maxCachedRules {
+			a.qualified[k] = s
+		}
 	}
-	s := name + "(" + q + ")"
-	if len(a.qualified) < maxCachedRules {
-		a.qualified[k] = s
-	}
+	a.lastQualified = stageRule{start: name, end: q, rule: s}
 	return s
 }

@@ -66,21 +66,31 @@ func (t *jobIndex) put(k uint64, j *job) {
 
 // del removes k, shifting back the entries of its probe run so that no tombstone is left.
 func (t *jobIndex) del(k uint64) {
+	if i := t.find(k); i >= 0 {
+		t.remove(i)
+	}
+}
+
+// find returns the slot holding k, or −1.
+func (t *jobIndex) find(k uint64) int {
 	if t.n == 0 {
-		return
+		return -1
 	}
 	mask := len(t.slots) - 1
-	i := t.home(k)
-	for {
+	for i := t.home(k); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.j == nil {
-			return
+			return -1
 		}
 		if s.key == k {
-			break
+			return i
 		}
-		i = (i + 1) & mask
 	}
+}
+
+// remove empties slot i, shifting back the entries of its probe run.
+func (t *jobIndex) remove(i int) {
+	mask := len(t.slots) - 1
 	// i is the hole. Move back any later entry of the run whose home is not in (i, j].
 	for j := (i + 1) & mask; ; j = (j + 1) & mask {
 		s := &t.slots[j]
@@ -99,8 +109,8 @@ func (t *jobIndex) del(k uint64) {
 
 // delIf removes k when it maps to j: an index entry is removed only by its owner.
 func (t *jobIndex) delIf(k uint64, j *job) {
-	if t.get(k) == j {
-		t.del(k)
+	if i := t.find(k); i >= 0 && t.slots[i].j == j {
+		t.remove(i)
 	}
 }
 

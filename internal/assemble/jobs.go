@@ -118,10 +118,22 @@ func (a *Assembler) newJob(fam family, t int64) *job {
 	if a.pending.n >= a.cfg.MaxPendingJobs {
 		a.evict(a.pending.head, causeCap)
 	}
-	j := &job{fam: fam, last: t}
+	if len(a.jobSlab) == 0 {
+		a.jobSlab = make([]job, jobSlabJobs)
+	}
+	j := &a.jobSlab[0]
+	a.jobSlab = a.jobSlab[1:]
+	j.fam, j.last = fam, t
 	a.pending.pushBack(j)
 	return j
 }
+
+// jobSlabJobs is how many jobs one allocation holds. Jobs are carved from a slab, in
+// creation order, and never reused: a slab is one allocation (and one object for the
+// garbage collector) instead of jobSlabJobs, the jobs of one slab sit next to each other
+// in creation order, which is close to the order they are output in, and a slab lives as
+// long as any of its jobs (or a Job output from it) is referenced. 32 jobs are ≈ 26 KB.
+const jobSlabJobs = 32
 
 // touch records progress: the job moves to the back of the timeout order.
 func (a *Assembler) touch(j *job, t int64) {

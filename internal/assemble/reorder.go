@@ -48,7 +48,16 @@ func (r *reorder) push(e *event.Event) {
 		*r.at(n) = *e
 		return
 	}
-	lo, hi := 0, n-1 // at(hi) sorts after e; find the first such index
+	// at(hi) sorts after e; find the first such index. An event arrives a few places
+	// late at most (a held ioctl enter, a tie between CPUs), so the search gallops back
+	// from the end (n−2, n−3, n−5, …) before it bisects: it reads the entries just
+	// written, where a bisection of the whole window read ≈ 15 cold ones.
+	lo, hi := n-2, n-1
+	for step := 1; lo >= 0 && before(e, r.at(lo)); step *= 2 {
+		hi = lo
+		lo = hi - step
+	}
+	lo = max(lo+1, 0) // at(lo−1) does not sort after e, or lo is 0
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if before(e, r.at(m)) {
@@ -57,10 +66,24 @@ func (r *reorder) push(e *event.Event) {
 			lo = m + 1
 		}
 	}
-	for i := n; i > lo; i-- {
-		*r.at(i) = *r.at(i - 1)
-	}
+	r.shift(lo, n)
 	*r.at(lo) = *e
+}
+
+// shift moves the entries lo…n−1 one place up (the ring has room for one more), in at
+// most three copies: one block move with its write barriers instead of one per event.
+func (r *reorder) shift(lo, n int) {
+	mask := len(r.buf) - 1
+	a, b := (r.head+lo)&mask, (r.head+n)&mask // first to move, the free slot
+	if a < b {
+		copy(r.buf[a+1:b+1], r.buf[a:b])
+		return
+	}
+	// The run wraps: move the part at the start of the buffer, the last slot into the
+	// first, then the part up to the end.
+	copy(r.buf[1:b+1], r.buf[:b])
+	r.buf[0] = r.buf[mask]
+	copy(r.buf[a+1:], r.buf[a:mask])
 }
 
 // grow doubles the ring, unwrapping it.

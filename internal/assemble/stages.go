@@ -96,7 +96,9 @@ func (a *Assembler) tile(j *job) {
 			n++
 		}
 	}
-	j.out.Stages = a.stageBuf(n)
+	// Built in a local slice and stored once: the job is cold by now (it waited out the
+	// window), and every append through j.out.Stages wrote its header back.
+	stages := a.stageBuf(n)
 	for s := Stage(0); s < stageCount; s++ {
 		b := StageBounds[s]
 		start, end := p[b[0]], p[b[1]]
@@ -107,10 +109,11 @@ func (a *Assembler) tile(j *job) {
 		if start.Src == Measured && end.Src == Measured {
 			src = Measured
 		}
-		j.out.Stages = append(j.out.Stages, StageSpan{
+		stages = append(stages, StageSpan{
 			Stage: s, Start: start.Time, End: end.Time, Src: src, Rule: a.rule(s, start.Hook, end.Hook),
 		})
 	}
+	j.out.Stages = stages
 
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, b := range p {

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -152,7 +153,8 @@ type recordPlan struct {
 
 // planEvents matches the decoder's tracepoints with the kernel's available_events. A
 // tracepoint is found by name in whichever system has it (gpu_scheduler, dma_fence,
-// amdgpu, drm_msm_gpu, …: the decoder reads the name, the system is the kernel's).
+// amdgpu, drm_msm_gpu, …: the decoder reads the name, the system is the kernel's), except
+// that a driver's own event is taken only in the system the event table gives it.
 // raw_syscalls sys_enter/sys_exit are the decoder's fallback for kernels without
 // syscalls:sys_enter_ioctl (no CONFIG_FTRACE_SYSCALLS): enabled only then, filtered on the
 // ioctl syscall number, since both together would record every ioctl twice.
@@ -176,7 +178,15 @@ func planEvents(root string) (recordPlan, error) {
 			p.absent = append(p.absent, name)
 			continue
 		}
+		want := ftrace.TracepointSystem(name)
+		if want != "" && !slices.Contains(systems, want) {
+			p.absent = append(p.absent, want+":"+name)
+			continue
+		}
 		for _, sys := range systems {
+			if want != "" && sys != want {
+				continue // another system's event of the same name (ivpu's "job")
+			}
 			e := recordEvent{system: sys, name: name}
 			if sys == "raw_syscalls" {
 				if haveSyscallIoctl {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -213,5 +214,37 @@ func TestRecordListIsTheDecoderTable(t *testing.T) {
 	joined := strings.Join(enabled, " ")
 	if strings.Contains(joined, "syscalls:sys_enter_ioctl") && strings.Contains(joined, "raw_syscalls:") {
 		t.Errorf("both syscalls and raw_syscalls enabled: every ioctl would be recorded twice: %s", joined)
+	}
+}
+
+// A driver's own event is enabled in its own system only: ivpu's tracepoint is "vpu:job",
+// and a "job" event of another subsystem is not the NPU's (the text decoder, which sees no
+// system in a line, would read it as one). The kernel's list is a file written here.
+func TestRecordEnablesADriversEventInItsSystemOnly(t *testing.T) {
+	root := t.TempDir()
+	list := "gpu_scheduler:drm_sched_job\nsomesubsys:job\nvpu:job\npvr:pvr_job_create\nother:pvr_job_done\n"
+	if err := os.WriteFile(filepath.Join(root, "available_events"), []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := planEvents(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range p.enable {
+		got = append(got, e.system+":"+e.name)
+	}
+	for _, want := range []string{"gpu_scheduler:drm_sched_job", "vpu:job", "pvr:pvr_job_create"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%s not enabled (enabled: %v)", want, got)
+		}
+	}
+	for _, bad := range []string{"somesubsys:job", "other:pvr_job_done"} {
+		if slices.Contains(got, bad) {
+			t.Errorf("%s enabled: not the driver's system", bad)
+		}
+	}
+	if !slices.Contains(p.absent, "pvr:pvr_job_done") {
+		t.Errorf("pvr_job_done, present only in another system, is not reported absent as pvr:pvr_job_done: %v", p.absent)
 	}
 }

@@ -29,6 +29,7 @@ type eventSpec struct {
 	tracepoint string     // Event.Name: the tracepoint's own name, when the line prints another
 	kind       event.Kind // KindUnknown: known, deliberately not decoded (counted in Unknown)
 	driver     string     // Event.Driver for driver-specific events
+	system     string     // the TRACE_SYSTEM of a driver's own event ("" for the core's)
 	fam        *family    // nil for markers and for known-but-unused events
 	note       string     // the kernels that print the name, or why it is not decoded
 }
@@ -85,5 +86,5 @@ func nameSpec(r eventdef.Event, n eventdef.Name, fams map[*eventdef.Family]*fami
 	if note == "" {
 		note = r.Note
 	}
-	return eventSpec{name: n.Name, tracepoint: r.Tracepoint, kind: r.Kind, driver: driver, fam: fam, note: note}
+	return eventSpec{name: n.Name, tracepoint: r.Tracepoint, kind: r.Kind, driver: driver, system: r.System, fam: fam, note: note}
 }

@@ -32,3 +32,20 @@ func DecodedTracepoints() []string {
 	}
 	return out
 }
+
+// TracepointSystem is the TRACE_SYSTEM the table gives a decoded tracepoint name (a
+// driver's own event: "pvr", "vpu", ...), "" where it names none (the core's events, found
+// in whichever system has them). A recorder enables a driver's event in its system only:
+// a generic name such as ivpu's "job" may exist in other systems too.
+func TracepointSystem(name string) string {
+	for _, e := range events {
+		n := e.name
+		if e.tracepoint != "" {
+			n = e.tracepoint
+		}
+		if n == name && e.kind != event.KindUnknown && e.system != "" {
+			return e.system
+		}
+	}
+	return ""
+}
